@@ -1,0 +1,97 @@
+"""What one episode leaves behind: the conversation, every model exchange, the verdict.
+
+Messages are OpenAI chat dicts exactly as sent to / received from the model:
+  {"role": "assistant", "content": str | None,
+   "tool_calls": [{"id": str, "type": "function", "function": {"name": str, "arguments": str(JSON)}}]}
+  {"role": "tool", "tool_call_id": str, "name": str, "content": str}
+An exchange stores the length of the message prefix it was sent (the request is
+`messages[:request_len]` with the episode's `tools`), so a 10-step episode does not store
+its conversation ten times.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from env0_posttrain.tasks.model import VerifierResult
+
+Arm = Literal["teacher", "base", "sft", "teacher_eval"]
+StopCondition = Literal["agent_completed", "max_steps", "agent_error", "infra_error", "verifier_error"]
+
+
+class TokenUsage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+
+    def __add__(self, other: "TokenUsage") -> "TokenUsage":
+        cost = None if self.cost_usd is None and other.cost_usd is None else (self.cost_usd or 0) + (other.cost_usd or 0)
+        return TokenUsage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=cost,
+        )
+
+
+class Exchange(BaseModel):
+    """One model call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int
+    request_len: int = Field(description="the request was messages[:request_len]")
+    response: dict[str, Any] | None = Field(description="the assistant message returned, None on failure")
+    finish_reason: str | None = None
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    latency_s: float = 0.0
+    prompt_token_ids: list[int] | None = None
+    completion_token_ids: list[int] | None = None
+    error: str | None = None
+    error_kind: Literal["infra", "agent"] | None = None
+    attempts: int = 1
+
+
+class Episode(BaseModel):
+    """One task x trial x arm; the unit the store writes as soon as it finishes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    arm: Arm
+    task_id: str
+    trial: int = Field(ge=0)
+    model: str
+    agent: str = "env0-agent"
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = Field(description="OpenAI function tool definitions offered")
+    steering_prompt: str | None = None
+    final_answer: str | None = None
+    stop_condition: StopCondition
+    error: str | None = None
+    verifier: VerifierResult | None = None
+    exchanges: list[Exchange] = Field(default_factory=list)
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    started_at: float = 0.0
+    duration_s: float = 0.0
+    infra_errors: int = Field(default=0, description="infrastructure failures retried during the episode")
+    agent_errors: int = Field(default=0, description="malformed calls, unknown tools")
+
+    @property
+    def reward(self) -> float:
+        return self.verifier.reward if self.verifier is not None else 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.verifier is not None and self.verifier.reward >= 1.0
+
+    @property
+    def n_tool_calls(self) -> int:
+        return sum(len(m.get("tool_calls") or []) for m in self.messages if m.get("role") == "assistant")
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.run_id, self.arm, self.task_id, self.trial)

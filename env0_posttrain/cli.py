@@ -1,0 +1,212 @@
+"""`env0-posttrain`: create runs, run the demo, open the UI, serve the workspace, validate SFT files.
+
+Heavy imports (Dagster, torch, litellm) happen inside the commands so `--help` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+import yaml
+
+from env0_posttrain.paths import Paths
+from env0_posttrain.runspec import RunSpec, SpecError, parse_spec, write_spec
+
+app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
+run_app = typer.Typer(help="Run specs and partitions.", no_args_is_help=True)
+sft_app = typer.Typer(help="SFT data tools.", no_args_is_help=True)
+ws_app = typer.Typer(help="The mock workspace.", no_args_is_help=True)
+app.add_typer(run_app, name="run")
+app.add_typer(sft_app, name="sft")
+app.add_typer(ws_app, name="workspace")
+
+DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="data root (default: ENV0_DATA_DIR or ./data)")]
+
+
+def _fail(msg: str) -> None:
+    typer.secho(msg, fg=typer.colors.RED, err=True)
+    raise typer.Exit(2)
+
+
+def _apply_overrides(data: dict, sets: list[str]) -> dict:
+    """`--set lora.r=16`: dotted path = YAML value, so types come out as YAML would read them."""
+    for item in sets:
+        if "=" not in item:
+            raise SpecError(f"--set {item!r}: expected section.field=value")
+        key, raw = item.split("=", 1)
+        node = data
+        parts = key.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise SpecError(f"--set {item!r}: '{p}' is not a section")
+        node[parts[-1]] = yaml.safe_load(raw)
+    return data
+
+
+def create_run(spec: RunSpec, paths: Paths) -> Path:
+    """Write the spec file, record it in the store and register its partition (nothing if invalid)."""
+    from env0_posttrain.defs.launch import instance_for, register_partition
+    from env0_posttrain.store import Store
+
+    path = write_spec(spec, paths.runs)
+    Store(paths.db).upsert_run(spec)
+    register_partition(instance_for(paths), spec.run_id)
+    return path
+
+
+@run_app.command("new")
+def run_new(
+    run_id: str,
+    preset: Annotated[str, typer.Option(help="demo (offline, minutes) or default (the seeds' recipe)")] = "default",
+    teacher: Annotated[Optional[str], typer.Option(help="litellm model id of the teacher")] = None,
+    student: Annotated[Optional[str], typer.Option(help="hub id or local path of the student")] = None,
+    set_: Annotated[list[str], typer.Option("--set", help="section.field=value (repeatable)")] = [],
+    data_dir: DataDir = None,
+) -> None:
+    """Write data/runs/RUN_ID.yaml and register the run's partition."""
+    from env0_posttrain.presets import preset_data
+
+    paths = Paths.from_env(data_dir)
+    try:
+        data = preset_data(preset, run_id)
+        if teacher:
+            data.setdefault("teacher", {})["model"] = teacher
+        if student:
+            data.setdefault("student", {})["model"] = student
+        spec = parse_spec(_apply_overrides(data, set_), f"run {run_id!r}")
+    except (SpecError, KeyError) as err:
+        _fail(str(err))
+    path = create_run(spec, paths)
+    typer.echo(f"wrote {path} and registered partition {spec.run_id!r}")
+
+
+@run_app.command("list")
+def run_list(data_dir: DataDir = None) -> None:
+    """Run specs on disk, with their last report headline."""
+    from env0_posttrain.runspec import load_spec
+    from env0_posttrain.store import Store
+
+    paths = Paths.from_env(data_dir)
+    store = Store(paths.db)
+    for p in sorted(paths.runs.glob("*.yaml")):
+        try:
+            spec = load_spec(p)
+        except SpecError as err:
+            typer.secho(f"INVALID {err}", fg=typer.colors.RED)
+            continue
+        rep = store.latest_report(spec.run_id)
+        typer.echo(f"{spec.run_id:30s} teacher={spec.teacher.model:28s} {rep['headline'] if rep else '(no report yet)'}")
+
+
+@run_app.command("materialize")
+def run_materialize(
+    run_id: str,
+    select: Annotated[list[str], typer.Option(help="asset names; default: the whole graph")] = [],
+    data_dir: DataDir = None,
+) -> None:
+    """Materialize a run's assets in this process (the UI shows the run)."""
+    _materialize_and_print(run_id, Paths.from_env(data_dir), select or None)
+
+
+def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None) -> None:
+    from env0_posttrain.defs.launch import instance_for, materialize_run
+    from env0_posttrain.store import Store
+
+    result, timings = materialize_run(run_id, paths, instance_for(paths), select)
+    typer.echo("\nstep timings (s):")
+    for k, v in sorted(timings.items(), key=lambda kv: -kv[1]):
+        typer.echo(f"  {k:32s} {v:8.1f}")
+    if not result.success:
+        failed = [e.step_key for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+        _fail(f"run {run_id}: failed steps {failed}; see the Dagster UI (env0-posttrain ui) for the logs")
+    rep = Store(paths.db).latest_report(run_id)
+    if rep:
+        typer.echo(f"\nreport: {Path(rep['report_dir']) / 'report.html'}")
+        typer.echo(f"        {Path(rep['report_dir']) / 'report.md'}")
+        typer.echo(f"headline: {rep['headline']}")
+
+
+@app.command()
+def demo(
+    run_id: Annotated[str, typer.Option(help="run id of the demo partition")] = "demo",
+    data_dir: DataDir = None,
+) -> None:
+    """Create the demo spec (offline oracle teacher, tiny student) and materialize the whole graph."""
+    from env0_posttrain.presets import preset_data
+
+    paths = Paths.from_env(data_dir)
+    spec = parse_spec(preset_data("demo", run_id), "demo preset")
+    create_run(spec, paths)
+    t0 = time.time()
+    _materialize_and_print(run_id, paths, None)
+    typer.echo(f"demo wall time: {time.time() - t0:.0f} s")
+
+
+@app.command()
+def ui(
+    port: Annotated[int, typer.Option(help="port of the web UI")] = 3000,
+    host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
+    data_dir: DataDir = None,
+) -> None:
+    """Start `dagster dev` (web UI + daemon) on HOST:PORT with DAGSTER_HOME under the data root."""
+    from env0_posttrain.defs.launch import REPO_ROOT, prepare_dagster_home
+
+    paths = Paths.from_env(data_dir)
+    home = prepare_dagster_home(paths)
+    env = dict(os.environ, DAGSTER_HOME=str(home), ENV0_DATA_DIR=str(paths.root))
+    exe = Path(sys.executable).with_name("dagster")
+    cmd = [str(exe), "dev", "-w", str(REPO_ROOT / "workspace.yaml"), "-h", host, "-p", str(port)]
+    typer.echo(f"Dagster UI on http://{host}:{port} (DAGSTER_HOME={home}); Ctrl-C stops it")
+    # dagster dev started from a script may inherit ignored signals: restore defaults in the child.
+    proc = subprocess.Popen(cmd, env=env, preexec_fn=lambda: (signal.signal(signal.SIGINT, signal.SIG_DFL),
+                                                              signal.signal(signal.SIGTERM, signal.SIG_DFL)))
+
+    def _stop(signum, _frame):
+        proc.send_signal(signal.SIGINT)
+
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        rc = proc.wait()
+    except KeyboardInterrupt:
+        proc.send_signal(signal.SIGINT)
+        try:
+            rc = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = proc.wait()
+    raise typer.Exit(0 if rc in (0, -2, 130) else rc)
+
+
+@sft_app.command("validate")
+def sft_validate(path: Path) -> None:
+    """Validate a results.jsonl / Prime-SFT JSONL file; every problem names the row and field."""
+    from env0_posttrain.sft import validate_file
+
+    report = validate_file(path)
+    typer.echo(report.summary())
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@ws_app.command("serve")
+def workspace_serve(
+    host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port")] = 8765,
+    seed: Annotated[int, typer.Option(help="company seed")] = 0,
+) -> None:
+    """Serve Gmail, Calendar, Drive, Docs, Slack and Admin at their real API paths."""
+    from env0_posttrain.workspace.http_app import serve
+
+    serve(host=host, port=port, seed=seed)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,143 @@
+"""The eight assets of a run. Each is a thin call into `env0_posttrain.stages`; data lives in the
+DuckDB store, keyed by the partition's run id, so assets pass nothing through IO managers and
+the graph's edges are plain `deps` (lineage without moving data through Dagster)."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from env0_posttrain import stages
+from env0_posttrain.defs.metadata import to_result
+from env0_posttrain.defs.partitions import run_partitions
+from env0_posttrain.defs.resources import Env0Resource
+
+ROLLOUT_RETRY = dg.RetryPolicy(max_retries=2, delay=5, backoff=dg.Backoff.EXPONENTIAL)
+DOWNSTREAM = dg.AutomationCondition.eager()
+
+
+def _check(asset: str, name: str, description: str) -> dg.AssetCheckSpec:
+    return dg.AssetCheckSpec(name=name, asset=asset, description=description, blocking=True)
+
+
+def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> stages.StageContext:
+    return stages.StageContext.load(context.partition_key, env0.paths(), context.log)
+
+
+@dg.asset(
+    partitions_def=run_partitions,
+    group_name="data",
+    kinds={"duckdb"},
+    code_version=stages.code_version("tasks", "workspace"),
+    check_specs=[_check("task_set", "split_disjoint", "train/eval/heldout share no task id, content digest or (if asked) template")],
+    description="Tasks drawn and split from the run spec, verified at generation (oracle passes, no-op fails).",
+)
+def task_set(context: dg.AssetExecutionContext, env0: Env0Resource):
+    return to_result(stages.build_task_set(_ctx(context, env0)), "task_set")
+
+
+@dg.asset(
+    partitions_def=run_partitions,
+    group_name="data",
+    deps=[task_set],
+    kinds={"duckdb"},
+    retry_policy=ROLLOUT_RETRY,
+    pool="rollouts",
+    automation_condition=DOWNSTREAM,
+    code_version=stages.code_version("agent"),
+    check_specs=[
+        _check("teacher_trajectories", "no_unscored_rows", "every teacher episode was scored by its verifier"),
+        _check("teacher_trajectories", "teacher_pass_rate_floor", "the teacher passes at least the spec's floor"),
+    ],
+    description="Teacher rollouts on the train split through the one agent harness (results.jsonl shaped).",
+)
+def teacher_trajectories(context: dg.AssetExecutionContext, env0: Env0Resource):
+    return to_result(stages.collect_teacher(_ctx(context, env0)), "teacher_trajectories")
+
+
+@dg.asset(
+    partitions_def=run_partitions,
+    group_name="data",
+    deps=[teacher_trajectories],
+    kinds={"duckdb"},
+    automation_condition=DOWNSTREAM,
+    code_version=stages.code_version("sft"),
+    check_specs=[
+        _check("sft_rows", "rows_valid", "every training row passes validation"),
+        _check("sft_rows", "expected_row_count", "conversion yielded the expected number of rows"),
+    ],
+    description="Curated training rows: Prime-SFT JSONL, TRL rows and a parquet dataset.",
+)
+def sft_rows(context: dg.AssetExecutionContext, env0: Env0Resource):
+    return to_result(stages.build_sft_rows(_ctx(context, env0)), "sft_rows")
+
+
+@dg.asset(
+    partitions_def=run_partitions,
+    group_name="training",
+    deps=[sft_rows],
+    kinds={"pytorch"},
+    pool="gpu",
+    automation_condition=DOWNSTREAM,
+    code_version=stages.code_version("train"),
+    check_specs=[_check("lora_adapter", "adapter_learned", "the adapter's outputs differ from the base's and its training loss is lower")],
+    description="LoRA adapter trained with TRL + PEFT on the SFT rows; metrics in DuckDB, curves as plots.",
+)
+def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource):
+    return to_result(stages.train_adapter(_ctx(context, env0)), "lora_adapter")
+
+
+def _eval_asset(name: str, arm: str, deps: list, description: str):
+    @dg.asset(
+        name=name,
+        partitions_def=run_partitions,
+        group_name="evaluation",
+        deps=deps,
+        kinds={"duckdb"},
+        retry_policy=ROLLOUT_RETRY,
+        pool="rollouts",
+        automation_condition=DOWNSTREAM,
+        code_version=stages.code_version("agent"),
+        check_specs=[_check(name, "no_unscored_rows", "every eval episode was scored by its verifier")],
+        description=description,
+    )
+    def _asset(context: dg.AssetExecutionContext, env0: Env0Resource):
+        return to_result(stages.evaluate_arm(_ctx(context, env0), arm), name)
+
+    return _asset
+
+
+base_eval_trajectories = _eval_asset(
+    "base_eval_trajectories", "base", [task_set], "The base student on the eval split, K trials, same harness."
+)
+sft_eval_trajectories = _eval_asset(
+    "sft_eval_trajectories", "sft", [task_set, lora_adapter], "The base student + LoRA adapter on the eval split."
+)
+teacher_eval_trajectories = _eval_asset(
+    "teacher_eval_trajectories", "teacher_eval", [task_set], "The teacher on the eval split: the reference ceiling."
+)
+
+
+@dg.asset(
+    partitions_def=run_partitions,
+    group_name="evaluation",
+    deps=[base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, lora_adapter],
+    kinds={"duckdb"},
+    automation_condition=DOWNSTREAM,
+    code_version=stages.code_version("evaluate"),
+    description="Paired base-vs-adapter comparison: Markdown + HTML + plots, also as metadata.",
+)
+def comparison_report(context: dg.AssetExecutionContext, env0: Env0Resource):
+    return to_result(stages.write_report(_ctx(context, env0)), "comparison_report")
+
+
+RUN_ASSETS = [
+    task_set,
+    teacher_trajectories,
+    sft_rows,
+    lora_adapter,
+    base_eval_trajectories,
+    sft_eval_trajectories,
+    teacher_eval_trajectories,
+    comparison_report,
+]
+EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, comparison_report]

@@ -1,0 +1,73 @@
+"""Dagster-side actions the CLI needs: the instance under data/, partitions, in-process materialization."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import dagster as dg
+
+from env0_posttrain.defs.assets import RUN_ASSETS
+from env0_posttrain.defs.partitions import run_partitions
+from env0_posttrain.defs.resources import Env0Resource
+from env0_posttrain.paths import Paths
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def prepare_dagster_home(paths: Paths) -> Path:
+    """DAGSTER_HOME lives under the data root and uses the repo's dagster.yaml."""
+    home = paths.dagster_home
+    home.mkdir(parents=True, exist_ok=True)
+    src = REPO_ROOT / "dagster.yaml"
+    if src.exists():
+        (home / "dagster.yaml").write_text(src.read_text())
+    os.environ["DAGSTER_HOME"] = str(home)
+    os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+    return home
+
+
+def instance_for(paths: Paths) -> dg.DagsterInstance:
+    prepare_dagster_home(paths)
+    return dg.DagsterInstance.get()
+
+
+def register_partition(instance: dg.DagsterInstance, run_id: str) -> bool:
+    if instance.has_dynamic_partition(run_partitions.name, run_id):
+        return False
+    instance.add_dynamic_partitions(run_partitions.name, [run_id])
+    return True
+
+
+def materialize_run(
+    run_id: str,
+    paths: Paths,
+    instance: dg.DagsterInstance,
+    selection: Sequence[str] | None = None,
+) -> tuple[dg.ExecuteInProcessResult, dict[str, float]]:
+    """Materialize the run's assets in this process (no per-step process start-up), with step timings."""
+    register_partition(instance, run_id)
+    assets = RUN_ASSETS
+    sel = None if not selection else dg.AssetSelection.assets(*selection)
+    t0 = time.time()
+    result = dg.materialize(
+        assets,
+        selection=sel,
+        partition_key=run_id,
+        instance=instance,
+        resources={"env0": Env0Resource(data_dir=str(paths.root))},
+        raise_on_error=False,
+        tags={"env0/launched_by": "cli"},
+    )
+    timings = step_timings(instance, result.run_id)
+    timings["total"] = time.time() - t0
+    return result, timings
+
+
+def step_timings(instance: dg.DagsterInstance, dagster_run_id: str) -> dict[str, float]:
+    return {
+        s.step_key: (s.end_time or s.start_time or 0) - (s.start_time or 0)
+        for s in instance.get_run_step_stats(dagster_run_id)
+    }

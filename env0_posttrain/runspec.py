@@ -1,0 +1,212 @@
+"""The run spec: everything that defines one run, in one validated, serialisable place.
+
+Each section is its own pydantic model (the TRL `*Config` pattern), so every knob is declared
+and documented once. Unknown fields are refused everywhere: a typo in a spec file must fail
+loudly, naming the field, instead of silently running with a default.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+RUN_ID_PATTERN = r"^[A-Za-z0-9._-]+$"
+FAMILIES = ("auth", "calendar", "docs", "drive", "mail", "multi-app")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TaskSelection(_Section):
+    """Which tasks a run draws and how it splits them."""
+
+    families: list[str] = Field(default_factory=lambda: list(FAMILIES))
+    templates: list[str] | None = Field(default=None, description="template ids; None = all templates of the families")
+    n_train: int = Field(default=300, ge=1)
+    n_eval: int = Field(default=60, ge=1)
+    n_heldout: int = Field(default=0, ge=0, description="tasks from templates never used for training")
+    seed: int = 0
+    split_by_template: bool = Field(default=False, description="also forbid a template shared by train and eval")
+
+    @field_validator("families")
+    @classmethod
+    def _known_families(cls, v: list[str]) -> list[str]:
+        unknown = sorted(set(v) - set(FAMILIES))
+        if unknown:
+            raise ValueError(f"unknown families {unknown}; known: {list(FAMILIES)}")
+        if not v:
+            raise ValueError("at least one family")
+        return v
+
+
+class Sampling(_Section):
+    temperature: float = Field(default=0.0, ge=0.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    max_tokens: int = Field(default=512, ge=1)
+
+
+class TeacherSpec(_Section):
+    """The model that produces the training trajectories (any litellm model id)."""
+
+    model: str = Field(default="env0-oracle/oracle", min_length=1)
+    api_base: str | None = None
+    api_key_env: str | None = Field(default=None, description="name of the env var holding the key; never the key")
+    sampling: Sampling = Field(default_factory=Sampling)
+    steering_prompt: str | None = Field(default=None, description="teacher-only; stripped from training rows")
+    skill: float = Field(default=0.85, ge=0.0, le=1.0, description="oracle teacher only: 1 - error rate")
+    trials: int = Field(default=1, ge=1)
+    concurrency: int = Field(default=16, ge=1)
+
+
+class StudentSpec(_Section):
+    """The base model that is trained and evaluated."""
+
+    model: str = Field(default="tiny-qwen3", min_length=1, description="'tiny-qwen3' (built offline), a local path or a hub id")
+    chat_template: str | None = Field(default=None, description="path to a jinja template; None = the tokenizer's own")
+    pretrain_steps: int = Field(default=300, ge=0, description="tiny student only: short full pre-training of the base")
+
+
+class SFTDataPolicy(_Section):
+    """Which trajectories become training rows, and in what shape."""
+
+    min_reward: float | None = Field(default=None, description="None = keep every row (the seeds' choice)")
+    max_rows_per_task: int | None = Field(default=None, ge=1)
+    canonical_only: bool = Field(default=True, description="one row per task and trial")
+    strip_think: bool = True
+    strip_steering: bool = True
+    first_turn_weight: int = Field(default=1, ge=1, description="repeat weight of the first assistant turn(s)")
+    first_turns: int = Field(default=1, ge=1)
+    overlength: Literal["drop", "window"] = "drop"
+    format: Literal["messages", "tito"] = "messages"
+
+
+class LoraSpec(_Section):
+    """LoRA hyperparameters; defaults are the seeds' recipe (Qwen3.5-9B on one H100)."""
+
+    r: int = Field(default=32, ge=1)
+    alpha: int = Field(default=64, ge=1)
+    dropout: float = Field(default=0.05, ge=0.0, lt=1.0)
+    target_modules: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    )
+    learning_rate: float = Field(default=1e-4, gt=0.0)
+    max_seq_length: int = Field(default=8192, ge=16)
+    per_device_batch_size: int = Field(default=1, ge=1)
+    grad_accumulation: int = Field(default=8, ge=1)
+    max_steps: int = Field(default=300, ge=1)
+    epochs: float | None = Field(default=None, gt=0.0, description="if set, train by epochs instead of max_steps")
+    warmup_ratio: float = Field(default=0.03, ge=0.0, lt=1.0)
+    eval_fraction: float = Field(default=0.1, ge=0.0, lt=1.0)
+    save_steps: int = Field(default=100, ge=1)
+    logging_steps: int = Field(default=10, ge=1)
+    bf16: bool | None = Field(default=None, description="None = bf16 exactly when a CUDA GPU is present")
+    gradient_checkpointing: bool | None = None
+    packing: bool = False
+    use_liger: bool = False
+    seed: int = 0
+    push_to_hub: str | None = Field(default=None, description="hub repo id; token only from HF_TOKEN")
+
+
+class EvalSpec(_Section):
+    trials: int = Field(default=3, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0)
+    max_steps: int = Field(default=12, ge=1)
+    max_tokens: int = Field(default=256, ge=1)
+    concurrency: int = Field(default=32, ge=1)
+    teacher_reference: bool = True
+    nightly: bool = False
+
+
+class HostingSpec(_Section):
+    """How base and adapter are served for evaluation."""
+
+    kind: Literal["local", "openai_compatible"] = "local"
+    api_base: str | None = None
+    base_model_name: str | None = Field(default=None, description="served name of the base model")
+    adapter_name_prefix: str = Field(default="env0-sft", description="served adapter name is <prefix>-<revision>")
+
+    @model_validator(mode="after")
+    def _endpoint_needs_base(self) -> "HostingSpec":
+        if self.kind == "openai_compatible" and not self.api_base:
+            raise ValueError("hosting.api_base is required when hosting.kind is openai_compatible")
+        return self
+
+
+class RunSpec(_Section):
+    """One post-training run: stored as data/runs/<run_id>.yaml and in DuckDB."""
+
+    run_id: str = Field(pattern=RUN_ID_PATTERN, min_length=1, max_length=128)
+    description: str = ""
+    tasks: TaskSelection = Field(default_factory=TaskSelection)
+    teacher: TeacherSpec = Field(default_factory=TeacherSpec)
+    student: StudentSpec = Field(default_factory=StudentSpec)
+    sft: SFTDataPolicy = Field(default_factory=SFTDataPolicy)
+    lora: LoraSpec = Field(default_factory=LoraSpec)
+    eval: EvalSpec = Field(default_factory=EvalSpec)
+    hosting: HostingSpec = Field(default_factory=HostingSpec)
+
+    @field_validator("run_id")
+    @classmethod
+    def _no_range_syntax(cls, v: str) -> str:
+        if "..." in v:
+            raise ValueError("'...' is Dagster's range syntax and cannot appear in a run id")
+        return v
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+    def digest(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+class SpecError(ValueError):
+    """A spec that cannot be used; the message names the file and every bad field."""
+
+
+def _format_errors(source: str, err: ValidationError) -> str:
+    lines = [f"{source}: invalid run spec"]
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"]) or "(root)"
+        lines.append(f"  - {loc}: {e['msg']}")
+    return "\n".join(lines)
+
+
+def parse_spec(data: object, source: str = "<spec>") -> RunSpec:
+    if not isinstance(data, dict):
+        raise SpecError(f"{source}: a run spec must be a mapping, got {type(data).__name__}")
+    try:
+        return RunSpec.model_validate(data)
+    except ValidationError as err:
+        raise SpecError(_format_errors(source, err)) from None
+
+
+def load_spec(path: Path) -> RunSpec:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise SpecError(f"{path}: not valid YAML: {err}") from None
+    spec = parse_spec(data, str(path))
+    if path.stem != spec.run_id:
+        raise SpecError(f"{path}: run_id '{spec.run_id}' does not match the file name '{path.stem}'")
+    return spec
+
+
+def write_spec(spec: RunSpec, runs_dir: Path) -> Path:
+    """Write atomically: a half-written spec file would be picked up by the sensor."""
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    path = runs_dir / f"{spec.run_id}.yaml"
+    tmp = path.with_suffix(".yaml.tmp")
+    tmp.write_text(spec.to_yaml())
+    tmp.replace(path)
+    return path
+
+
+def is_valid_run_id(run_id: str) -> bool:
+    return bool(re.match(RUN_ID_PATTERN, run_id)) and "..." not in run_id

@@ -1,0 +1,315 @@
+"""DuckDB store of record: every tabular artifact of every run, keyed by run_id.
+
+DuckDB allows one writer per file across processes, so connections are short and a writer that
+finds the file locked retries with backoff instead of failing the asset. Rollouts write one
+episode per transaction as it finishes: a killed process loses nothing it had finished.
+
+Evaluations are kept as *rounds*: each materialization of a rollout asset opens a round (or
+resumes the newest unfinished one), so nightly evals accumulate history instead of overwriting it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from env0_posttrain.agent.records import Episode
+from env0_posttrain.runspec import RunSpec
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+  run_id VARCHAR PRIMARY KEY, spec_json VARCHAR NOT NULL, digest VARCHAR NOT NULL,
+  created_at DOUBLE NOT NULL, updated_at DOUBLE NOT NULL);
+CREATE TABLE IF NOT EXISTS task_sets (
+  run_id VARCHAR PRIMARY KEY, digest VARCHAR NOT NULL, provenance_json VARCHAR NOT NULL,
+  ledger_json VARCHAR NOT NULL, created_at DOUBLE NOT NULL);
+CREATE TABLE IF NOT EXISTS tasks (
+  run_id VARCHAR NOT NULL, task_id VARCHAR NOT NULL, split VARCHAR NOT NULL, family VARCHAR NOT NULL,
+  template_id VARCHAR NOT NULL, difficulty INTEGER NOT NULL, digest VARCHAR NOT NULL, task_json VARCHAR NOT NULL,
+  PRIMARY KEY (run_id, task_id));
+CREATE TABLE IF NOT EXISTS rounds (
+  round_id VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, arm VARCHAR NOT NULL, model VARCHAR NOT NULL,
+  n_expected INTEGER NOT NULL, status VARCHAR NOT NULL, started_at DOUBLE NOT NULL, finished_at DOUBLE,
+  summary_json VARCHAR);
+CREATE TABLE IF NOT EXISTS episodes (
+  round_id VARCHAR NOT NULL, run_id VARCHAR NOT NULL, arm VARCHAR NOT NULL, task_id VARCHAR NOT NULL,
+  trial INTEGER NOT NULL, model VARCHAR NOT NULL, reward DOUBLE NOT NULL, passed BOOLEAN NOT NULL,
+  stop_condition VARCHAR NOT NULL, n_tool_calls INTEGER NOT NULL, duration_s DOUBLE NOT NULL,
+  episode_json VARCHAR NOT NULL, written_at DOUBLE NOT NULL, PRIMARY KEY (round_id, task_id, trial));
+CREATE TABLE IF NOT EXISTS sft_rows (
+  run_id VARCHAR NOT NULL, row_idx INTEGER NOT NULL, task_id VARCHAR NOT NULL, source_round VARCHAR,
+  reward DOUBLE, row_json VARCHAR NOT NULL, PRIMARY KEY (run_id, row_idx));
+CREATE TABLE IF NOT EXISTS training_runs (
+  train_id VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, status VARCHAR NOT NULL, started_at DOUBLE NOT NULL,
+  finished_at DOUBLE, adapter_path VARCHAR, revision VARCHAR, result_json VARCHAR);
+CREATE TABLE IF NOT EXISTS training_metrics (
+  train_id VARCHAR NOT NULL, run_id VARCHAR NOT NULL, step INTEGER NOT NULL, loss DOUBLE, eval_loss DOUBLE,
+  learning_rate DOUBLE, grad_norm DOUBLE, tokens_per_s DOUBLE, gpu_util DOUBLE, gpu_mem_gb DOUBLE,
+  metrics_json VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS eval_results (
+  round_id VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, arm VARCHAR NOT NULL, model VARCHAR NOT NULL,
+  n INTEGER NOT NULL, passes INTEGER NOT NULL, pass_rate DOUBLE NOT NULL, created_at DOUBLE NOT NULL,
+  summary_json VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS reports (
+  report_id VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, created_at DOUBLE NOT NULL, headline VARCHAR NOT NULL,
+  markdown VARCHAR NOT NULL, report_dir VARCHAR NOT NULL, numbers_json VARCHAR NOT NULL);
+"""
+
+TRAINING_METRIC_COLUMNS = ("loss", "eval_loss", "learning_rate", "grad_norm", "tokens_per_s", "gpu_util", "gpu_mem_gb")
+
+
+class Store:
+    """Short-lived connections to one DuckDB file; every public method is one transaction."""
+
+    def __init__(self, db_path: Path | str, lock_timeout_s: float = 120.0):
+        self.db_path = Path(db_path)
+        self.lock_timeout_s = lock_timeout_s
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as con:
+            con.execute(SCHEMA)
+
+    @contextmanager
+    def _connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        deadline = time.monotonic() + self.lock_timeout_s
+        delay = 0.02
+        while True:
+            try:
+                con = duckdb.connect(str(self.db_path), read_only=read_only and self.db_path.exists())
+                break
+            except duckdb.IOException as err:  # another process holds the write lock
+                if "lock" not in str(err).lower() or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 1.0)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self._connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
+        with self._connect(read_only=True) as con:
+            return con.execute(sql, list(params)).fetchall()
+
+    # runs ---------------------------------------------------------------------------------
+    def upsert_run(self, spec: RunSpec) -> None:
+        now = time.time()
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
+                "spec_json = excluded.spec_json, digest = excluded.digest, updated_at = excluded.updated_at",
+                [spec.run_id, spec.model_dump_json(), spec.digest(), now, now],
+            )
+
+    def get_run(self, run_id: str) -> RunSpec | None:
+        rows = self.query("SELECT spec_json FROM runs WHERE run_id = ?", [run_id])
+        return RunSpec.model_validate_json(rows[0][0]) if rows else None
+
+    # tasks --------------------------------------------------------------------------------
+    def replace_task_set(self, run_id: str, digest: str, provenance: dict, ledger: list[dict], tasks: list[tuple[str, Any]]) -> None:
+        """tasks: (split, Task). Replaced whole, in one transaction."""
+        with self.transaction() as con:
+            con.execute("DELETE FROM tasks WHERE run_id = ?", [run_id])
+            con.execute("DELETE FROM task_sets WHERE run_id = ?", [run_id])
+            con.execute(
+                "INSERT INTO task_sets VALUES (?, ?, ?, ?, ?)",
+                [run_id, digest, json.dumps(provenance), json.dumps(ledger), time.time()],
+            )
+            con.executemany(
+                "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    [run_id, t.id, split, t.family, t.template_id, t.difficulty, t.content_digest(), t.model_dump_json()]
+                    for split, t in tasks
+                ],
+            )
+
+    def load_tasks(self, run_id: str, split: str | None = None) -> list[tuple[str, str]]:
+        """(split, task_json) rows in a stable order."""
+        sql = "SELECT split, task_json FROM tasks WHERE run_id = ?"
+        params: list[Any] = [run_id]
+        if split is not None:
+            sql += " AND split = ?"
+            params.append(split)
+        return self.query(sql + " ORDER BY task_id", params)
+
+    def task_set_info(self, run_id: str) -> dict | None:
+        rows = self.query("SELECT digest, provenance_json, ledger_json FROM task_sets WHERE run_id = ?", [run_id])
+        if not rows:
+            return None
+        return {"digest": rows[0][0], "provenance": json.loads(rows[0][1]), "ledger": json.loads(rows[0][2])}
+
+    # rounds and episodes ------------------------------------------------------------------
+    def open_round(self, run_id: str, arm: str, model: str, n_expected: int) -> str:
+        """Resume the newest unfinished round for (run, arm, model, size), else start a new one."""
+        rows = self.query(
+            "SELECT round_id FROM rounds WHERE run_id = ? AND arm = ? AND model = ? AND n_expected = ? "
+            "AND status = 'running' ORDER BY started_at DESC LIMIT 1",
+            [run_id, arm, model, n_expected],
+        )
+        if rows:
+            return rows[0][0]
+        round_id = f"{run_id}.{arm}.{time.strftime('%Y%m%dT%H%M%S')}.{uuid.uuid4().hex[:6]}"
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO rounds VALUES (?, ?, ?, ?, ?, 'running', ?, NULL, NULL)",
+                [round_id, run_id, arm, model, n_expected, time.time()],
+            )
+        return round_id
+
+    def finish_round(self, round_id: str, summary: dict) -> None:
+        with self.transaction() as con:
+            con.execute(
+                "UPDATE rounds SET status = 'finished', finished_at = ?, summary_json = ? WHERE round_id = ?",
+                [time.time(), json.dumps(summary), round_id],
+            )
+
+    def latest_round(self, run_id: str, arm: str, finished: bool = True) -> str | None:
+        status = "AND status = 'finished'" if finished else ""
+        rows = self.query(
+            f"SELECT round_id FROM rounds WHERE run_id = ? AND arm = ? {status} ORDER BY started_at DESC LIMIT 1",
+            [run_id, arm],
+        )
+        return rows[0][0] if rows else None
+
+    def rounds(self, run_id: str, arm: str | None = None) -> list[dict]:
+        sql = "SELECT round_id, arm, model, status, started_at, finished_at, summary_json FROM rounds WHERE run_id = ?"
+        params: list[Any] = [run_id]
+        if arm:
+            sql += " AND arm = ?"
+            params.append(arm)
+        cols = ("round_id", "arm", "model", "status", "started_at", "finished_at", "summary_json")
+        return [dict(zip(cols, r)) for r in self.query(sql + " ORDER BY started_at", params)]
+
+    def write_episode(self, round_id: str, ep: Episode) -> None:
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (round_id, task_id, trial) DO NOTHING",
+                [
+                    round_id, ep.run_id, ep.arm, ep.task_id, ep.trial, ep.model, ep.reward, ep.passed,
+                    ep.stop_condition, ep.n_tool_calls, ep.duration_s, ep.model_dump_json(), time.time(),
+                ],
+            )
+
+    def done_keys(self, round_id: str) -> set[tuple[str, int]]:
+        return {(t, k) for t, k in self.query("SELECT task_id, trial FROM episodes WHERE round_id = ?", [round_id])}
+
+    def load_episodes(self, round_id: str) -> list[Episode]:
+        rows = self.query("SELECT episode_json FROM episodes WHERE round_id = ? ORDER BY task_id, trial", [round_id])
+        return [Episode.model_validate_json(r[0]) for r in rows]
+
+    def count_episodes(self, run_id: str, arm: str | None = None) -> int:
+        sql, params = "SELECT count(*) FROM episodes WHERE run_id = ?", [run_id]
+        if arm:
+            sql += " AND arm = ?"
+            params.append(arm)
+        return self.query(sql, params)[0][0]
+
+    # sft rows -----------------------------------------------------------------------------
+    def replace_sft_rows(self, run_id: str, rows: list[dict], source_round: str | None) -> None:
+        with self.transaction() as con:
+            con.execute("DELETE FROM sft_rows WHERE run_id = ?", [run_id])
+            con.executemany(
+                "INSERT INTO sft_rows VALUES (?, ?, ?, ?, ?, ?)",
+                [[run_id, i, r.get("task_id", ""), source_round, r.get("reward"), json.dumps(r)] for i, r in enumerate(rows)],
+            )
+
+    def load_sft_rows(self, run_id: str) -> list[dict]:
+        return [json.loads(r[0]) for r in self.query("SELECT row_json FROM sft_rows WHERE run_id = ? ORDER BY row_idx", [run_id])]
+
+    # training -----------------------------------------------------------------------------
+    def start_training(self, run_id: str) -> str:
+        train_id = f"{run_id}.train.{time.strftime('%Y%m%dT%H%M%S')}.{uuid.uuid4().hex[:6]}"
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO training_runs VALUES (?, ?, 'running', ?, NULL, NULL, NULL, NULL)", [train_id, run_id, time.time()]
+            )
+        return train_id
+
+    def log_training_metrics(self, train_id: str, run_id: str, step: int, metrics: dict) -> None:
+        values = [metrics.get(c) for c in TRAINING_METRIC_COLUMNS]
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO training_metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [train_id, run_id, step, *values, json.dumps(metrics, default=str)],
+            )
+
+    def finish_training(self, train_id: str, status: str, adapter_path: str | None, revision: str | None, result: dict) -> None:
+        with self.transaction() as con:
+            con.execute(
+                "UPDATE training_runs SET status = ?, finished_at = ?, adapter_path = ?, revision = ?, result_json = ? "
+                "WHERE train_id = ?",
+                [status, time.time(), adapter_path, revision, json.dumps(result, default=str), train_id],
+            )
+
+    def latest_training(self, run_id: str) -> dict | None:
+        rows = self.query(
+            "SELECT train_id, adapter_path, revision, result_json FROM training_runs WHERE run_id = ? AND status = 'finished' "
+            "ORDER BY started_at DESC LIMIT 1",
+            [run_id],
+        )
+        if not rows:
+            return None
+        t, p, rev, res = rows[0]
+        return {"train_id": t, "adapter_path": p, "revision": rev, "result": json.loads(res or "{}")}
+
+    def training_metrics(self, train_id: str) -> list[dict]:
+        rows = self.query("SELECT metrics_json FROM training_metrics WHERE train_id = ? ORDER BY step", [train_id])
+        return [json.loads(r[0]) for r in rows]
+
+    def count_training_steps(self, run_id: str) -> int:
+        return self.query("SELECT count(*) FROM training_metrics WHERE run_id = ?", [run_id])[0][0]
+
+    # eval results and reports -------------------------------------------------------------
+    def record_eval_result(self, round_id: str, run_id: str, arm: str, model: str, n: int, passes: int, summary: dict) -> None:
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO eval_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (round_id) DO UPDATE SET "
+                "n = excluded.n, passes = excluded.passes, pass_rate = excluded.pass_rate, summary_json = excluded.summary_json",
+                [round_id, run_id, arm, model, n, passes, passes / n if n else 0.0, time.time(), json.dumps(summary, default=str)],
+            )
+
+    def eval_history(self, run_id: str) -> list[dict]:
+        rows = self.query(
+            "SELECT round_id, arm, model, n, passes, pass_rate, created_at FROM eval_results WHERE run_id = ? ORDER BY created_at",
+            [run_id],
+        )
+        cols = ("round_id", "arm", "model", "n", "passes", "pass_rate", "created_at")
+        return [dict(zip(cols, r)) for r in rows]
+
+    def record_report(self, run_id: str, headline: str, markdown: str, report_dir: str, numbers: dict) -> str:
+        report_id = f"{run_id}.report.{time.strftime('%Y%m%dT%H%M%S')}.{uuid.uuid4().hex[:6]}"
+        with self.transaction() as con:
+            con.execute(
+                "INSERT INTO reports VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [report_id, run_id, time.time(), headline, markdown, report_dir, json.dumps(numbers, default=str)],
+            )
+        return report_id
+
+    def latest_report(self, run_id: str) -> dict | None:
+        rows = self.query(
+            "SELECT report_id, headline, report_dir, numbers_json FROM reports WHERE run_id = ? ORDER BY created_at DESC LIMIT 1",
+            [run_id],
+        )
+        if not rows:
+            return None
+        rid, headline, rdir, numbers = rows[0]
+        return {"report_id": rid, "headline": headline, "report_dir": rdir, "numbers": json.loads(numbers)}
