@@ -61,6 +61,7 @@ class TeacherSpec(_Section):
     skill: float = Field(default=0.85, ge=0.0, le=1.0, description="oracle teacher only: 1 - error rate")
     trials: int = Field(default=1, ge=1)
     concurrency: int = Field(default=16, ge=1)
+    min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
 
 
 class StudentSpec(_Section):
@@ -83,6 +84,14 @@ class SFTDataPolicy(_Section):
     first_turns: int = Field(default=1, ge=1)
     overlength: Literal["drop", "window"] = "drop"
     format: Literal["messages", "tito"] = "messages"
+    upweight_mode: Literal["repeat", "weight"] = Field(
+        default="repeat",
+        description="first-turn upweighting by repeating rows, or (TITO rows only) a per-turn loss weight",
+    )
+    tito_source: Literal["auto", "native", "retokenise"] = Field(
+        default="auto",
+        description="TITO ids from captured token ids, from the student's chat template, or captured when usable",
+    )
 
 
 class LoraSpec(_Section):

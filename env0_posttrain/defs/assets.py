@@ -2,7 +2,6 @@
 DuckDB store, keyed by the partition's run id, so assets pass nothing through IO managers and
 the graph's edges are plain `deps` (lineage without moving data through Dagster)."""
 
-from __future__ import annotations
 
 import dagster as dg
 

@@ -2,7 +2,6 @@
 
 Dagster requires a schedule to add the partitions it targets in its own body, before asking for runs."""
 
-from __future__ import annotations
 
 import dagster as dg
 

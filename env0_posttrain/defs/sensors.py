@@ -1,6 +1,5 @@
 """A spec file dropped into data/runs/ becomes a run partition; a bad one is reported, not registered."""
 
-from __future__ import annotations
 
 import dagster as dg
 

@@ -1,0 +1,288 @@
+"""The stages of a run as plain Python: what each asset does, with no Dagster in sight.
+
+Each stage reads its inputs from the store by run id, writes its outputs to the store and to
+`data/artifacts/<run_id>/`, and returns a StageResult (metadata, a content-hash data version,
+check outcomes) that `defs/` turns into a MaterializeResult. Keeping the stages here makes the
+asset layer thin and lets tests run a stage without an instance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from env0_posttrain.paths import Paths
+from env0_posttrain.runspec import RunSpec, load_spec
+from env0_posttrain.store import Store
+
+PACKAGE_ROOT = Path(__file__).resolve().parent
+ARMS_ON_EVAL = ("base", "sft", "teacher_eval")
+
+
+@dataclass
+class CheckOutcome:
+    name: str
+    passed: bool
+    description: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class StageResult:
+    metadata: dict[str, Any]
+    data_version: str
+    checks: list[CheckOutcome] = field(default_factory=list)
+    markdown: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class StageContext:
+    run_id: str
+    spec: RunSpec
+    store: Store
+    paths: Paths
+    log: logging.Logger
+
+    @classmethod
+    def load(cls, run_id: str, paths: Paths, log: logging.Logger | None = None) -> "StageContext":
+        spec = load_spec(paths.runs / f"{run_id}.yaml")
+        store = Store(paths.db)
+        store.upsert_run(spec)
+        return cls(run_id, spec, store, paths, log or logging.getLogger("env0_posttrain"))
+
+    def artifacts(self, *parts: str) -> Path:
+        p = self.paths.artifacts(self.run_id).joinpath(*parts)
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+
+
+@cache
+def code_version(*packages: str) -> str:
+    """Hash of the packages' source: the UI marks an asset stale when the code that makes it changes."""
+    h = hashlib.sha256()
+    for pkg in packages:
+        for f in sorted((PACKAGE_ROOT / pkg).rglob("*.py")):
+            h.update(f.relative_to(PACKAGE_ROOT).as_posix().encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def content_hash(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(json.dumps(p, sort_keys=True, default=str).encode())
+    return h.hexdigest()[:16]
+
+
+def md_table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "(none)"
+    cols = list(rows[0])
+    fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)  # noqa: E731
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+# task_set ----------------------------------------------------------------------------------
+def build_task_set(ctx: StageContext) -> StageResult:
+    from env0_posttrain.tasks import make_task_set, split_overlap, write_tasks_jsonl
+
+    t0 = time.time()
+    ts = make_task_set(ctx.spec.tasks)
+    ledger = [row.model_dump(mode="json") for row in ts.ledger]
+    digest = content_hash(sorted(ts.digests.items()), ts.splits)
+    ctx.store.replace_task_set(
+        ctx.run_id, digest, ts.provenance.model_dump(mode="json"), ledger, [(ts.splits[t.id], t) for t in ts.tasks]
+    )
+    write_tasks_jsonl(ts, ctx.artifacts("tasks") / "tasks.jsonl")
+    problems = split_overlap(ts)
+    counts = {s: len(ts.split(s)) for s in ("train", "eval", "heldout")}
+    families: dict[str, int] = {}
+    for t in ts.tasks:
+        families[t.family] = families.get(t.family, 0) + 1
+    return StageResult(
+        metadata={
+            "n_tasks": len(ts.tasks), "splits": counts, "families": families, "task_set_digest": digest,
+            "provenance": ts.provenance.model_dump(mode="json"), "dropped": len(ts.dropped),
+            "seconds": round(time.time() - t0, 2),
+        },
+        markdown={"ledger": md_table(ledger)},
+        data_version=digest,
+        checks=[CheckOutcome("split_disjoint", not problems, "; ".join(problems[:5]) or "splits are disjoint",
+                             {"problems": problems[:50]})],
+    )
+
+
+def load_tasks(ctx: StageContext, splits: tuple[str, ...]) -> list:
+    from env0_posttrain.tasks.model import Task
+
+    tasks = []
+    for split in splits:
+        tasks += [Task.model_validate_json(j) for _, j in ctx.store.load_tasks(ctx.run_id, split)]
+    if not tasks:
+        raise RuntimeError(f"run {ctx.run_id}: no {'/'.join(splits)} tasks in the store; materialize task_set first")
+    return tasks
+
+
+# rollouts ----------------------------------------------------------------------------------
+def _rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, settings) -> tuple[str, list, Any]:
+    """Open (or resume) a round, run only the episodes it is missing, close it."""
+    from env0_posttrain.agent import run_rollouts_sync
+
+    round_id = ctx.store.open_round(ctx.run_id, arm, endpoint.model, len(tasks) * trials)
+    done = ctx.store.done_keys(round_id)
+    ctx.log.info(f"{arm}: round {round_id}, {len(done)} of {len(tasks) * trials} episodes already stored")
+    summary = run_rollouts_sync(
+        tasks, arm=arm, trials=trials, endpoint=endpoint, settings=settings, run_id=ctx.run_id,
+        done_keys=done, on_episode=lambda ep: ctx.store.write_episode(round_id, ep),
+    )
+    episodes = ctx.store.load_episodes(round_id)
+    summary_dict = summary.model_dump(mode="json") if hasattr(summary, "model_dump") else dict(summary)
+    ctx.store.finish_round(round_id, summary_dict)
+    return round_id, episodes, summary_dict
+
+
+def _rollout_metadata(round_id: str, episodes: list, summary: dict) -> dict[str, Any]:
+    n = len(episodes)
+    passes = sum(e.passed for e in episodes)
+    return {
+        "round_id": round_id, "episodes": n, "strict_passes": passes, "pass_rate": round(passes / n, 4) if n else 0.0,
+        "rows_with_tool_calls": sum(e.n_tool_calls > 0 for e in episodes),
+        "unscored": sum(e.verifier is None for e in episodes),
+        "stop_conditions": _count(e.stop_condition for e in episodes), "summary": summary,
+    }
+
+
+def _count(items) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i in items:
+        out[i] = out.get(i, 0) + 1
+    return out
+
+
+def _unscored_check(episodes: list) -> CheckOutcome:
+    bad = [f"{e.task_id}#{e.trial}: {e.stop_condition} {e.error or ''}".strip() for e in episodes if e.verifier is None]
+    return CheckOutcome("no_unscored_rows", not bad, f"{len(bad)} unscored episodes" if bad else "every episode scored",
+                        {"unscored": bad[:50]})
+
+
+def _episodes_version(episodes: list) -> str:
+    return content_hash([(e.task_id, e.trial, e.reward, e.stop_condition, len(e.messages)) for e in episodes])
+
+
+def collect_teacher(ctx: StageContext) -> StageResult:
+    from env0_posttrain.models import teacher_endpoint, rollout_settings
+    from env0_posttrain.sft import results_row, write_results_jsonl
+
+    tasks = load_tasks(ctx, ("train",))
+    spec = ctx.spec
+    endpoint = teacher_endpoint(spec, tasks)
+    round_id, episodes, summary = _rollout(ctx, "teacher", tasks, spec.teacher.trials, endpoint,
+                                           rollout_settings(spec, arm="teacher"))
+    by_id = {t.id: t for t in tasks}
+    path = ctx.artifacts("teacher") / "results.jsonl"
+    write_results_jsonl([results_row(e, by_id[e.task_id]) for e in episodes], path)
+    meta = _rollout_metadata(round_id, episodes, summary) | {"results_jsonl": path, "teacher": spec.teacher.model}
+    floor = spec.teacher.min_pass_rate
+    return StageResult(
+        metadata=meta,
+        data_version=_episodes_version(episodes),
+        checks=[
+            _unscored_check(episodes),
+            CheckOutcome("teacher_pass_rate_floor", meta["pass_rate"] >= floor,
+                         f"teacher pass rate {meta['pass_rate']:.1%} vs floor {floor:.1%}"),
+        ],
+    )
+
+
+# sft rows ----------------------------------------------------------------------------------
+def build_sft_rows(ctx: StageContext) -> StageResult:
+    from env0_posttrain.sft import build_training_rows
+
+    round_id = ctx.store.latest_round(ctx.run_id, "teacher")
+    if round_id is None:
+        raise RuntimeError(f"run {ctx.run_id}: no finished teacher round; materialize teacher_trajectories first")
+    episodes = ctx.store.load_episodes(round_id)
+    tasks = {t.id: t for t in load_tasks(ctx, ("train",))}
+    out = build_training_rows(episodes, tasks, ctx.spec, ctx.artifacts("sft"))
+    ctx.store.replace_sft_rows(ctx.run_id, out.trl_rows, round_id)
+    return StageResult(
+        metadata={"source_round": round_id, **out.metadata},
+        data_version=content_hash(out.trl_rows),
+        checks=[
+            CheckOutcome("rows_valid", out.valid, out.validation_summary, {"problems": out.problems[:50]}),
+            CheckOutcome("expected_row_count", out.count_ok, out.count_summary),
+        ],
+        markdown={"skipped": md_table([{"reason": k, "rows": v} for k, v in out.skipped.items()])},
+    )
+
+
+# adapter -----------------------------------------------------------------------------------
+def train_adapter(ctx: StageContext) -> StageResult:
+    from env0_posttrain.models import ensure_base_student
+    from env0_posttrain.train import plot_training_curves, sanity_probe, train_lora
+
+    rows = ctx.store.load_sft_rows(ctx.run_id)
+    if not rows:
+        raise RuntimeError(f"run {ctx.run_id}: no SFT rows; materialize sft_rows first")
+    base = ensure_base_student(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
+    train_id = ctx.store.start_training(ctx.run_id)
+    out_dir = ctx.artifacts("adapter", train_id)
+
+    def on_log(m: dict) -> None:
+        ctx.store.log_training_metrics(train_id, ctx.run_id, int(m.get("step", 0)), m)
+
+    try:
+        result = train_lora(rows, None, ctx.spec.lora, base, out_dir, on_log=on_log)
+    except Exception as err:
+        ctx.store.finish_training(train_id, "failed", None, None, {"error": repr(err)})
+        raise
+    revision = hashlib.sha256(result.adapter_dir.joinpath("adapter_model.safetensors").read_bytes()).hexdigest()[:12]
+    probe = sanity_probe(base, result.adapter_dir, rows, n=8)
+    plots = plot_training_curves(result.metrics, ctx.artifacts("adapter", "plots"))
+    summary = result.model_dump(mode="json", exclude={"metrics"})
+    ctx.store.finish_training(train_id, "finished", str(result.adapter_dir), revision,
+                              summary | {"probe": probe.model_dump(mode="json")})
+    return StageResult(
+        metadata={
+            "train_id": train_id, "adapter_dir": result.adapter_dir, "revision": revision, "base": str(base),
+            "steps": result.steps, "first_train_loss": result.first_train_loss, "final_train_loss": result.final_train_loss,
+            "final_eval_loss": result.final_eval_loss, "best_step": result.best_step, "runtime_s": round(result.runtime_s, 1),
+            "train_tokens": result.train_tokens, "trainable_params": result.trainable_params,
+            **{f"plot_{p.stem}": p for p in plots},
+        },
+        data_version=revision,
+        checks=[CheckOutcome("adapter_learned", probe.passed, probe.reason, probe.model_dump(mode="json"))],
+    )
+
+
+# evals -------------------------------------------------------------------------------------
+def evaluate_arm(ctx: StageContext, arm: str) -> StageResult:
+    from env0_posttrain.models import arm_endpoint, rollout_settings
+
+    splits = ("eval", "heldout") if ctx.spec.tasks.n_heldout else ("eval",)
+    tasks = load_tasks(ctx, splits)
+    endpoint = arm_endpoint(ctx.spec, arm, ctx.store, ctx.run_id, ctx.paths, tasks)
+    round_id, episodes, summary = _rollout(ctx, arm, tasks, ctx.spec.eval.trials, endpoint, rollout_settings(ctx.spec, arm))
+    meta = _rollout_metadata(round_id, episodes, summary) | {"model": endpoint.model}
+    ctx.store.record_eval_result(round_id, ctx.run_id, arm, endpoint.model, meta["episodes"], meta["strict_passes"], meta)
+    return StageResult(metadata=meta, data_version=_episodes_version(episodes), checks=[_unscored_check(episodes)])
+
+
+# report ------------------------------------------------------------------------------------
+def write_report(ctx: StageContext) -> StageResult:
+    from env0_posttrain.reporting import render_run_report
+
+    rep = render_run_report(ctx)
+    return StageResult(
+        metadata=rep.metadata,
+        data_version=content_hash(rep.numbers),
+        markdown={"report": rep.markdown},
+    )

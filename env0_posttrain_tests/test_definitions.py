@@ -1,0 +1,61 @@
+"""The whole Definitions loads, and its wiring is the graph of DESIGN.md."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+
+from env0_posttrain.definitions import CODE_LOCATION, defs
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSETS = [
+    "task_set", "teacher_trajectories", "sft_rows", "lora_adapter",
+    "base_eval_trajectories", "sft_eval_trajectories", "teacher_eval_trajectories", "comparison_report",
+]
+
+
+def _graph():
+    return defs.resolve_asset_graph()
+
+
+def test_eight_assets_on_one_run_id_partition():
+    graph = _graph()
+    keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
+    assert set(ASSETS) <= keys
+    for name in ASSETS:
+        pd = graph.get(dg.AssetKey(name)).partitions_def
+        assert isinstance(pd, dg.DynamicPartitionsDefinition) and pd.name == "run_id"
+
+
+def test_lineage_matches_design():
+    graph = _graph()
+
+    def ancestors(name: str) -> set[str]:
+        return {k.to_user_string() for k in graph.get(dg.AssetKey(name)).parent_keys}
+
+    assert ancestors("teacher_trajectories") == {"task_set"}
+    assert ancestors("sft_rows") == {"teacher_trajectories"}
+    assert ancestors("lora_adapter") == {"sft_rows"}
+    assert ancestors("base_eval_trajectories") == {"task_set"}  # never the adapter
+    assert "lora_adapter" in ancestors("sft_eval_trajectories")
+    assert ancestors("teacher_eval_trajectories") == {"task_set"}
+    assert {"base_eval_trajectories", "sft_eval_trajectories", "teacher_eval_trajectories"} <= ancestors("comparison_report")
+
+
+def test_blocking_checks_are_declared():
+    graph = _graph()
+    checks = {(k.asset_key.to_user_string(), k.name) for k in graph.asset_check_keys}
+    assert {("task_set", "split_disjoint"), ("sft_rows", "rows_valid"), ("sft_rows", "expected_row_count"),
+            ("lora_adapter", "adapter_learned"), ("teacher_trajectories", "teacher_pass_rate_floor"),
+            ("base_eval_trajectories", "no_unscored_rows")} <= checks
+
+
+def test_dagster_cli_validates_the_code_location(tmp_path: Path):
+    (tmp_path / "dagster.yaml").write_text((ROOT / "dagster.yaml").read_text())
+    out = subprocess.run(
+        [str(Path(sys.executable).with_name("dagster")), "definitions", "validate", "-w", str(ROOT / "workspace.yaml")],
+        cwd=ROOT, env={"DAGSTER_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"Validation successful for code location {CODE_LOCATION}" in out.stderr + out.stdout
