@@ -1,0 +1,260 @@
+"""Report rendering: Markdown (for Dagster metadata and the repo) and a self-contained HTML page.
+
+The HTML is the Markdown rendered by markdown-it (raw HTML disabled, so a task id or model output
+cannot inject markup) with every figure inlined as a base64 PNG: one file to mail or archive.
+"""
+
+from __future__ import annotations
+
+import base64
+import html as html_lib
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from markdown_it import MarkdownIt
+
+from env0_posttrain.evaluate.metrics import ArmMetrics
+from env0_posttrain.evaluate.plots import ARM_LABELS
+from env0_posttrain.evaluate.report_model import LedgerEntry, ReportNumbers
+from env0_posttrain.evaluate.statistics import PairedAnalysis
+from env0_posttrain.evaluate.verdict import p_text, pp
+
+FIGURE_TITLES = {
+    "pass_rate": "Pass rate per arm",
+    "per_family": "Pass rate per family",
+    "flips": "Flip table",
+    "training": "Training curves",
+    "trend": "Nightly trend",
+}
+
+
+def _cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(headers: list[str], rows: list[list[Any]], align: str | None = None) -> str:
+    align = align or "l" + "r" * (len(headers) - 1)
+    sep = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _label(arm: str) -> str:
+    return ARM_LABELS.get(arm, arm)
+
+
+def _rate(m: ArmMetrics | None) -> str:
+    if m is None or not m.n_rows:
+        return "–"
+    e = m.pass_rate
+    return f"{e.successes}/{e.n} ({pp(e.rate)}%)"
+
+
+def _paired_sentence(p: PairedAnalysis, who: str = "Adapter") -> str:
+    if p.n_tasks < 2:
+        return f"{who}: only {p.n_tasks} shared task(s); no paired test."
+    test = f"exact McNemar p {p_text(p.mcnemar.p_value)}" if p.mcnemar else f"paired t p {p_text(p.p_value)}"
+    return (
+        f"{who} {pp(p.diff, True)} pp (per-task means {pp(p.mean_b)}% vs {pp(p.mean_a)}% over {p.n_tasks} tasks; "
+        f"clustered SE {pp(p.se)} pp; {round(100 * (1 - p.alpha))}% CI [{pp(p.ci_low, True)}, {pp(p.ci_high, True)}] pp; "
+        f"paired bootstrap CI [{pp(p.boot_ci_low, True)}, {pp(p.boot_ci_high, True)}] pp "
+        f"({p.n_boot} resamples, seed {p.seed}); {test})."
+    )
+
+
+def _verdict_section(n: ReportNumbers) -> list[str]:
+    out = ["## Verdict"]
+    if n.mde is not None:
+        m = n.mde
+        paired = f"{pp(m.paired_mde)} pp from the observed paired SE; " if m.paired_mde else ""
+        out.append(
+            f"**Minimum detectable effect** (stated before the verdict): with {_size(n)} per arm, the smallest "
+            f"true improvement this eval detects with {round(100 * m.power)}% power at α = {m.alpha:g} is "
+            f"{pp(m.headline_mde)} pp ({paired}{pp(m.design_mde)} pp for an unpaired design at the base rate "
+            f"{pp(m.baseline_rate)}%)."
+        )
+    if n.paired is not None:
+        out.append("**Paired over tasks** (the verdict's test): " + _paired_sentence(n.paired))
+        if n.paired.missing_in_a or n.paired.missing_in_b:
+            out.append(f"Tasks only the adapter ran: {n.paired.missing_in_a or 'none'}; "
+                       f"only the base ran: {n.paired.missing_in_b or 'none'} (left out of the paired test).")
+    if n.unpaired is not None:
+        u = n.unpaired
+        out.append(
+            f"**Unpaired two-proportion check** (as the seeds reported it): {pp(u.diff, True)} pp, z = {u.z:.2f}, "
+            f"p {p_text(u.p_value)}, Wald {round(100 * (1 - u.alpha))}% CI [{pp(u.ci_low, True)}, {pp(u.ci_high, True)}] pp."
+        )
+    if n.teacher_paired is not None and n.teacher_paired.n_tasks >= 2:
+        out.append("**Teacher ceiling**: " + _paired_sentence(n.teacher_paired, "Teacher vs base"))
+    out.append(f"**Verdict**: {n.verdict.replace('_', ' ')}.")
+    return out
+
+
+def _size(n: ReportNumbers) -> str:
+    rows = n.mde.n_per_arm if n.mde else 0
+    if n.paired is not None and n.paired.n_tasks:
+        return f"{n.paired.n_tasks} tasks × {n.paired.trials_b} trials ({rows} rows)"
+    return f"{rows} rows"
+
+
+def _arm_table(arms: Mapping[str, ArmMetrics]) -> str:
+    rows = []
+    for arm, m in arms.items():
+        e = m.pass_rate
+        rows.append([
+            _label(arm), f"{e.successes}/{e.n}", f"{pp(e.rate)}%", f"±{pp(e.se)}", f"[{pp(e.ci_low)}, {pp(e.ci_high)}]",
+            f"{m.rows_with_tool_calls}/{m.n_rows}", m.n_unscored, _num(m.mean_reward), _num(m.mean_steps, 1),
+            f"{pp(m.completion_rate)}%", f"{pp(m.format_failure_rate)}%",
+        ])
+    return _table(["arm", "passes", "pass rate", "±1 SE (pp)", "Wilson 95% CI (%)", "rows with tool calls",
+                   "unscored", "mean reward", "mean steps", "completion", "format failures / turn"], rows)
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _slice_table(title: str, slices: Mapping[str, Mapping[str, ArmMetrics]], arms: list[str]) -> list[str]:
+    if not slices:
+        return []
+    rows = []
+    for label, per_arm in slices.items():
+        row: list[Any] = [label]
+        for arm in arms:
+            m = per_arm.get(arm)
+            row += [_rate(m), _num(m.mean_reward) if m else "–", _num(m.mean_steps, 1) if m else "–"]
+        rows.append(row)
+    headers = [title] + [f"{_label(a)} {h}" for a in arms for h in ("pass", "reward", "steps")]
+    return [f"## Per {title}", _table(headers, rows)]
+
+
+def _flip_section(n: ReportNumbers) -> list[str]:
+    f = n.flips
+    if f is None:
+        return []
+    out = ["## Flip table (tasks, base → adapter)",
+           f"A task counts as passed when at least half its trials pass. Both pass: {f.both_pass}; both fail: "
+           f"{f.both_fail}; fail→pass: {len(f.fail_to_pass)}; pass→fail: {len(f.pass_to_fail)}; per-task rate up: "
+           f"{f.improved}, down: {f.worsened}."]
+    changed = [r for r in f.rows if r.change in ("fail→pass", "pass→fail")]
+    if changed:
+        out.append(_table(["task", "change", "base passes", "adapter passes"],
+                          [[r.task_id, r.change, f"{r.passes_a}/{r.trials_a}", f"{r.passes_b}/{r.trials_b}"] for r in changed],
+                          "llrr"))
+    return out
+
+
+def _first_action_section(n: ReportNumbers) -> list[str]:
+    if not n.first_action:
+        return []
+    rows = [[_label(arm), s.n, f"{pp(s.format_ok.rate)}%", f"{pp(s.name_match.rate)}%", f"{pp(s.args_match.rate)}%"]
+            for arm, s in n.first_action.items()]
+    return ["## One-shot first action vs the oracle's",
+            "Read from each eval episode's first assistant message, against the oracle's first call.",
+            _table(["arm", "episodes", "format ok", "tool name match", "arguments exact match"], rows)]
+
+
+def _behaviour_section(n: ReportNumbers) -> list[str]:
+    if not n.behaviours:
+        return []
+    arms = list(n.behaviours)
+    names = list(next(iter(n.behaviours.values())))
+    rows = []
+    for name in names:
+        row: list[Any] = [name, n.behaviours[arms[0]][name].description]
+        for arm in arms:
+            b = n.behaviours[arm][name]
+            row.append(f"{b.true}/{b.applicable}" + (f" ({b.rate:.0%})" if b.rate is not None else ""))
+        rows.append(row)
+    return ["## Behaviours", "Rates over the episodes where the behaviour applies.",
+            _table(["behaviour", "meaning"] + [_label(a) for a in arms], rows, "ll" + "r" * len(arms))]
+
+
+def _ledger_section(ledger: list[LedgerEntry]) -> list[str]:
+    if not ledger:
+        return ["## Task set ledger", "No ledger was provided."]
+    rows = [[e.family, e.n, f"{e.oracle_pass_rate:.0%}", f"{e.noop_pass_rate:.0%}"] for e in ledger]
+    return ["## Task set ledger (generation-time check)",
+            "The oracle should pass every task; doing nothing should pass none.",
+            _table(["family", "tasks", "oracle pass", "no-op pass"], rows)]
+
+
+def _unscored_section(n: ReportNumbers) -> list[str]:
+    if not n.unscored:
+        return ["## Unscored rows", "Zero unscored rows."]
+    return [f"## Unscored rows ({len(n.unscored)})", "Counted as fails in every pass rate above.",
+            _table(["arm", "task", "trial", "reason"], [[_label(u.arm), u.task_id, u.trial, u.reason] for u in n.unscored])]
+
+
+def _training_section(n: ReportNumbers) -> list[str]:
+    t = n.training
+    if not t.logged_rows:
+        return []
+    return ["## Training", f"{t.logged_rows} logged rows, last step {t.last_step}; final loss {_num(t.final_loss)}, "
+            f"final eval loss {_num(t.final_eval_loss)}, best eval loss {_num(t.best_eval_loss)}"
+            + (f", peak GPU memory {t.max_gpu_mem_gb:.1f} GB." if t.max_gpu_mem_gb is not None else ".")]
+
+
+def _lineage_section(lineage: Mapping[str, Any]) -> list[str]:
+    if not lineage:
+        return ["## Lineage", "No lineage was provided."]
+    return ["## Lineage", _table(["what", "value"], [[k, v] for k, v in lineage.items()], "ll")]
+
+
+def _figure(name: str, plot_paths: Mapping[str, str], out_dir: Path) -> list[str]:
+    if name not in plot_paths:
+        return []
+    rel = Path(plot_paths[name]).resolve().relative_to(out_dir.resolve()).as_posix()
+    return [f"![{FIGURE_TITLES[name]}]({rel})"]
+
+
+def render_markdown(
+    *, run_id: str, headline: str, numbers: ReportNumbers, ledger: list[LedgerEntry], lineage: Mapping[str, Any],
+    plot_paths: Mapping[str, str], out_dir: Path, created_at: str,
+) -> str:
+    arms = list(numbers.arms)
+    blocks: list[str] = [f"# Comparison report: {run_id}", f"**{headline}**", f"_Generated {created_at}._"]
+    blocks += _verdict_section(numbers)
+    blocks += ["## Pass rates (strict: reward ≥ 1)", _arm_table(numbers.arms)]
+    kinds = [f"{_label(a)}: " + ", ".join(f"{k} {v}" for k, v in m.error_kinds.items())
+             for a, m in numbers.arms.items() if m.error_kinds]
+    if kinds:
+        blocks.append("Errors by kind (" + "; ".join(kinds) + ").")
+    blocks += _figure("pass_rate", plot_paths, out_dir)
+    blocks += _flip_section(numbers) + _figure("flips", plot_paths, out_dir)
+    blocks += _slice_table("family", numbers.per_family, arms) + _figure("per_family", plot_paths, out_dir)
+    blocks += _slice_table("difficulty", numbers.per_difficulty, arms)
+    if numbers.per_split:
+        blocks += _slice_table("split", numbers.per_split, arms)
+        blocks += [f"Split {s}: " + _paired_sentence(p) for s, p in numbers.paired_by_split.items()]
+    blocks += _first_action_section(numbers) + _behaviour_section(numbers)
+    blocks += _training_section(numbers) + _figure("training", plot_paths, out_dir)
+    if "trend" in plot_paths:
+        blocks += ["## Nightly trend"] + _figure("trend", plot_paths, out_dir)
+    blocks += _ledger_section(ledger) + _unscored_section(numbers) + _lineage_section(lineage)
+    return "\n\n".join(blocks) + "\n"
+
+
+_CSS = (
+    "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+    "table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.3em .6em}"
+    "th{background:#f3f3f3}img{max-width:100%}code{background:#f3f3f3}"
+)
+
+
+def render_html(markdown: str, out_dir: Path, title: str) -> str:
+    """Markdown -> HTML with each relative image replaced by a data: URI (no file next to it is needed)."""
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    tokens = md.parse(markdown)
+    for tok in tokens:
+        for child in tok.children or []:
+            src = child.attrs.get("src") if child.type == "image" else None
+            if isinstance(src, str) and not src.startswith("data:"):
+                data = (out_dir / src).read_bytes()
+                child.attrs["src"] = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    body = md.renderer.render(tokens, md.options, {})
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html_lib.escape(title)}</title>"
+            f"<style>{_CSS}</style></head><body>\n{body}</body></html>\n")

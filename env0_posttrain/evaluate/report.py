@@ -1,0 +1,247 @@
+"""Build the base-vs-adapter comparison report from eval episodes, and write it to disk atomically.
+
+`build_report` is the one entry point the Dagster layer calls; `report_metadata` turns the report
+into plain values (no Dagster import here) that the asset attaches as metadata, and `trend_points`
+gives the rows the store keeps for the nightly trend.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from env0_posttrain.agent.records import Episode
+from env0_posttrain.evaluate import plots
+from env0_posttrain.evaluate.behaviours import behaviour_rates
+from env0_posttrain.evaluate.first_action import first_action_by_family, first_action_eval
+from env0_posttrain.evaluate.history import TrendPoint, parse_history
+from env0_posttrain.evaluate.metrics import (
+    arm_metrics,
+    by_arm,
+    check_eval_episodes,
+    difficulty_key,
+    eval_splits,
+    family_key,
+    metrics_by,
+    split_key,
+    task_trials,
+)
+from env0_posttrain.evaluate.render import render_html, render_markdown
+from env0_posttrain.evaluate.report_model import ComparisonReport, ReportNumbers, TrainingSummary, parse_ledger
+from env0_posttrain.evaluate.statistics import (
+    flip_table,
+    minimum_detectable_effect,
+    paired_analysis,
+    two_proportion_test,
+)
+from env0_posttrain.evaluate.verdict import headline as make_headline
+from env0_posttrain.tasks.model import Task
+
+REPORT_FILES = ("report.md", "report.html", "report.json")
+
+
+def build_report(
+    episodes: Iterable[Episode],
+    tasks: Iterable[Task],
+    out_dir: Path | str,
+    *,
+    splits: Mapping[str, str] | None = None,
+    training_metrics: Sequence[Mapping[str, Any]] = (),
+    ledger: Sequence[Mapping[str, Any] | Any] = (),
+    lineage: Mapping[str, Any] | None = None,
+    history: Sequence[TrendPoint | Mapping[str, Any]] = (),
+    run_id: str | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    n_boot: int = 10_000,
+    seed: int = 0,
+    created_at: datetime | None = None,
+) -> ComparisonReport:
+    """Everything from episodes of arms base / sft / teacher_eval; plots and report files land in out_dir."""
+    out_dir = Path(out_dir)
+    tasks_by_id = _index_tasks(tasks)
+    eps = check_eval_episodes(episodes, tasks_by_id)
+    if not eps:
+        raise ValueError("build_report: no eval episodes (arms base / sft / teacher_eval)")
+    run_ids = sorted({e.run_id for e in eps})
+    run_id = run_id or (run_ids[0] if len(run_ids) == 1 else "+".join(run_ids))
+    created_at = created_at or datetime.now(timezone.utc)
+    numbers = _numbers(eps, tasks_by_id, splits, training_metrics, alpha, power, n_boot, seed)
+    missing = [a for a in ("base", "sft") if a not in numbers.arms]
+    verdict, headline = make_headline(numbers.paired, numbers.mde, alpha, missing)
+    numbers = numbers.model_copy(update={"verdict": verdict})
+    current = [TrendPoint(timestamp=created_at, arm=a, pass_rate=m.pass_rate.rate, ci_low=m.pass_rate.ci_low,
+                          ci_high=m.pass_rate.ci_high, run_id=run_id) for a, m in numbers.arms.items()]
+    plot_paths = _plots(numbers, training_metrics, parse_history(history) + current, out_dir / "plots")
+    ledger_rows, lineage = parse_ledger(ledger), dict(lineage or {})
+    markdown = render_markdown(run_id=run_id, headline=headline, numbers=numbers, ledger=ledger_rows, lineage=lineage,
+                               plot_paths=plot_paths, out_dir=out_dir, created_at=created_at.isoformat(timespec="seconds"))
+    report = ComparisonReport(
+        run_id=run_id, created_at=created_at, headline=headline, numbers=numbers, ledger=ledger_rows, lineage=lineage,
+        markdown=markdown, html=render_html(markdown, out_dir, f"env0 comparison report: {run_id}"), plot_paths=plot_paths,
+    )
+    return report.model_copy(update={"files": write_report(report, out_dir)})
+
+
+def _index_tasks(tasks: Iterable[Task]) -> dict[str, Task]:
+    out: dict[str, Task] = {}
+    for i, t in enumerate(tasks):
+        if t.id in out:
+            raise ValueError(f"task #{i}: field 'id' {t.id!r} appears twice in the task list")
+        out[t.id] = t
+    return out
+
+
+def _numbers(
+    eps: list[Episode], tasks_by_id: Mapping[str, Task], splits: Mapping[str, str] | None,
+    training_metrics: Sequence[Mapping[str, Any]], alpha: float, power: float, n_boot: int, seed: int,
+) -> ReportNumbers:
+    groups = by_arm(eps)
+    arms = {arm: arm_metrics(arm, g, alpha) for arm, g in groups.items()}
+    trials = {arm: task_trials(g) for arm, g in groups.items()}
+    unpaired = paired = teacher_paired = mde = flips = None
+    if "base" in arms and "sft" in arms:
+        b, s = arms["base"].pass_rate, arms["sft"].pass_rate
+        unpaired = two_proportion_test(b.successes, b.n, s.successes, s.n, alpha)
+        paired = paired_analysis(trials["base"], trials["sft"], alpha=alpha, n_boot=n_boot, seed=seed)
+        mde = minimum_detectable_effect(b.rate, min(b.n, s.n), paired.se, alpha=alpha, power=power)
+        flips = flip_table(trials["base"], trials["sft"])
+    if "base" in arms and "teacher_eval" in arms:
+        teacher_paired = paired_analysis(trials["base"], trials["teacher_eval"], alpha=alpha, n_boot=n_boot, seed=seed)
+    labels = eval_splits(eps, splits)
+    per_split, paired_by_split = {}, {}
+    if len(labels) > 1:
+        per_split = metrics_by(eps, split_key(splits or {}), alpha)
+        for label in labels:
+            part = by_arm(e for e in eps if (splits or {}).get(e.task_id, "unlabelled") == label)
+            if "base" in part and "sft" in part:
+                paired_by_split[label] = paired_analysis(task_trials(part["base"]), task_trials(part["sft"]),
+                                                         alpha=alpha, n_boot=n_boot, seed=seed)
+    return ReportNumbers(
+        alpha=alpha, verdict="insufficient_data", arms=arms, unpaired=unpaired, paired=paired,
+        teacher_paired=teacher_paired, mde=mde, flips=flips,
+        per_family=metrics_by(eps, family_key(tasks_by_id), alpha),
+        per_difficulty=metrics_by(eps, difficulty_key(tasks_by_id), alpha),
+        per_split=per_split, paired_by_split=paired_by_split,
+        first_action=first_action_eval(eps, tasks_by_id, alpha),
+        first_action_by_family=first_action_by_family(eps, tasks_by_id),
+        behaviours=behaviour_rates(eps, tasks_by_id),
+        training=summarize_training(training_metrics),
+        unscored=[u for m in arms.values() for u in m.unscored],
+    )
+
+
+def summarize_training(rows: Sequence[Mapping[str, Any]]) -> TrainingSummary:
+    for i, r in enumerate(rows):
+        if not isinstance(r, Mapping):
+            raise ValueError(f"training metrics row {i}: expected a mapping, got {type(r).__name__}")
+
+    def series(key: str) -> list[float]:
+        return [float(r[key]) for r in rows if isinstance(r.get(key), (int, float)) and math.isfinite(r[key])]
+
+    steps, loss, eval_loss, mem = series("step"), series("loss"), series("eval_loss"), series("gpu_mem_gb")
+    return TrainingSummary(
+        logged_rows=len(rows), last_step=int(max(steps)) if steps else None,
+        final_loss=loss[-1] if loss else None, final_eval_loss=eval_loss[-1] if eval_loss else None,
+        best_eval_loss=min(eval_loss) if eval_loss else None, max_gpu_mem_gb=max(mem) if mem else None,
+    )
+
+
+def _plots(numbers: ReportNumbers, training_metrics: Sequence[Mapping[str, Any]], trend: list[TrendPoint],
+           plot_dir: Path) -> dict[str, str]:
+    out: dict[str, Path | None] = {
+        "pass_rate": plots.plot_pass_rates({a: m.pass_rate for a, m in numbers.arms.items()}, plot_dir / "pass_rate.png"),
+        "per_family": plots.plot_family_pass_rates(
+            {fam: {a: m.pass_rate for a, m in per.items()} for fam, per in numbers.per_family.items()},
+            plot_dir / "per_family.png"),
+        "flips": plots.plot_flip_table(numbers.flips, plot_dir / "flips.png") if numbers.flips else None,
+        "training": plots.plot_training_curves(training_metrics, plot_dir / "training.png"),
+        # a trend needs at least two nights; one point is just the pass-rate figure again
+        "trend": plots.plot_nightly_trend(trend, plot_dir / "trend.png") if len({p.timestamp for p in trend}) > 1 else None,
+    }
+    return {k: str(v) for k, v in out.items() if v is not None}
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_report(report: ComparisonReport, out_dir: Path | str) -> dict[str, str]:
+    """Each file lands whole (tmp + rename); report.json goes last, so its presence means the set is complete."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {name: out_dir / name for name in REPORT_FILES}
+    files = {name: str(p) for name, p in paths.items()}
+    _write_atomic(paths["report.md"], report.markdown)
+    _write_atomic(paths["report.html"], report.html)
+    stored = report.model_copy(update={"files": files}).model_dump_json(exclude={"html"}, indent=1)  # NaN -> null
+    _write_atomic(paths["report.json"], stored)
+    return files
+
+
+def trend_points(report: ComparisonReport) -> list[TrendPoint]:
+    """The rows the store appends per materialization (never overwritten) for the nightly trend."""
+    return [TrendPoint(timestamp=report.created_at, arm=a, pass_rate=m.pass_rate.rate, ci_low=m.pass_rate.ci_low,
+                       ci_high=m.pass_rate.ci_high, run_id=report.run_id) for a, m in report.numbers.arms.items()]
+
+
+def _plain(x: Any) -> Any:
+    return None if isinstance(x, float) and not math.isfinite(x) else x
+
+
+def _pp(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(100 * x, 4)
+
+
+def report_metadata(report: ComparisonReport) -> dict[str, Any]:
+    """Plain values for Dagster metadata.
+
+    {"headline": str, "verdict": str, "markdown": str (figures by relative path), "markdown_inline": str (figures
+    as data: URIs), "numbers": {flat name: int | float | str | None}, "plots": {name: PNG path}, "files": {name: path}}
+    """
+    n = report.numbers
+    numbers: dict[str, Any] = {}
+    for arm, m in n.arms.items():
+        e = m.pass_rate
+        numbers.update({f"{arm}.passes": e.successes, f"{arm}.rows": e.n, f"{arm}.pass_rate_pct": _pp(e.rate),
+                        f"{arm}.ci_low_pct": _pp(e.ci_low), f"{arm}.ci_high_pct": _pp(e.ci_high),
+                        f"{arm}.se_pp": _pp(e.se), f"{arm}.rows_with_tool_calls": m.rows_with_tool_calls,
+                        f"{arm}.unscored_rows": m.n_unscored, f"{arm}.mean_reward": _plain(m.mean_reward)})
+    if n.paired is not None:
+        p = n.paired
+        numbers.update({"paired.diff_pp": _pp(p.diff), "paired.ci_low_pp": _pp(p.ci_low), "paired.ci_high_pp": _pp(p.ci_high),
+                        "paired.boot_ci_low_pp": _pp(p.boot_ci_low), "paired.boot_ci_high_pp": _pp(p.boot_ci_high),
+                        "paired.se_pp": _pp(p.se), "paired.p_value": _plain(p.p_primary), "paired.tasks": p.n_tasks,
+                        "paired.test": "exact McNemar" if p.mcnemar else "paired t"})
+    if n.unpaired is not None:
+        u = n.unpaired
+        numbers.update({"unpaired.diff_pp": _pp(u.diff), "unpaired.p_value": _plain(u.p_value),
+                        "unpaired.ci_low_pp": _pp(u.ci_low), "unpaired.ci_high_pp": _pp(u.ci_high)})
+    if n.mde is not None:
+        numbers.update({"mde_pp": _pp(n.mde.headline_mde), "design_mde_pp": _pp(n.mde.design_mde)})
+    if n.flips is not None:
+        numbers.update({"flips.fail_to_pass": len(n.flips.fail_to_pass), "flips.pass_to_fail": len(n.flips.pass_to_fail)})
+    numbers["unscored_rows"] = len(n.unscored)
+    return {"headline": report.headline, "verdict": n.verdict, "markdown": report.markdown,
+            "markdown_inline": markdown_with_inline_images(report), "numbers": numbers,
+            "plots": dict(report.plot_paths), "files": dict(report.files)}
+
+
+def markdown_with_inline_images(report: ComparisonReport) -> str:
+    """The Markdown with each figure as a data: URI, for viewers that cannot reach the report's folder (Dagster UI)."""
+    text = report.markdown
+    for path in map(Path, report.plot_paths.values()):
+        if path.is_file():
+            uri = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+            text = text.replace(f"]({path.parent.name}/{path.name})", f"]({uri})")
+    return text

@@ -1,0 +1,43 @@
+"""``python -m env0_posttrain.tasks replay DIR``: the verifier entry point of an exported task directory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from env0_posttrain.tasks.taskdir import TaskDirError, import_task_dir, replay_dir, write_reward
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m env0_posttrain.tasks")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rp = sub.add_parser("replay", help="replay tool calls on the task's fresh workspace and verify the end state")
+    rp.add_argument("task_dir", type=Path)
+    rp.add_argument("--oracle", action="store_true", help="replay solution/oracle.json with the expected answer")
+    rp.add_argument("--calls", type=Path, help="JSON list of {name, arguments}")
+    rp.add_argument("--answer-file", type=Path, help="the agent's final answer (text); absent file = no answer")
+    rp.add_argument("--reward-file", type=Path, help="where to write the reward")
+    args = parser.parse_args(argv)
+    try:
+        if args.oracle:
+            calls = args.task_dir / "solution" / "oracle.json"
+            answer = import_task_dir(args.task_dir).final_answer
+        else:
+            if args.calls is None:
+                parser.error("replay needs --calls or --oracle")
+            calls = args.calls
+            answer = args.answer_file.read_text() if args.answer_file and args.answer_file.is_file() else None
+        verdict = replay_dir(args.task_dir, calls, answer)
+    except TaskDirError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.reward_file:
+        write_reward(args.reward_file, verdict["reward"])
+    print(json.dumps(verdict, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

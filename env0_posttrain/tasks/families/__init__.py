@@ -1,0 +1,3 @@
+"""Task families; importing this package registers every template."""
+
+from env0_posttrain.tasks.families import auth, auth_bulk, calendar, docs, drive, mail, multi_app, multi_app_more  # noqa: F401

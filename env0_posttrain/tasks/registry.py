@@ -1,0 +1,254 @@
+"""The task-set registry: a selection split into train / eval / held-out, with digests and provenance.
+
+Splits are disjoint at three levels, and ``split_overlap`` re-checks them from the tasks themselves
+(recomputing every digest) so the blocking asset check does not trust stored labels: no task id,
+no content digest and no instruction text in two splits (two tasks the student would read
+identically are one task to it), no template shared by train and held-out, and none shared by
+train and eval when the selection asks for ``split_by_template``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+from typing import Iterator
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from env0_posttrain.runspec import TaskSelection
+from env0_posttrain.tasks.generator import (
+    COMPANY_SEED, GENERATOR_VERSION, code_version, score_task, select_templates, template_stream,
+)
+from env0_posttrain.tasks.ledger import LedgerRow, build_ledger
+from env0_posttrain.tasks.model import Split, Task
+from env0_posttrain.tasks.template import Template
+
+
+class Provenance(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    generator_version: str
+    code_version: str
+    seed: int
+    company_seed: int
+
+
+class TaskSet(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    selection: TaskSelection
+    tasks: list[Task]
+    splits: dict[str, Split] = Field(description="task id -> split")
+    digests: dict[str, str] = Field(description="task id -> content digest at generation")
+    provenance: Provenance
+    ledger: list[LedgerRow] = Field(description="per family, over every task scored (kept or not)")
+    dropped: dict[str, str] = Field(default_factory=dict, description="task id -> why it was not kept")
+
+    def split(self, name: Split) -> list[Task]:
+        return [t for t in self.tasks if self.splits.get(t.id) == name]
+
+    @property
+    def train(self) -> list[Task]:
+        return self.split("train")
+
+    @property
+    def eval(self) -> list[Task]:
+        return self.split("eval")
+
+    @property
+    def heldout(self) -> list[Task]:
+        return self.split("heldout")
+
+
+def _said(task: Task) -> str:
+    """The instruction as the student reads it, case and spacing aside."""
+    return " ".join(task.instruction.lower().split())
+
+
+def _share(n_items: int, part: int, whole: int) -> int:
+    return max(1, round(n_items * part / whole))
+
+
+def _interleave(templates: list[Template]) -> list[Template]:
+    """Alternate families (keeping each family's seeded order), so a small split still spans every family."""
+    by_family: dict[str, list[Template]] = {}
+    for t in templates:
+        by_family.setdefault(t.family, []).append(t)
+    queues = [by_family[f] for f in sorted(by_family)]
+    out: list[Template] = []
+    while any(queues):
+        for q in queues:
+            if q:
+                out.append(q.pop(0))
+    return out
+
+
+def _assign_templates(pool: list[Template], sel: TaskSelection, rng: random.Random) -> dict[Split, list[Template]]:
+    order = list(pool)
+    rng.shuffle(order)
+    heldout: list[Template] = []
+    if sel.n_heldout:
+        k = _share(len(order), sel.n_heldout, sel.n_train + sel.n_eval + sel.n_heldout)
+        need = 2 if sel.split_by_template else 1
+        if len(order) - k < need:
+            raise ValueError(f"{len(order)} templates cannot give held-out templates and still leave {need} for train/eval")
+        heldout, order = order[:k], order[k:]
+    if sel.split_by_template:
+        if len(order) < 2:
+            raise ValueError("split_by_template needs at least 2 templates in the selection")
+        k = min(_share(len(order), sel.n_eval, sel.n_train + sel.n_eval), len(order) - 1)
+        return {"train": _interleave(order[k:]), "eval": _interleave(order[:k]), "heldout": _interleave(heldout)}
+    return {"train": _interleave(order), "eval": _interleave(order), "heldout": _interleave(heldout)}
+
+
+MAX_REPEATS = 25
+
+
+class _Draw:
+    """Shared per-template streams: a task taken by one split is never offered to another."""
+
+    def __init__(self, seed: int, company_seed: int) -> None:
+        self.seed, self.company_seed = seed, company_seed
+        self.streams: dict[str, Iterator[Task]] = {}
+        self.drawn: list[Task] = []
+        self.dropped: dict[str, str] = {}
+        self.digests: set[str] = set()
+        self.instructions: set[str] = set()
+
+    def next(self, template: Template, include_noop_pass: bool) -> Task | None:
+        stream = self.streams.setdefault(template.id, template_stream(template, self.seed, self.company_seed, scored=False))
+        misses = 0
+        for task in stream:
+            digest = task.content_digest()
+            if digest in self.digests or _said(task) in self.instructions:
+                self.dropped[task.id] = "same content or instruction as a task already taken"
+                misses += 1
+                if misses >= MAX_REPEATS:  # every new draw reads like one already taken: the template is spent
+                    self.streams[template.id] = iter(())
+                    return None
+                continue
+            task = score_task(task)
+            self.drawn.append(task)
+            if (task.oracle_reward or 0.0) < 1.0:
+                self.dropped[task.id] = f"oracle reward {task.oracle_reward}"
+            elif task.noop_pass and not include_noop_pass:
+                self.dropped[task.id] = "doing nothing passes"
+            else:
+                self.digests.add(digest)
+                self.instructions.add(_said(task))
+                return task
+        return None
+
+    def fill(self, split: str, templates: list[Template], n: int, include_noop_pass: bool) -> list[Task]:
+        out: list[Task] = []
+        live = list(templates)
+        while len(out) < n and live:
+            for template in list(live):
+                if len(out) >= n:
+                    break
+                task = self.next(template, include_noop_pass)
+                if task is None:
+                    live.remove(template)
+                else:
+                    out.append(task)
+        if len(out) < n:
+            ids = [t.id for t in templates]
+            raise ValueError(f"split {split}: asked for {n} tasks but templates {ids} give only {len(out)} distinct ones")
+        return out
+
+
+def make_task_set(
+    selection: TaskSelection, *, company_seed: int = COMPANY_SEED, include_noop_pass: bool = False
+) -> TaskSet:
+    """Draw the selection's train / eval / held-out tasks, deterministic in ``selection.seed``."""
+    pool = select_templates(selection.families, selection.templates)
+    if not pool:
+        raise ValueError(f"no template matches families={selection.families} templates={selection.templates}")
+    by_split = _assign_templates(pool, selection, random.Random(f"env0-taskset:{selection.seed}"))
+    draw = _Draw(selection.seed, company_seed)
+    chosen: dict[Split, list[Task]] = {
+        "train": draw.fill("train", by_split["train"], selection.n_train, include_noop_pass),
+        "eval": draw.fill("eval", by_split["eval"], selection.n_eval, include_noop_pass),
+        "heldout": draw.fill("heldout", by_split["heldout"], selection.n_heldout, include_noop_pass),
+    }
+    tasks = [t for split in ("train", "eval", "heldout") for t in chosen[split]]  # type: ignore[index]
+    return TaskSet(
+        selection=selection,
+        tasks=tasks,
+        splits={t.id: split for split, ts in chosen.items() for t in ts},
+        digests={t.id: t.content_digest() for t in tasks},
+        provenance=Provenance(
+            generator_version=GENERATOR_VERSION, code_version=code_version(), seed=selection.seed, company_seed=company_seed
+        ),
+        ledger=build_ledger(draw.drawn),
+        dropped=draw.dropped,
+    )
+
+
+def split_overlap(task_set: TaskSet) -> list[str]:
+    """Every contamination problem in the set; empty means the splits are clean (the blocking check)."""
+    problems: list[str] = []
+    counts = Counter(t.id for t in task_set.tasks)
+    problems += [f"task id {tid} appears {n} times in the set" for tid, n in sorted(counts.items()) if n > 1]
+    by_split: dict[str, list[Task]] = {"train": [], "eval": [], "heldout": []}
+    for task in task_set.tasks:
+        split = task_set.splits.get(task.id)
+        if split not in by_split:
+            problems.append(f"task {task.id} has no split label")
+            continue
+        by_split[split].append(task)
+        stored = task_set.digests.get(task.id)
+        if stored != task.content_digest():
+            problems.append(f"task {task.id}: stored digest {stored} does not match its content {task.content_digest()}")
+    template_pairs = {("train", "heldout")}
+    if task_set.selection.split_by_template:
+        template_pairs.add(("train", "eval"))
+    for a, b in combinations(("train", "eval", "heldout"), 2):
+        for what, key in (("task id", lambda t: t.id), ("content digest", lambda t: t.content_digest()),
+                          ("instruction", _said), ("template", lambda t: t.template_id)):
+            if what == "template" and (a, b) not in template_pairs:
+                continue
+            shared = sorted({key(t) for t in by_split[a]} & {key(t) for t in by_split[b]})
+            problems += [f"{a} and {b} share {what} {v}" for v in shared]
+    return problems
+
+
+def write_tasks_jsonl(task_set: TaskSet, path: Path) -> Path:
+    """One row per task: {"split", "content_digest", "task"}; written atomically (tmp + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w") as f:
+        for task in task_set.tasks:
+            row = {"split": task_set.splits[task.id], "content_digest": task_set.digests[task.id],
+                   "task": task.model_dump(mode="json")}
+            f.write(json.dumps(row, sort_keys=True) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def read_tasks_jsonl(path: Path) -> list[tuple[Split, Task]]:
+    """Rows written by ``write_tasks_jsonl``; a bad row is refused naming the file, the row and the field."""
+    out: list[tuple[Split, Task]] = []
+    for n, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            task = Task.model_validate(row["task"])
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}: row {n}: not valid JSON ({err.msg})") from None
+        except KeyError as err:
+            raise ValueError(f"{path}: row {n}: missing field {err}") from None
+        except ValidationError as err:
+            fields = "; ".join(f"task.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors())
+            raise ValueError(f"{path}: row {n}: {fields}") from None
+        if row.get("split") not in ("train", "eval", "heldout"):
+            raise ValueError(f"{path}: row {n}: field split must be train, eval or heldout, got {row.get('split')!r}")
+        if row.get("content_digest") != task.content_digest():
+            raise ValueError(f"{path}: row {n}: field content_digest does not match the task's content")
+        out.append((row["split"], task))
+    return out

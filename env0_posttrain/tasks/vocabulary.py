@@ -1,0 +1,46 @@
+"""Entity strings worth keeping whole in a tiny student's tokenizer.
+
+A tiny model learns tool arguments as choices from a closed set it has seen many times; a
+tokenizer that keeps each email, channel, label, title and fixed phrase as one token turns
+"copy a 30-character string" into "pick one token". Everything here comes from the seeded
+company or from the templates' pools, so train and eval share the same vocabulary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from env0_posttrain.tasks import pools
+from env0_posttrain.tasks.families.common import rfc3339, slot
+from env0_posttrain.tasks.families.auth import APPS, ASP_NAMES, DEPARTMENTS, NEW_LAST
+from env0_posttrain.tasks.families.docs import FIELDS, TYPOS
+
+
+def vocabulary(ws: Any) -> list[str]:
+    """Sorted, de-duplicated entity strings of the workspace and the task pools."""
+    out: set[str] = set()
+    for p in ws.directory:
+        out.update({p.email, p.name, p.first, p.slack_user_id})
+    out.update(u.primaryEmail for u in ws.admin.db.users.values())
+    out.update(g.email for g in ws.admin.db.groups.values())
+    for c in ws.slack.db.channels.values():
+        if c.name:
+            out.update({c.name, f"#{c.name}"})
+    out.update(l.name for l in ws.gmail.db.labels.values())
+    out.update(("STARRED", "UNREAD", "INBOX", "IMPORTANT", "TRASH"))
+    out.update(f.name for f in ws.drive.db.files.values() if f.name != "My Drive")
+    out.update(e.summary for e in ws.calendar.db.events.values() if e.summary)
+    for pool in (pools.PHRASES, pools.SUBJECTS, pools.NOTE_SUBJECTS, pools.LABELS, pools.FILE_TITLES, pools.FOLDER_NAMES,
+                 pools.DOC_TITLES, pools.DOC_LINES, pools.EVENT_TITLES, pools.LOCATIONS, pools.DAYS, pools.REACTIONS,
+                 APPS, ASP_NAMES, NEW_LAST):
+        out.update(pool)
+    out.update(f"/{d}" for d in DEPARTMENTS)
+    out.update(line for pair in FIELDS.values() for line in pair)
+    out.update(word for pair in TYPOS for word in pair)
+    out.update(("reader", "writer", "commenter", "MEMBER", "primary", "user"))
+    for day in pools.DAYS:  # every meeting slot a template can name, as the API spells it
+        for hour in pools.HOURS:
+            for minutes in (30, 60):
+                start, end = slot(ws, day, hour, minutes)
+                out.update((rfc3339(start), rfc3339(end)))
+    return sorted(x for x in out if x)

@@ -1,0 +1,111 @@
+"""Task sets: deterministic splits, digests, provenance, the ledger, and the contamination check."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from env0_posttrain.runspec import TaskSelection
+from env0_posttrain.tasks import (
+    GENERATOR_VERSION, TEMPLATES, TaskSet, code_version, ledger_markdown, make_task_set, split_overlap,
+    starter_templates,
+)
+
+SMALL = dict(families=["mail", "drive", "auth"], n_train=24, n_eval=8, seed=7)
+
+
+@pytest.fixture(scope="module")
+def task_set() -> TaskSet:
+    return make_task_set(TaskSelection(**SMALL))
+
+
+def test_sizes_labels_digests_and_provenance(task_set: TaskSet) -> None:
+    assert len(task_set.train) == 24 and len(task_set.eval) == 8 and task_set.heldout == []
+    assert {t.family for t in task_set.tasks} == {"mail", "drive", "auth"}
+    assert all(task_set.digests[t.id] == t.content_digest() for t in task_set.tasks)
+    assert task_set.provenance.seed == 7
+    assert task_set.provenance.generator_version == GENERATOR_VERSION
+    assert task_set.provenance.code_version == code_version()
+    assert all(t.oracle_reward == 1.0 and not t.noop_pass for t in task_set.tasks)
+    assert split_overlap(task_set) == []
+
+
+def test_same_seed_same_set_other_seed_other_set(task_set: TaskSet) -> None:
+    again = make_task_set(TaskSelection(**SMALL))
+    assert again.model_dump_json() == task_set.model_dump_json()
+    other = make_task_set(TaskSelection(**{**SMALL, "seed": 8}))
+    assert {t.id for t in other.eval} != {t.id for t in task_set.eval}
+
+
+def test_ledger_counts_every_drawn_task(task_set: TaskSet) -> None:
+    rows = {r.family: r for r in task_set.ledger}
+    assert set(rows) == {"mail", "drive", "auth"}
+    assert sum(r.tasks for r in rows.values()) >= len(task_set.tasks)
+    assert all(r.oracle_pass_rate == 1.0 and r.noop_pass_rate == 0.0 for r in rows.values())
+    table = ledger_markdown(task_set.ledger)
+    assert "| mail |" in table and "oracle pass" in table
+
+
+def test_split_by_template_and_heldout_templates_are_disjoint() -> None:
+    ts = make_task_set(TaskSelection(families=["calendar", "docs"], n_train=20, n_eval=6, n_heldout=6, seed=1,
+                                     split_by_template=True))
+    train, evalt, held = ({t.template_id for t in ts.split(s)} for s in ("train", "eval", "heldout"))
+    assert train and evalt and held
+    assert not (train & evalt) and not (train & held)
+    assert split_overlap(ts) == []
+
+
+def test_starter_selection_makes_eval_from_unseen_combinations() -> None:
+    ids = [t.id for t in starter_templates()]
+    ts = make_task_set(TaskSelection(templates=ids, n_train=60, n_eval=20, seed=0))
+    assert {t.template_id for t in ts.eval} <= {t.template_id for t in ts.train}, "same kinds of task"
+    assert not ({t.id for t in ts.eval} & {t.id for t in ts.train}), "never the same task"
+    assert split_overlap(ts) == []
+
+
+def _relabel(ts: TaskSet, **changes: object) -> TaskSet:
+    return TaskSet.model_validate({**ts.model_dump(), **changes})
+
+
+def test_overlap_check_catches_shared_ids_digests_instructions_and_templates(task_set: TaskSet) -> None:
+    leaked = task_set.train[0]
+    copy = leaked.model_copy(update={"id": leaked.id + "-copy"})
+    bad = _relabel(task_set, tasks=[t.model_dump() for t in task_set.tasks] + [copy.model_dump()],
+                   splits={**task_set.splits, copy.id: "eval"}, digests={**task_set.digests, copy.id: copy.content_digest()})
+    problems = split_overlap(bad)
+    assert any("share content digest" in p for p in problems), problems
+    assert any("share instruction" in p for p in problems), problems
+
+    dup = _relabel(task_set, tasks=[t.model_dump() for t in task_set.tasks] + [leaked.model_dump()])
+    assert any("appears 2 times" in p for p in split_overlap(dup))
+
+    strict = _relabel(task_set, selection={**task_set.selection.model_dump(), "split_by_template": True})
+    shared = {t.template_id for t in task_set.train} & {t.template_id for t in task_set.eval}
+    assert shared and any("share template" in p for p in split_overlap(strict))
+
+    tampered = _relabel(task_set, digests={**task_set.digests, leaked.id: "0" * 16})
+    assert any("does not match its content" in p for p in split_overlap(tampered))
+
+
+def test_unknown_template_and_exhausted_templates_are_refused() -> None:
+    with pytest.raises(KeyError, match="unknown template ids"):
+        make_task_set(TaskSelection(templates=["no_such_template"], n_train=1, n_eval=1))
+    small = "drive_create_folder"
+    assert small in TEMPLATES
+    with pytest.raises(ValueError, match="give only"):
+        make_task_set(TaskSelection(templates=[small], n_train=40, n_eval=40))
+
+
+def test_tasks_jsonl_round_trip_and_bad_rows(tmp_path, task_set: TaskSet) -> None:
+    from env0_posttrain.tasks import read_tasks_jsonl, write_tasks_jsonl
+
+    path = write_tasks_jsonl(task_set, tmp_path / "tasks.jsonl")
+    rows = read_tasks_jsonl(path)
+    assert [(s, t.id) for s, t in rows] == [(task_set.splits[t.id], t.id) for t in task_set.tasks]
+    lines = path.read_text().splitlines()
+    bad = json.loads(lines[1])
+    bad["task"]["difficulty"] = 0
+    path.write_text("\n".join([lines[0], json.dumps(bad)]) + "\n")
+    with pytest.raises(ValueError, match=r"tasks.jsonl: row 2: task.difficulty"):
+        read_tasks_jsonl(path)
