@@ -191,7 +191,7 @@ def sft_validate(path: Path) -> None:
     from env0_posttrain.sft import validate_file
 
     report = validate_file(path)
-    typer.echo(report.summary())
+    typer.echo(str(report))
     if not report.ok:
         raise typer.Exit(1)
 

@@ -177,18 +177,24 @@ def _episodes_version(episodes: list) -> str:
     return content_hash([(e.task_id, e.trial, e.reward, e.stop_condition, len(e.messages)) for e in episodes])
 
 
-def collect_teacher(ctx: StageContext) -> StageResult:
-    from env0_posttrain.models import teacher_endpoint, rollout_settings
+def export_results(ctx: StageContext, episodes: list, tasks: dict) -> Path:
+    """The teacher round as results.jsonl (benchflow/verifiers rows): the file SFT conversion reads."""
     from env0_posttrain.sft import results_row, write_results_jsonl
+
+    path = ctx.artifacts("teacher") / "results.jsonl"
+    write_results_jsonl([results_row(e, tasks[e.task_id]) for e in episodes], path)
+    return path
+
+
+def collect_teacher(ctx: StageContext) -> StageResult:
+    from env0_posttrain.models import rollout_settings, teacher_endpoint
 
     tasks = load_tasks(ctx, ("train",))
     spec = ctx.spec
     endpoint = teacher_endpoint(spec, tasks)
     round_id, episodes, summary = _rollout(ctx, "teacher", tasks, spec.teacher.trials, endpoint,
                                            rollout_settings(spec, arm="teacher"))
-    by_id = {t.id: t for t in tasks}
-    path = ctx.artifacts("teacher") / "results.jsonl"
-    write_results_jsonl([results_row(e, by_id[e.task_id]) for e in episodes], path)
+    path = export_results(ctx, episodes, {t.id: t for t in tasks})
     meta = _rollout_metadata(round_id, episodes, summary) | {"results_jsonl": path, "teacher": spec.teacher.model}
     floor = spec.teacher.min_pass_rate
     return StageResult(
@@ -204,23 +210,53 @@ def collect_teacher(ctx: StageContext) -> StageResult:
 
 # sft rows ----------------------------------------------------------------------------------
 def build_sft_rows(ctx: StageContext) -> StageResult:
-    from env0_posttrain.sft import build_training_rows
+    from transformers import AutoTokenizer
+
+    from env0_posttrain.models import ensure_base_student
+    from env0_posttrain.sft import ConversionError, convert_both, export_parquet, results_row, validate_rows
+    from env0_posttrain.sft.curation import expected_episodes
+    from env0_posttrain.sft.jsonl_io import write_jsonl_atomic
 
     round_id = ctx.store.latest_round(ctx.run_id, "teacher")
     if round_id is None:
         raise RuntimeError(f"run {ctx.run_id}: no finished teacher round; materialize teacher_trajectories first")
     episodes = ctx.store.load_episodes(round_id)
     tasks = {t.id: t for t in load_tasks(ctx, ("train",))}
-    out = build_training_rows(episodes, tasks, ctx.spec, ctx.artifacts("sft"))
-    ctx.store.replace_sft_rows(ctx.run_id, out.trl_rows, round_id)
+    out = ctx.artifacts("sft")
+    results_path = export_results(ctx, episodes, tasks)
+    expected = expected_episodes([results_row(e, tasks[e.task_id]) for e in episodes], ctx.spec.sft)
+    tokenizer = AutoTokenizer.from_pretrained(str(ensure_base_student(ctx.spec, ctx.store, ctx.run_id, ctx.paths)))
+    try:
+        prime, trl, report = convert_both(results_path, ctx.spec.sft, tokenizer=tokenizer,
+                                          max_seq_length=ctx.spec.lora.max_seq_length, expected_episodes=expected)
+    except ConversionError as err:  # stored rows stay as they were; the blocking checks stop training
+        return StageResult(
+            metadata={"source_round": round_id, "error": str(err), "expected_episodes": expected},
+            data_version=content_hash("failed", str(err)),
+            checks=[CheckOutcome("rows_valid", False, str(err)), CheckOutcome("expected_row_count", False, str(err))],
+        )
+    trl_dicts = [r.to_jsonl_dict() for r in trl]
+    write_jsonl_atomic(prime, out / "prime-sft.jsonl")
+    write_jsonl_atomic(trl_dicts, out / "trl.jsonl")
+    parquet = export_parquet(trl, out / "dataset")
+    validation = validate_rows(trl_dicts, source=str(out / "trl.jsonl"))
+    ctx.store.replace_sft_rows(ctx.run_id, [(p.task_id, p.reward, t) for p, t in zip(prime, trl_dicts)], round_id)
+    skipped = dict(report.skipped)
+    kept = report.curation.n_kept_episodes
     return StageResult(
-        metadata={"source_round": round_id, **out.metadata},
-        data_version=content_hash(out.trl_rows),
+        metadata={
+            "source_round": round_id, "teacher_episodes": len(episodes), "kept_episodes": kept,
+            "expected_episodes": expected, "rows": len(trl_dicts), "upweight_copies": report.curation.n_upweight_copies,
+            "skipped": skipped, "results_jsonl": results_path, "prime_sft_jsonl": out / "prime-sft.jsonl",
+            "trl_jsonl": out / "trl.jsonl", "parquet": Path(parquet),
+            "rows_with_tool_calls": sum(any(m.get("tool_calls") for m in r.messages) for r in trl),
+        },
+        data_version=content_hash(trl_dicts),
         checks=[
-            CheckOutcome("rows_valid", out.valid, out.validation_summary, {"problems": out.problems[:50]}),
-            CheckOutcome("expected_row_count", out.count_ok, out.count_summary),
+            CheckOutcome("rows_valid", validation.ok, validation.summary(), validation.to_dict()),
+            CheckOutcome("expected_row_count", kept >= expected, f"kept {kept} episodes, expected {expected}"),
         ],
-        markdown={"skipped": md_table([{"reason": k, "rows": v} for k, v in out.skipped.items()])},
+        markdown={"skipped": md_table([{"reason": k, "rows": v} for k, v in skipped.items()])},
     )
 
 
@@ -278,11 +314,47 @@ def evaluate_arm(ctx: StageContext, arm: str) -> StageResult:
 
 # report ------------------------------------------------------------------------------------
 def write_report(ctx: StageContext) -> StageResult:
-    from env0_posttrain.reporting import render_run_report
+    from env0_posttrain.evaluate import build_report, report_metadata
 
-    rep = render_run_report(ctx)
+    episodes, rounds = [], {}
+    for arm in ARMS_ON_EVAL:
+        rid = ctx.store.latest_round(ctx.run_id, arm)
+        if rid:
+            rounds[arm] = rid
+            episodes += ctx.store.load_episodes(rid)
+    splits = ("eval", "heldout") if ctx.spec.tasks.n_heldout else ("eval",)
+    split_of = {t_id: s for s, j in ctx.store.load_tasks(ctx.run_id) for t_id in [json.loads(j)["id"]]}
+    tasks = load_tasks(ctx, splits)
+    training = ctx.store.latest_training(ctx.run_id)
+    info = ctx.store.task_set_info(ctx.run_id) or {}
+    lineage = {
+        "run_id": ctx.run_id, "run_spec_digest": ctx.spec.digest(), "task_set_digest": info.get("digest"),
+        "teacher": ctx.spec.teacher.model, "student": ctx.spec.student.model,
+        "adapter_revision": training["revision"] if training else None,
+        "train_id": training["train_id"] if training else None, "eval_rounds": rounds,
+        "code_version": code_version("workspace", "tasks", "agent", "sft", "train", "evaluate"),
+    }
+    history = [
+        {"timestamp": h["created_at"], "arm": h["arm"], "pass_rate": h["pass_rate"], "run_id": ctx.run_id}
+        for h in ctx.store.eval_history(ctx.run_id) if h["round_id"] not in rounds.values()
+    ]
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    report_dir = ctx.artifacts("report", stamp)
+    rep = build_report(
+        episodes, tasks, report_dir, splits={k: v for k, v in split_of.items()},
+        training_metrics=ctx.store.training_metrics(training["train_id"]) if training else [],
+        ledger=info.get("ledger", []), lineage=lineage, history=history, run_id=ctx.run_id, seed=ctx.spec.tasks.seed,
+    )
+    meta = report_metadata(rep)
+    ctx.store.record_report(ctx.run_id, rep.headline, rep.markdown, str(report_dir), meta["numbers"])
+    latest = ctx.paths.artifacts(ctx.run_id) / "report" / "LATEST"
+    latest.write_text(stamp + "\n")
     return StageResult(
-        metadata=rep.metadata,
-        data_version=content_hash(rep.numbers),
-        markdown={"report": rep.markdown},
+        metadata={
+            "headline": rep.headline, "verdict": meta["verdict"], "report_html": Path(meta["files"]["report.html"]),
+            "report_md": Path(meta["files"]["report.md"]), **{k: v for k, v in meta["numbers"].items() if v is not None},
+            **{f"plot_{k}": Path(v) for k, v in meta["plots"].items()},
+        },
+        data_version=content_hash(meta["numbers"]),
+        markdown={"report": meta["markdown_inline"]},
     )

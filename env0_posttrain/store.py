@@ -224,12 +224,13 @@ class Store:
         return self.query(sql, params)[0][0]
 
     # sft rows -----------------------------------------------------------------------------
-    def replace_sft_rows(self, run_id: str, rows: list[dict], source_round: str | None) -> None:
+    def replace_sft_rows(self, run_id: str, rows: list[tuple[str, float | None, dict]], source_round: str | None) -> None:
+        """rows: (task_id, reward, training row); the run's previous rows are replaced in one transaction."""
         with self.transaction() as con:
             con.execute("DELETE FROM sft_rows WHERE run_id = ?", [run_id])
             con.executemany(
                 "INSERT INTO sft_rows VALUES (?, ?, ?, ?, ?, ?)",
-                [[run_id, i, r.get("task_id", ""), source_round, r.get("reward"), json.dumps(r)] for i, r in enumerate(rows)],
+                [[run_id, i, t, source_round, r, json.dumps(row)] for i, (t, r, row) in enumerate(rows)],
             )
 
     def load_sft_rows(self, run_id: str) -> list[dict]:

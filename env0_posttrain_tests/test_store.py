@@ -59,6 +59,7 @@ def test_two_processes_write_without_losing_rows(tmp_path: Path):
 
 def test_sft_rows_replace_is_whole(tmp_path: Path):
     s = Store(tmp_path / "db.duckdb")
-    s.replace_sft_rows("r", [{"task_id": "a", "reward": 1.0}, {"task_id": "b"}], "round")
-    s.replace_sft_rows("r", [{"task_id": "c"}], "round2")
-    assert s.load_sft_rows("r") == [{"task_id": "c"}]
+    s.replace_sft_rows("r", [("a", 1.0, {"messages": [1]}), ("b", None, {"messages": [2]})], "round")
+    s.replace_sft_rows("r", [("c", 0.5, {"messages": [3]})], "round2")
+    assert s.load_sft_rows("r") == [{"messages": [3]}]
+    assert s.query("SELECT task_id, reward, source_round FROM sft_rows WHERE run_id = 'r'") == [("c", 0.5, "round2")]
