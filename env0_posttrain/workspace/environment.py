@@ -1,0 +1,233 @@
+"""The Workspace: six services over one frozen clock, one seed and one people directory.
+
+Every agent or HTTP call goes through `Workspace.call` under one lock, so concurrent clients are
+serialised (no lost update) and a failed write is rolled back from a copy-on-write savepoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from datetime import datetime, timezone
+from typing import Any
+
+from .base import DB, Service
+from .people import Company, Person, build_company
+from .tools import TOOLS, CallResult, dispatch, register, unknown_tool
+from .services.admin import Admin
+from .services.calendar import Calendar
+from .services.docs import Docs
+from .services.drive import Drive
+from .services.gmail import Gmail
+from .services.slack import Slack
+
+SERVICES: tuple[type[Service], ...] = (Gmail, Calendar, Drive, Docs, Slack, Admin)
+SERVICE_NAMES = tuple(s.name for s in SERVICES)
+for _cls in SERVICES:
+    register(_cls)
+
+DEFAULT_NOW = datetime(2026, 3, 11, 16, 0, 0, tzinfo=timezone.utc)  # a Wednesday afternoon
+_TEMPLATES: "OrderedDict[tuple[int, datetime], dict[str, DB]]" = OrderedDict()
+_TEMPLATE_LOCK = threading.Lock()
+
+
+class Workspace:
+    """One isolated company workspace. Build with `Workspace.seeded(seed)`."""
+
+    gmail: Gmail
+    calendar: Calendar
+    drive: Drive
+    docs: Docs
+    slack: Slack
+    admin: Admin
+
+    def __init__(self, seed: int = 0, now: datetime | None = None, dbs: dict[str, DB] | None = None):
+        now = now or DEFAULT_NOW
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=timezone.utc)
+        self.seed = seed
+        self.now: datetime = now.astimezone(timezone.utc)
+        self.company: Company = build_company(seed)
+        self.lock = threading.RLock()
+        self.action_log: list[dict[str, Any]] = []
+        self._snapshots: dict[str, tuple[dict[str, DB], int]] = {}
+        self._baseline_pending = False  # True: "seed" follows the state until the first call (planting helpers)
+        for cls in SERVICES:
+            db = dbs[cls.name].clone() if dbs else cls.DB()
+            setattr(self, cls.name, cls(self, db))
+        if not dbs:
+            for cls in SERVICES:
+                getattr(self, cls.name).bootstrap()
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def seeded(cls, seed: int = 0, now: datetime | None = None) -> "Workspace":
+        """A realistic company with filler; built once per (seed, now) and then cloned (rows are shared)."""
+        from .seeding import populate
+
+        key = (seed, now or DEFAULT_NOW)
+        with _TEMPLATE_LOCK:
+            tpl = _TEMPLATES.get(key)
+            if tpl is not None:
+                _TEMPLATES.move_to_end(key)
+        if tpl is None:
+            ws = cls(seed, now)
+            populate(ws)
+            tpl = {name: ws.service(name).db.clone() for name in SERVICE_NAMES}
+            with _TEMPLATE_LOCK:
+                _TEMPLATES[key] = tpl
+                while len(_TEMPLATES) > 64:
+                    _TEMPLATES.popitem(last=False)
+        ws = cls(seed, now, dbs=tpl)
+        ws.snapshot("seed")
+        ws._baseline_pending = True
+        return ws
+
+    def fork(self) -> "Workspace":
+        """An independent copy sharing the immutable rows (microseconds): e.g. keep the start state for a verifier."""
+        with self.lock:
+            dbs = {name: self.service(name).db for name in SERVICE_NAMES}
+            other = Workspace(self.seed, self.now, dbs=dbs)
+            other._snapshots = {k: ({s: db.clone() for s, db in v[0].items()}, 0) for k, v in self._snapshots.items()}
+            other._baseline_pending = self._baseline_pending
+            return other
+
+    # -- people ---------------------------------------------------------------------------------
+    @property
+    def directory(self) -> list[Person]:
+        return list(self.company.people)
+
+    @property
+    def me(self) -> Person:
+        return self.company.me
+
+    @property
+    def domain(self) -> str:
+        return self.company.domain
+
+    def person(self, email: str) -> Person | None:
+        return self.company.by_email(email)
+
+    def service(self, name: str) -> Service:
+        return getattr(self, name)
+
+    def now_ms(self) -> int:
+        return int(self.now.timestamp() * 1000)
+
+    def now_rfc3339(self) -> str:
+        return self.now.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+    # -- calls ----------------------------------------------------------------------------------
+    def call(self, name: str, arguments: Any, *, source: str = "tool") -> CallResult:
+        spec = TOOLS.get(name)
+        if spec is None:
+            return unknown_tool(name)
+        with self.lock:
+            self._settle_baseline()
+            res = dispatch(self, spec, arguments)
+            entry: dict[str, Any] = {"seq": len(self.action_log) + 1, "tool": name, "service": spec.service,
+                                     "writes": spec.writes, "ok": res.ok, "source": source,
+                                     "args": dict(arguments) if isinstance(arguments, dict) else {"_invalid": repr(arguments)[:200]}}
+            if not res.ok:
+                entry["status"] = res.status
+            self.action_log.append(entry)
+            return res
+
+    def _savepoint(self) -> dict[str, DB]:
+        return {name: self.service(name).db.clone() for name in SERVICE_NAMES}
+
+    def _rollback(self, saved: dict[str, DB]) -> None:
+        for name, db in saved.items():
+            self.service(name).db = db
+
+    # -- admin surface --------------------------------------------------------------------------
+    def state(self, service: str | None = None) -> dict[str, Any]:
+        with self.lock:
+            if service is not None:
+                return self.service(service).db.dump()
+            out: dict[str, Any] = {"meta": self.state_meta()}
+            for name in SERVICE_NAMES:
+                out[name] = self.service(name).db.dump()
+            return out
+
+    def state_hash(self, service: str | None = None) -> str:
+        """sha256 of the canonical JSON of state(service), built from per-row memos (rows are immutable)."""
+        with self.lock:
+            if service is not None:
+                blob = self.service(service).db.canonical()
+            else:
+                meta = json.dumps(self.state_meta(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                parts = [f'"meta":{meta}'] + [f'"{n}":{self.service(n).db.canonical()}' for n in SERVICE_NAMES]
+                parts.sort()
+                blob = "{" + ",".join(parts) + "}"
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def state_meta(self) -> dict[str, Any]:
+        return {"seed": self.seed, "now": self.now.isoformat(), "domain": self.domain}
+
+    def _settle_baseline(self) -> None:
+        """Items planted with the seeding helpers before the first call belong to the "seed" baseline."""
+        if self._baseline_pending:
+            self._baseline_pending = False
+            self._snapshots["seed"] = (self._savepoint(), len(self.action_log))
+
+    def snapshot(self, name: str = "default") -> None:
+        """Exact and O(rows) shallow: rows are immutable, so the snapshot shares them."""
+        with self.lock:
+            if name == "seed":
+                self._baseline_pending = False
+            else:
+                self._settle_baseline()
+            self._snapshots[name] = (self._savepoint(), len(self.action_log))
+
+    def restore(self, name: str = "default", service: str | None = None) -> None:
+        """Back to a snapshot: every service (and the action log), or just one service's state."""
+        with self.lock:
+            self._settle_baseline()
+            if name not in self._snapshots:
+                raise KeyError(f"no snapshot named {name!r}; have {sorted(self._snapshots)}")
+            dbs, log_len = self._snapshots[name]
+            for svc, db in dbs.items():
+                if service is None or svc == service:
+                    self.service(svc).db = db.clone()
+            if service is None:
+                del self.action_log[log_len:]
+
+    def snapshots(self) -> list[str]:
+        return sorted(self._snapshots)
+
+    def reset(self, service: str | None = None) -> None:
+        """Back to the "seed" snapshot (re-take it after planting task items to move the baseline)."""
+        self.restore("seed", service)
+
+    def diff(self, since: str = "seed", service: str | None = None) -> dict[str, Any]:
+        """Rows added / updated / deleted since a snapshot, per service and table (only non-empty)."""
+        with self.lock:
+            self._settle_baseline()
+            base_dbs, _ = self._snapshots[since]
+            out: dict[str, Any] = {}
+            for name in ([service] if service else SERVICE_NAMES):
+                cur_tables = self.service(name).db.tables()
+                base_tables = base_dbs[name].tables()
+                svc_out: dict[str, Any] = {}
+                for tname, cur in cur_tables.items():
+                    base = base_tables.get(tname, {})
+                    added = {k: cur[k].dump() for k in cur.keys() - base.keys()}
+                    deleted = {k: base[k].dump() for k in base.keys() - cur.keys()}
+                    updated = {}
+                    for k in cur.keys() & base.keys():
+                        a, b = base[k], cur[k]
+                        if a is not b and a != b:
+                            updated[k] = {"before": a.dump(), "after": b.dump()}
+                    t = {kind: dict(sorted(v.items())) for kind, v in
+                         (("added", added), ("updated", updated), ("deleted", deleted)) if v}
+                    if t:
+                        svc_out[tname] = t
+                if svc_out:
+                    out[name] = svc_out
+            return out
+
+    def log(self, service: str | None = None) -> list[dict[str, Any]]:
+        return [e for e in self.action_log if service is None or e["service"] == service]

@@ -1,0 +1,166 @@
+"""Request routing for the HTTP app: real API paths -> tool specs, and wire arguments -> handler kwargs."""
+
+from __future__ import annotations
+
+import json
+import re
+from email import policy
+from email.parser import BytesParser
+from typing import Any
+
+from .errors import ApiError, bad_request, google_error
+from .tools import TOOLS, ToolSpec
+
+# Google's system parameters: accepted on every method, meaningful only where a handler takes them.
+SYSTEM_PARAMS = {"alt", "fields", "prettyPrint", "key", "quotaUser", "access_token", "oauth_token", "upload_protocol",
+                 "uploadType", "$.xgafv", "callback", "userIp"}
+
+
+class Router:
+    """Regex routes for the Google methods, and a name table for Slack's /api/<method>."""
+
+    def __init__(self) -> None:
+        self.routes: list[tuple[str, re.Pattern[str], ToolSpec, bool]] = []
+        self.slack: dict[str, ToolSpec] = {}
+        for spec in TOOLS.values():
+            if spec.service == "slack":
+                self.slack[spec.method_id] = spec
+                continue
+            self.routes.append((spec.http_method, _compile(spec.path), spec, False))
+            if spec.upload_path:
+                self.routes.append((spec.http_method, _compile(spec.upload_path.lstrip("/")), spec, True))
+        # literal segments first (".../messages/send" before ".../messages/{id}"), bucketed by verb + first segment
+        self.routes.sort(key=lambda r: r[1].pattern.count("[^/]"))
+        self.buckets: dict[tuple[str, str], list[tuple[re.Pattern[str], ToolSpec, bool]]] = {}
+        for verb, rx, spec, upload in self.routes:
+            head = (spec.upload_path.lstrip("/") if upload else spec.path).split("/", 1)[0]
+            self.buckets.setdefault((verb, head), []).append((rx, spec, upload))
+
+    def match(self, method: str, path: str) -> tuple[ToolSpec, dict[str, str], bool] | None:
+        path = path.lstrip("/")
+        for rx, spec, upload in self.buckets.get((method, path.split("/", 1)[0]), ()):
+            m = rx.fullmatch(path)
+            if m:
+                return spec, m.groupdict(), upload
+        return None
+
+
+def _compile(path: str) -> re.Pattern[str]:
+    out, pos = "", 0
+    for m in re.finditer(r"{\+?(\w+)}", path):
+        out += re.escape(path[pos:m.start()]) + f"(?P<{m.group(1)}>[^/]+?)"
+        pos = m.end()
+    return re.compile(out + re.escape(path[pos:]))
+
+
+def google_kwargs(spec: ToolSpec, path_params: dict[str, str], query: list[tuple[str, str]],
+                  body: bytes, content_type: str, upload: bool) -> tuple[dict[str, Any], str | None]:
+    """Handler kwargs from the wire, plus a `fields` selection to apply afterwards (None: not requested)."""
+    from urllib.parse import unquote
+
+    kwargs: dict[str, Any] = {k: unquote(v) for k, v in path_params.items()}
+    post_fields = None
+    for k, v in query:
+        kind = spec.kinds.get(k)
+        if kind is None:
+            if k == "fields":
+                post_fields = v
+                continue
+            if k in SYSTEM_PARAMS:
+                if k == "alt" and v not in ("json", "media", "proto"):
+                    raise bad_request(f"Invalid value for alt: {v}", "invalid", "alt")
+                continue
+            kwargs[k] = v  # rejected with the API's own error by the tool layer
+        elif kind == "array":
+            kwargs.setdefault(k, []).append(v)
+        else:
+            kwargs[k] = v
+    if upload:
+        _upload_kwargs(spec, query, body, content_type, kwargs)
+    elif body.strip():
+        if "body" not in spec.kinds:
+            raise bad_request("Invalid JSON payload received. Unknown name: request body.", "invalidArgument")
+        kwargs["body"] = _json(body)
+    return kwargs, post_fields
+
+
+def _json(body: bytes) -> Any:
+    try:
+        value = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise google_error(400, "Invalid JSON payload received.", "parseError") from None
+    if not isinstance(value, dict):
+        raise google_error(400, "Invalid JSON payload received. Expected an object.", "parseError")
+    return value
+
+
+def _upload_kwargs(spec: ToolSpec, query: list[tuple[str, str]], body: bytes, content_type: str,
+                   kwargs: dict[str, Any]) -> None:
+    kind = dict(query).get("uploadType", "media")
+    meta: dict[str, Any] = {}
+    if kind == "multipart":
+        parts = split_multipart(content_type, body)
+        if len(parts) != 2:
+            raise bad_request("Multipart upload needs a metadata part and a media part.", "badContent")
+        meta = _json(parts[0] or b"{}")
+        media = parts[1]
+    elif kind == "media":
+        media = body
+    else:
+        raise bad_request(f"Upload type {kind!r} is not supported here; use media or multipart.", "badRequest")
+    if spec.service == "gmail":
+        import base64
+
+        inner = dict(meta.get("message", meta)) if spec.name.startswith("gmail_drafts") else dict(meta)
+        inner["raw"] = base64.urlsafe_b64encode(media).decode()
+        kwargs["body"] = {"message": inner} if spec.name.startswith("gmail_drafts_create") else inner
+    else:
+        kwargs["body"] = meta
+        kwargs["content"] = media.decode("utf-8", errors="replace")
+
+
+def split_multipart(content_type: str, body: bytes) -> list[bytes]:
+    """Payloads of a multipart/related body (binary or base64 parts), without interpreting them."""
+    import base64
+
+    header = BytesParser(policy=policy.default).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n")
+    boundary = header.get_param("boundary")
+    if not boundary:
+        raise bad_request("Missing multipart boundary.", "badContent")
+    out = []
+    for chunk in body.split(b"--" + str(boundary).encode())[1:]:
+        if chunk.startswith(b"--"):
+            break
+        head, sep, payload = chunk.lstrip(b"\r\n").partition(b"\r\n\r\n")
+        if not sep:
+            head, sep, payload = chunk.lstrip(b"\n").partition(b"\n\n")
+        if payload.endswith(b"\r\n"):
+            payload = payload[:-2]
+        elif payload.endswith(b"\n"):
+            payload = payload[:-1]
+        if b"base64" in head.lower() and b"content-transfer-encoding" in head.lower():
+            try:
+                payload = base64.b64decode(payload)
+            except ValueError:
+                raise bad_request("Invalid base64 part.", "badContent") from None
+        out.append(payload)
+    return out
+
+
+def slack_kwargs(query: list[tuple[str, str]], body: bytes, content_type: str) -> dict[str, Any]:
+    from urllib.parse import parse_qsl
+
+    args: dict[str, Any] = dict(query)
+    if body.strip():
+        if content_type.startswith("application/json"):
+            try:
+                value = json.loads(body)
+            except (ValueError, UnicodeDecodeError):
+                raise ApiError(200, {"ok": False, "error": "invalid_json"}) from None
+            if not isinstance(value, dict):
+                raise ApiError(200, {"ok": False, "error": "invalid_json"})
+            args.update(value)
+        else:
+            args.update(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
+    args.pop("token", None)
+    return args

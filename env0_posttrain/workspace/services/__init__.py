@@ -1,0 +1,1 @@
+"""The six services: each a pydantic DB (data_model), a toolkit of real API methods, and seeding helpers."""

@@ -1,0 +1,3 @@
+from .toolkit import Admin
+
+__all__ = ["Admin"]

@@ -1,0 +1,3 @@
+from .toolkit import Calendar
+
+__all__ = ["Calendar"]

@@ -1,0 +1,3 @@
+from .toolkit import Docs
+
+__all__ = ["Docs"]

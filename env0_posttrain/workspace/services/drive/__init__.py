@@ -1,0 +1,3 @@
+from .toolkit import Drive
+
+__all__ = ["Drive"]

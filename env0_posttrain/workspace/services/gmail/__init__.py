@@ -1,0 +1,3 @@
+from .toolkit import Gmail
+
+__all__ = ["Gmail"]

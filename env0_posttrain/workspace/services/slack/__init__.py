@@ -1,0 +1,3 @@
+from .toolkit import Slack
+
+__all__ = ["Slack"]

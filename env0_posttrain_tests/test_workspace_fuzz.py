@@ -1,0 +1,168 @@
+"""Property-based fuzzing: random tool-call sequences and raw HTTP requests never produce a 5xx, keep the
+state consistent, and a restore always returns the exact starting hash."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from env0_posttrain.workspace import TOOLS, Workspace, call_tool
+from env0_posttrain.workspace.http_app import create_app
+from env0_posttrain.workspace.services.drive.data_model import GDOC
+
+BASE = Workspace.seeded(0)
+POOL = {
+    "string": [BASE.gmail.mailbox()[0].id, BASE.gmail.mailbox()[0].threadId, "me", "primary", "general", "random",
+               BASE.directory[3].email, BASE.directory[3].slack_user_id, BASE.me.email, "INBOX", "UNREAD",
+               next(iter(BASE.drive.db.files)), next(iter(BASE.docs.db.documents)), next(iter(BASE.calendar.db.events)),
+               next(iter(BASE.slack.db.channels)), next(iter(BASE.slack.db.messages)).split("/")[1],
+               "is:unread from:" + BASE.directory[3].first, "name contains 'a'", "2026-03-11T00:00:00Z",
+               "2026-03-12T00:00:00Z", "startTime", "full", "raw", "minimal", "media", "reader", "writer"],
+}
+junk = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.text(max_size=12),
+                 st.lists(st.text(max_size=6), max_size=3), st.dictionaries(st.text(max_size=5), st.text(max_size=5),
+                                                                            max_size=2))
+bodies = st.one_of(
+    st.fixed_dictionaries({}, optional={
+        "name": st.text(max_size=8), "summary": st.text(max_size=8), "title": st.text(max_size=8),
+        "start": st.fixed_dictionaries({"dateTime": st.sampled_from(["2026-03-12T10:00:00Z", "bad", ""])}),
+        "end": st.fixed_dictionaries({"dateTime": st.sampled_from(["2026-03-12T11:00:00Z", "2026-03-12T09:00:00Z"])}),
+        "attendees": st.lists(st.fixed_dictionaries({"email": st.sampled_from([BASE.directory[2].email, "x", ""])}),
+                              max_size=2),
+        "addLabelIds": st.lists(st.sampled_from(["STARRED", "UNREAD", "Label_1", "nope"]), max_size=2),
+        "removeLabelIds": st.lists(st.sampled_from(["INBOX", "UNREAD"]), max_size=2),
+        "type": st.sampled_from(["user", "anyone", "domain", "bogus"]),
+        "role": st.sampled_from(["reader", "writer", "owner", "x"]),
+        "emailAddress": st.sampled_from([BASE.directory[4].email, "not-an-email"]),
+        "requests": st.lists(st.sampled_from([
+            {"insertText": {"location": {"index": 1}, "text": "hi "}},
+            {"insertText": {"location": {"index": 10**6}, "text": "x"}},
+            {"deleteContentRange": {"range": {"startIndex": 1, "endIndex": 3}}},
+            {"replaceAllText": {"containsText": {"text": "the"}, "replaceText": "a"}}, {"bogus": {}}]), max_size=3),
+        "suspended": st.booleans(), "raw": st.sampled_from(["", "!!", "VG86IGFAYi5jb20KCmhp"]),
+        "items": st.lists(st.fixed_dictionaries({"id": st.sampled_from([BASE.me.email, "nobody"])}), max_size=2),
+        "timeMin": st.sampled_from(["2026-03-11T00:00:00Z", "x"]), "timeMax": st.sampled_from(["2026-03-13T00:00:00Z"]),
+        "email": st.sampled_from([BASE.directory[6].email, "ghost@x.com"]), "id": st.sampled_from(POOL["string"]),
+    }),
+    junk)
+
+
+@st.composite
+def tool_calls(draw):
+    name = draw(st.sampled_from(sorted(TOOLS)))
+    spec = TOOLS[name]
+    args = {}
+    for p, kind in spec.kinds.items():
+        if p not in spec.required and draw(st.booleans()):
+            continue
+        if p == "body":
+            args[p] = draw(bodies)
+        elif kind == "string":
+            args[p] = draw(st.one_of(st.sampled_from(POOL["string"]), junk))
+        elif kind == "integer":
+            args[p] = draw(st.one_of(st.integers(-3, 600), junk))
+        else:
+            args[p] = draw(junk)
+    if draw(st.integers(0, 9)) == 0:
+        args[draw(st.text(min_size=1, max_size=5))] = draw(junk)
+    return name, args
+
+
+def consistent(ws: Workspace) -> None:
+    g = ws.gmail.db
+    for d in g.drafts.values():
+        assert "DRAFT" in g.messages[d.messageId].labelIds
+    for m in g.messages.values():
+        for lid in m.labelIds:
+            assert ws.gmail.valid_label(m.userId, lid), (m.id, lid)
+    for e in ws.calendar.db.events.values():
+        assert e.calendarId in ws.calendar.db.calendars
+    files, docs = ws.drive.db.files, ws.docs.db.documents
+    for f in files.values():
+        owners = [p for p in f.permissions if p.role == "owner"]
+        assert len(owners) == 1 and owners[0].emailAddress == f.ownerEmail
+    assert {i for i, f in files.items() if f.mimeType == GDOC} == set(docs)
+    for m in ws.slack.db.messages.values():
+        assert m.channel in ws.slack.db.channels
+    a = ws.admin.db
+    for m in a.members.values():
+        assert m.groupId in a.groups and (m.id in a.users or m.id in a.groups)
+    for table in (a.tokens, a.asps, a.codes):
+        assert all(r.userId in a.users for r in table.values())
+    json.dumps(ws.state())
+    assert ws.state_hash() == ws.state_hash()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(tool_calls(), min_size=1, max_size=8))
+def test_random_tool_sequences_never_5xx_stay_consistent_and_restore_exactly(calls):
+    ws = Workspace.seeded(0)
+    h0 = ws.state_hash()
+    ws.snapshot("start")
+    for name, args in calls:
+        res = call_tool(ws, name, args)
+        if not res["ok"]:
+            err = res["error"]
+            assert err.get("ok") is False or err["error"]["code"] < 500, (name, args, err)
+    consistent(ws)
+    ws.restore("start")
+    assert ws.state_hash() == h0
+
+
+CLIENT = TestClient(create_app(lambda: Workspace.seeded(0)))
+PATHS = ["/gmail/v1/users/me/messages", "/gmail/v1/users/me/messages/send", "/gmail/v1/users/me/labels",
+         "/gmail/v1/users/other@x.com/messages", "/calendar/v3/calendars/primary/events", "/calendar/v3/freeBusy",
+         "/drive/v3/files", "/upload/drive/v3/files", "/v1/documents", "/v1/documents/x:batchUpdate",
+         "/admin/directory/v1/users", "/admin/directory/v1/groups/nope/members", "/api/chat.postMessage",
+         "/api/conversations.history", "/api/unknown.method", "/nothing/here", "/_admin/diff", "/_admin/gmail/state"]
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE"]), st.sampled_from(PATHS),
+       st.dictionaries(st.sampled_from(["q", "maxResults", "pageToken", "alt", "fields", "uploadType", "limit",
+                                        "channel", "text", "timeMin", "orderBy", "bogus"]), st.text(max_size=10),
+                       max_size=3),
+       st.one_of(st.binary(max_size=40), st.just(b'{"raw": 5}'), st.just(b"[1,2]"), st.just(b'{"name": "x"}')),
+       st.sampled_from(["application/json", "application/x-www-form-urlencoded", "multipart/related; boundary=b",
+                        "text/plain"]))
+def test_raw_http_garbage_never_gets_a_5xx(method, path, params, body, ctype):
+    h0 = CLIENT.app.state.ws.state_hash()
+    CLIENT.app.state.ws.snapshot("before")
+    r = CLIENT.request(method, path, params=params, content=body, headers={"content-type": ctype})
+    assert r.status_code < 500, (method, path, params, body, r.text)
+    if r.status_code != 204 and r.content:
+        r.json() if "json" in r.headers.get("content-type", "") else None
+    CLIENT.app.state.ws.restore("before")
+    assert CLIENT.app.state.ws.state_hash() == h0
+
+
+@pytest.mark.parametrize("method,path,params,body,status,reason", [
+    ("GET", "/gmail/v1/users/me/messages", {"bogus": "1"}, b"", 400, "invalid"),
+    ("GET", "/gmail/v1/users/me/messages", {"maxResults": "lots"}, b"", 400, "invalid"),
+    ("GET", "/gmail/v1/users/me/messages", {"alt": "xml"}, b"", 400, "invalid"),
+    ("POST", "/gmail/v1/users/me/messages/send", {}, b"{not json", 400, "parseError"),
+    ("POST", "/calendar/v3/calendars/primary/events", {}, b"[1]", 400, "parseError"),
+    ("GET", "/drive/v3/files/nope", {}, b"", 404, "notFound"),
+    ("GET", "/drive/v3/files", {"fields": "files(id"}, b"", 400, "invalidParameter"),
+    ("DELETE", "/gmail/v1/users/me/labels/INBOX", {}, b"", 400, "invalidArgument"),
+    ("GET", "/no/such/api", {}, b"", 404, "notFound"),
+])
+def test_http_errors_have_the_google_shape_and_change_nothing(method, path, params, body, status, reason):
+    h0 = CLIENT.app.state.ws.state_hash()
+    r = CLIENT.request(method, path, params=params, content=body, headers={"content-type": "application/json"})
+    assert r.status_code == status
+    err = r.json()["error"]
+    assert err["code"] == status and err["errors"][0]["reason"] == reason and err["status"]
+    assert CLIENT.app.state.ws.state_hash() == h0
+
+
+def test_slack_errors_are_http_200_with_ok_false():
+    assert CLIENT.post("/api/unknown.method").json()["error"] == "unknown_method"
+    r = CLIENT.post("/api/chat.postMessage", data={"channel": "nope", "text": "x"})
+    assert r.status_code == 200 and r.json() == {"ok": False, "error": "channel_not_found"}
+    r = CLIENT.post("/api/chat.postMessage", content=b"{bad", headers={"content-type": "application/json"})
+    assert r.json() == {"ok": False, "error": "invalid_json"}
