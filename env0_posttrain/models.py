@@ -20,7 +20,7 @@ TINY_STUDENTS = ("tiny-qwen3", "tiny-qwen3_5")
 
 def rollout_settings(spec: RunSpec, arm: str) -> AgentSettings:
     if arm in ("teacher", "teacher_eval"):
-        return AgentSettings.for_teacher(spec.teacher, max_steps=spec.eval.max_steps)
+        return AgentSettings.for_teacher(spec.teacher, max_steps=spec.teacher.max_steps)
     return AgentSettings.for_eval(spec.eval)
 
 

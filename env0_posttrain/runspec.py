@@ -61,6 +61,7 @@ class TeacherSpec(_Section):
     skill: float = Field(default=0.85, ge=0.0, le=1.0, description="oracle teacher only: 1 - error rate")
     trials: int = Field(default=1, ge=1)
     concurrency: int = Field(default=16, ge=1)
+    max_steps: int = Field(default=30, ge=1, description="model calls per teacher episode")
     min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
 
 

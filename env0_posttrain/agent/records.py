@@ -79,6 +79,9 @@ class Episode(BaseModel):
     duration_s: float = 0.0
     infra_errors: int = Field(default=0, description="infrastructure failures retried during the episode")
     agent_errors: int = Field(default=0, description="malformed calls, unknown tools")
+    error_counts: dict[str, int] = Field(
+        default_factory=dict, description="errors by kind (timeout, rate_limit, malformed_call, unknown_tool...)"
+    )
 
     @property
     def reward(self) -> float:

@@ -1,0 +1,166 @@
+"""Agent harness benchmark: concurrent episodes against a fake model with a fixed latency.
+
+    .venv/bin/python bench/agent_bench.py [--episodes 256] [--concurrency 64] [--latency 0.1]
+
+The fake model is the oracle teacher with `env0_latency_s` (it sleeps, then plays the task's
+solution), driven through litellm, the real workspace, tools and verifiers. "Ideal" is the
+makespan of the same episodes (their real step counts) packed onto `concurrency` slots with
+zero overhead, so the tail of the run is not counted against the harness. Overhead per step is
+the slot time each step took beyond the model's latency. A litellm-only row (the same fake
+latency, no harness) separates litellm's own per-call cost from the loop's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import heapq
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from env0_posttrain.agent import AgentSettings, WorkspaceEnv, oracle_endpoint, run_rollouts  # noqa: E402
+from env0_posttrain.agent.llm import litellm, register_free_model, register_provider  # noqa: E402
+from env0_posttrain.agent.provider_base import Env0Provider, fill_response  # noqa: E402
+from env0_posttrain.tasks.model import VerifierResult  # noqa: E402
+
+
+class Sleeper(Env0Provider):
+    """Replies 'done' after the latency: litellm's cost with nothing else around it."""
+
+    async def respond(self, model, messages, options, meta, model_response):
+        await asyncio.sleep(float(options.get("env0_latency_s", 0.0)))
+        return fill_response(model_response, model, {"role": "assistant", "content": "done"})
+
+
+def ideal_makespan(steps_per_episode: list[int], concurrency: int, latency: float) -> float:
+    slots = [0.0] * min(concurrency, len(steps_per_episode))
+    heapq.heapify(slots)
+    for steps in steps_per_episode:
+        heapq.heappush(slots, heapq.heappop(slots) + steps * latency)
+    return max(slots) if slots else 0.0
+
+
+def row(name: str, steps: list[int], wall: float, cpu: float, concurrency: int, latency: float) -> dict:
+    total = sum(steps)
+    ideal = ideal_makespan(steps, concurrency, latency)
+    return {"scenario": name, "episodes": len(steps), "steps": total, "wall_s": wall, "ideal_s": ideal,
+            "steps_per_s": total / wall, "ideal_steps_per_s": total / ideal, "pct_ideal": 100 * ideal / wall,
+            "overhead_ms_per_step": 1000 * (wall * min(concurrency, len(steps)) / total - latency),
+            "cpu_ms_per_step": 1000 * cpu / total}
+
+
+async def litellm_only(episodes: int, steps: int, concurrency: int, latency: float) -> dict:
+    register_provider("env0-bench", Sleeper())
+    register_free_model("env0-bench/sleeper")
+    sem = asyncio.Semaphore(concurrency)
+    msgs = [{"role": "user", "content": "hi"}]
+
+    async def episode() -> None:
+        async with sem:
+            for _ in range(steps):
+                await litellm.acompletion(model="env0-bench/sleeper", messages=msgs, env0_latency_s=latency)
+
+    await episode()  # warm-up
+    c0, t0 = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(episode() for _ in range(episodes)))
+    return row("litellm only (no harness)", [steps] * episodes, time.perf_counter() - t0, time.process_time() - c0,
+               concurrency, latency)
+
+
+class NullEnv:
+    """Tools that succeed without doing anything: the loop, litellm and the oracle, minus the workspace."""
+
+    def build(self, task):
+        return None
+
+    def call_tool(self, ws, name, arguments):
+        return {"ok": True, "result": {}}
+
+    def tool_names(self):
+        return WorkspaceEnv().tool_names()
+
+    def openai_tools(self, names):
+        return WorkspaceEnv().openai_tools(names)
+
+    def verify(self, task, start, end, final_answer):
+        return VerifierResult(reward=1.0)
+
+
+class TimedEnv(WorkspaceEnv):
+    """The real workspace, with the CPU time spent in it counted."""
+
+    cpu = 0.0
+
+    def _timed(self, fn, *args):
+        c0 = time.process_time()
+        try:
+            return fn(*args)
+        finally:
+            TimedEnv.cpu += time.process_time() - c0
+
+    def build(self, task):
+        return self._timed(super().build, task)
+
+    def call_tool(self, ws, name, arguments):
+        return self._timed(super().call_tool, ws, name, arguments)
+
+    def verify(self, task, start, end, final_answer):
+        return self._timed(super().verify, task, start, end, final_answer)
+
+
+async def harness(tasks, concurrency: int, latency: float, name: str, env) -> dict:
+    settings = AgentSettings(max_steps=40, concurrency=concurrency)
+    by_task: dict[str, int] = {}
+    await run_rollouts(tasks[:2], "teacher", 1, oracle_endpoint(latency_s=0.0), settings, "bench-warm", set(), None,
+                       env=env, progress=False)
+    TimedEnv.cpu = 0.0
+    c0, t0 = time.process_time(), time.perf_counter()
+    await run_rollouts(tasks, "teacher", 1, oracle_endpoint(latency_s=latency), settings, "bench", set(),
+                       lambda ep: by_task.__setitem__(ep.task_id, len(ep.exchanges)), env=env, progress=False)
+    steps = [by_task[t.id] for t in tasks]  # in start order, as the ideal schedule packs them
+    out = row(name, steps, time.perf_counter() - t0, time.process_time() - c0, concurrency, latency)
+    out["env_cpu_ms_per_step"] = 1000 * TimedEnv.cpu / sum(steps) if isinstance(env, TimedEnv) else 0.0
+    return out
+
+
+def print_table(rows: list[dict], concurrency: int, latency: float) -> None:
+    print(f"\nagent harness, concurrency {concurrency}, fake model latency {latency * 1000:.0f} ms, "
+          f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}")
+    head = ("scenario", "episodes", "steps", "wall_s", "ideal_s", "steps/s", "ideal/s", "% ideal", "ovh ms/step",
+            "cpu ms/step", "of it workspace")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in rows:
+        print(f"| {r['scenario']} | {r['episodes']} | {r['steps']} | {r['wall_s']:.2f} | {r['ideal_s']:.2f} | "
+              f"{r['steps_per_s']:.0f} | {r['ideal_steps_per_s']:.0f} | {r['pct_ideal']:.0f}% | "
+              f"{r['overhead_ms_per_step']:.1f} | {r['cpu_ms_per_step']:.2f} | {r.get('env_cpu_ms_per_step', 0):.2f} |")
+    full = rows[-1]
+    ceiling = 1000 / full["cpu_ms_per_step"]
+    print(f"goal >= 90% of ideal: {'met' if full['pct_ideal'] >= 90 else 'NOT met'} ({full['pct_ideal']:.0f}%). "
+          f"One event loop is one core: at {full['cpu_ms_per_step']:.2f} ms CPU per step the ceiling is "
+          f"{ceiling:.0f} steps/s against {full['ideal_steps_per_s']:.0f} ideal.")
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--episodes", type=int, default=256)
+    ap.add_argument("--concurrency", type=int, nargs="+", default=[64])
+    ap.add_argument("--latency", type=float, default=0.1)
+    args = ap.parse_args()
+    from env0_posttrain.tasks import generate_tasks
+
+    pool = generate_tasks(0, per_template=max(1, -(-args.episodes // 100)))
+    tasks = (pool * (1 + args.episodes // len(pool)))[: args.episodes]
+    tasks = [t.model_copy(update={"id": f"{t.id}#{i}"}) for i, t in enumerate(tasks)]
+    for c in args.concurrency:
+        rows = [await litellm_only(args.episodes, 3, c, args.latency),
+                await harness(tasks, c, args.latency, "harness, null tools (loop + litellm + oracle)", NullEnv()),
+                await harness(tasks, c, args.latency, "harness, real workspace + verifier", TimedEnv())]
+        print_table(rows, c, args.latency)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

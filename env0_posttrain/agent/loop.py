@@ -1,0 +1,130 @@
+"""The one episode loop: teacher, base and adapter all run through `run_episode`.
+
+system (+ teacher-only steering) -> user instruction -> [model -> tool calls -> tool results]* ->
+final answer or a stop -> verifier on the start state vs the end state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from collections import Counter
+from typing import Any
+
+from env0_posttrain.tasks.model import Task
+
+from . import task_registry
+from .endpoint import AgentSettings, ModelEndpoint
+from .environment import DEFAULT_ENV, TaskEnv
+from .llm import is_env0_model, is_offline_model, register_free_model
+from .messages import (
+    EMPTY_REPLY_NUDGE,
+    agent_error_payload,
+    assistant_message,
+    is_empty,
+    parse_arguments,
+    system_message,
+    tool_message,
+)
+from .model_call import call_model
+from .records import Arm, Episode, Exchange, TokenUsage
+
+STEERABLE_ARMS: frozenset[str] = frozenset({"teacher", "teacher_eval"})
+
+
+def episode_seed(run_id: str, arm: str, task_id: str, trial: int) -> int:
+    digest = hashlib.sha256(f"{run_id}|{arm}|{task_id}|{trial}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettings, arm: Arm, trial: int,
+                      run_id: str, *, env: TaskEnv | None = None) -> Episode:
+    """Run one task x trial x arm to a stop condition and score it. Never raises for model or tool
+    failures (they become the stop condition); raises FatalModelError for a misconfigured model."""
+    env = env or DEFAULT_ENV
+    steering = settings.steering_prompt
+    if steering and arm not in STEERABLE_ARMS:
+        raise ValueError(f"steering prompt is teacher-only; refusing to apply it to arm '{arm}'")
+    started_at = time.time()
+    t0 = time.perf_counter()
+    rng = random.Random(episode_seed(run_id, arm, task.id, trial))
+    tools = env.openai_tools(task.tools)
+    offered = {t["function"]["name"] for t in tools}
+    messages: list[dict[str, Any]] = [system_message(settings.system_prompt, steering),
+                                      {"role": "user", "content": task.instruction}]
+    start_ws, ws = env.build(task), env.build(task)
+
+    kwargs = endpoint.completion_kwargs()
+    if is_env0_model(endpoint.model):
+        task_registry.register(task)
+        if is_offline_model(endpoint.model):
+            register_free_model(endpoint.model)
+        kwargs["metadata"] = {"env0": {"task_id": task.id, "trial": trial, "run_id": run_id, "arm": arm}}
+
+    exchanges: list[Exchange] = []
+    counts: Counter = Counter()
+    infra_errors = agent_errors = consecutive_errors = 0
+    final_answer: str | None = None
+    stop: str | None = None
+    error: str | None = None
+
+    for step in range(settings.max_steps):
+        outcome = await call_model(kwargs, messages, tools, settings, step, rng)
+        counts.update(outcome.error_counts)
+        ex = outcome.exchange
+        infra_errors += outcome.infra_failures
+        exchanges.append(ex)
+        if outcome.error_class == "infra":
+            stop, error = "infra_error", ex.error
+            break
+        if outcome.error_class == "agent":  # the request itself was refused (context window, bad request)
+            agent_errors += 1
+            stop, error = "agent_error", ex.error
+            break
+
+        msg = assistant_message(outcome.response.choices[0].message, step)
+        ex.response = msg
+        messages.append(msg)
+        if is_empty(msg):
+            agent_errors += 1
+            counts["empty_reply"] += 1
+            consecutive_errors += 1
+            messages.append({"role": "user", "content": EMPTY_REPLY_NUDGE})
+        elif not msg.get("tool_calls"):
+            final_answer = msg["content"]
+            stop = "agent_completed"
+            break
+        else:
+            failed = 0
+            for call in msg["tool_calls"]:
+                args, kind, problem = parse_arguments(call, offered)
+                if kind is not None:
+                    failed += 1
+                    counts[kind] += 1
+                    payload = agent_error_payload(kind, problem)
+                else:
+                    payload = env.call_tool(ws, call["function"]["name"], args)
+                messages.append(tool_message(call, payload, settings.tool_result_max_chars))
+            agent_errors += failed
+            consecutive_errors = consecutive_errors + 1 if failed == len(msg["tool_calls"]) else 0
+        if consecutive_errors >= settings.max_consecutive_agent_errors:
+            stop, error = "agent_error", f"{consecutive_errors} malformed replies in a row"
+            break
+    if stop is None:
+        stop = "max_steps"
+
+    verifier = None
+    if stop != "infra_error":
+        try:
+            verifier = env.verify(task, start_ws, ws, final_answer)
+        except Exception as exc:  # noqa: BLE001 - a verifier bug must not lose the trajectory
+            stop, error = "verifier_error", f"{type(exc).__name__}: {exc}"
+
+    usage = sum((e.usage for e in exchanges), TokenUsage())
+    return Episode(
+        run_id=run_id, arm=arm, task_id=task.id, trial=trial, model=endpoint.model, messages=messages, tools=tools,
+        steering_prompt=steering, final_answer=final_answer, stop_condition=stop, error=error, verifier=verifier,
+        exchanges=exchanges, usage=usage, started_at=started_at, duration_s=time.perf_counter() - t0,
+        infra_errors=infra_errors, agent_errors=agent_errors, error_counts=dict(counts),
+    )

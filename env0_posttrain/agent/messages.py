@@ -1,0 +1,106 @@
+"""The conversation's shapes: the assistant message as stored, tool calls checked, tool results as JSON.
+
+A malformed call (arguments that are not a JSON object, a tool never offered) is the model's
+mistake: it becomes a tool message carrying an error, exactly like an API error, so the model can
+recover and the trajectory shows what happened.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+AgentErrorKind = str  # "malformed_call" | "unknown_tool" | "empty_reply" | "bad_request" | "context_window"
+
+EMPTY_REPLY_NUDGE = "Your reply was empty. Call one of the tools, or give your final answer."
+
+
+def system_message(system_prompt: str, steering_prompt: str | None) -> dict[str, Any]:
+    content = system_prompt if not steering_prompt else f"{system_prompt}\n\n{steering_prompt}"
+    return {"role": "system", "content": content}
+
+
+def _get(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
+def assistant_message(message: Any, step: int) -> dict[str, Any]:
+    """The OpenAI assistant dict from a litellm Message (or dict); every tool call gets a unique id."""
+    content = _get(message, "content")
+    out: dict[str, Any] = {"role": "assistant", "content": content if isinstance(content, str) else None}
+    reasoning = _get(message, "reasoning_content")
+    if isinstance(reasoning, str) and reasoning.strip():
+        out["reasoning_content"] = reasoning
+    calls = []
+    for i, call in enumerate(_get(message, "tool_calls") or []):
+        fn = _get(call, "function") or {}
+        args = _get(fn, "arguments")
+        if isinstance(args, dict):
+            args = json.dumps(args, ensure_ascii=False)
+        calls.append({
+            "id": _get(call, "id") or f"call_{step}_{i}",
+            "type": "function",
+            "function": {"name": _get(fn, "name") or "", "arguments": args if isinstance(args, str) else ""},
+        })
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def is_empty(message: dict[str, Any]) -> bool:
+    return not message.get("tool_calls") and not (message.get("content") or "").strip()
+
+
+def parse_arguments(call: dict[str, Any], offered: set[str]) -> tuple[dict[str, Any] | None, AgentErrorKind | None, str]:
+    """(arguments, None, "") for a well-formed call of an offered tool, else (None, kind, message)."""
+    name = call["function"]["name"]
+    if name not in offered:
+        return None, "unknown_tool", f"Unknown tool '{name}'. Available tools: {', '.join(sorted(offered))}."
+    raw = call["function"]["arguments"]
+    if raw is None or raw.strip() == "":
+        return {}, None, ""
+    try:
+        args = json.loads(raw)
+    except json.JSONDecodeError as err:
+        return None, "malformed_call", f"Arguments of '{name}' are not valid JSON ({err.msg} at char {err.pos})."
+    if not isinstance(args, dict):
+        return None, "malformed_call", f"Arguments of '{name}' must be a JSON object, got {type(args).__name__}."
+    return args, None, ""
+
+
+def agent_error_payload(kind: AgentErrorKind, message: str) -> dict[str, Any]:
+    return {"ok": False, "error": {"code": 400, "status": "INVALID_ARGUMENT", "reason": kind, "message": message}}
+
+
+def tool_message(call: dict[str, Any], payload: Any, max_chars: int) -> dict[str, Any]:
+    content = json.dumps(payload, ensure_ascii=False, default=str)
+    if len(content) > max_chars:
+        content = content[:max_chars] + f"... [truncated {len(content) - max_chars} chars]"
+    return {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"], "content": content}
+
+
+def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages as chat templates want them: tool-call arguments as dicts (Qwen3.5 iterates them).
+
+    Arguments that are not a JSON object render as {}: the model sees that its call carried nothing usable.
+    """
+    out = []
+    for m in messages:
+        calls = m.get("tool_calls")
+        if not calls:
+            out.append(m)
+            continue
+        fixed = []
+        for c in calls:
+            args = c["function"].get("arguments")
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args) if args.strip() else {}
+                except json.JSONDecodeError:
+                    args = {}
+            if not isinstance(args, dict):
+                args = {}
+            fixed.append({**c, "function": {**c["function"], "arguments": args}})
+        out.append({**m, "tool_calls": fixed})
+    return out
+

@@ -1,0 +1,99 @@
+"""One model call through litellm, with infra retries, captured as an Exchange.
+
+Retries use exponential backoff with full jitter (AWS's recipe), so 64 episodes hitting one 429
+do not come back in lockstep. Custom providers ignore litellm's `timeout`, so the deadline is
+enforced here for every model alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .endpoint import AgentSettings
+from .llm import FatalModelError, classify_exception, litellm, response_cost
+from .records import Exchange, TokenUsage
+
+
+@dataclass
+class CallOutcome:
+    exchange: Exchange
+    response: Any | None
+    error_class: str | None = None  # None (ok), "infra" (retries exhausted) or "agent"
+    error_counts: Counter = field(default_factory=Counter)
+    infra_failures: int = 0
+
+
+def backoff_delay(attempt: int, settings: AgentSettings, rng: random.Random) -> float:
+    cap = min(settings.backoff_max_s, settings.backoff_base_s * (2 ** (attempt - 1)))
+    return rng.uniform(0, cap)
+
+
+def _token_ids(response: Any) -> tuple[list[int] | None, list[int] | None]:
+    """Token ids where the server gave them: env0's local student, vLLM's `return_token_ids`, Fireworks."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    hidden = hidden if isinstance(hidden, dict) else {}
+    prompt = hidden.get("env0_prompt_token_ids", hidden.get("fireworks_prompt_token_ids"))
+    completion = hidden.get("env0_completion_token_ids")
+    if completion is None and hidden.get("fireworks_token_ids"):
+        completion = hidden["fireworks_token_ids"][0]
+    if prompt is None:
+        prompt = getattr(response, "prompt_token_ids", None)
+    if completion is None and response.choices:
+        choice = response.choices[0]
+        completion = getattr(choice, "token_ids", None)
+        if completion is None:
+            psf = getattr(choice, "provider_specific_fields", None) or {}
+            completion = psf.get("token_ids") if isinstance(psf, dict) else None
+    return (list(prompt) if prompt is not None else None, list(completion) if completion is not None else None)
+
+
+def _usage(response: Any) -> TokenUsage:
+    u = getattr(response, "usage", None)
+    return TokenUsage(prompt_tokens=int(getattr(u, "prompt_tokens", 0) or 0),
+                      completion_tokens=int(getattr(u, "completion_tokens", 0) or 0),
+                      cost_usd=response_cost(response))
+
+
+async def call_model(kwargs: dict[str, Any], messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                     settings: AgentSettings, index: int, rng: random.Random) -> CallOutcome:
+    counts: Counter = Counter()
+    infra = 0
+    attempt = 0
+    while True:
+        attempt += 1
+        t0 = time.perf_counter()
+        try:
+            async with asyncio.timeout(settings.request_timeout_s):  # no extra task per call, unlike wait_for
+                response = await litellm.acompletion(messages=list(messages), tools=tools or None, **kwargs)
+            if not getattr(response, "choices", None):
+                raise litellm.APIError(status_code=502, message="reply has no choices",
+                                       llm_provider="", model=kwargs.get("model", ""))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure is classified, none is swallowed
+            latency = time.perf_counter() - t0
+            cls, kind = classify_exception(exc)
+            if cls == "fatal":
+                raise FatalModelError(f"{kwargs.get('model')}: {kind}: {exc}") from exc
+            counts[kind] += 1
+            infra += cls == "infra"
+            message = f"{kind}: {type(exc).__name__}: {str(exc)[:500]}"
+            if cls == "infra" and attempt <= settings.max_retries:
+                await asyncio.sleep(backoff_delay(attempt, settings, rng))
+                continue
+            exchange = Exchange(index=index, request_len=len(messages), response=None, latency_s=latency,
+                                error=message, error_kind=cls, attempts=attempt)  # type: ignore[arg-type]
+            return CallOutcome(exchange, None, cls, counts, infra)
+        latency = time.perf_counter() - t0
+        prompt_ids, completion_ids = _token_ids(response)
+        choice = response.choices[0]
+        exchange = Exchange(index=index, request_len=len(messages), response=None,
+                            finish_reason=getattr(choice, "finish_reason", None), usage=_usage(response),
+                            latency_s=latency, prompt_token_ids=prompt_ids, completion_token_ids=completion_ids,
+                            attempts=attempt)
+        return CallOutcome(exchange, response, None, counts, infra)

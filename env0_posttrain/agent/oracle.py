@@ -1,0 +1,205 @@
+"""The offline teacher: a litellm provider (`env0-oracle/<name>`) that plays a task's oracle solution.
+
+Real teachers' data mixes passes and failures, so the oracle errs: each step of the solution goes
+wrong with probability 1 - skill, as one of the mistakes agents really make. Recoverable ones
+(unknown tool, malformed call) are followed by the right call; the others (wrong argument, skipped
+step, premature stop) are not. The plan is a pure function of (task, skill, seed, run, trial), so
+runs are reproducible. The oracle finds its place by matching the conversation against the plan,
+so a reply lost to an injected fault is simply played again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from env0_posttrain.tasks.model import Task
+
+from . import task_registry
+from .llm import register_provider
+from .provider_base import Env0Provider, fill_response, first_user_text
+
+MISTAKES = ("wrong_argument", "skipped_step", "unknown_tool", "premature_stop", "malformed_call")
+DONE = "Done."
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One assistant message of the plan: a single tool call, or the final text."""
+
+    name: str | None = None
+    arguments: str | None = None
+    content: str | None = None
+    mistake: str | None = None
+
+    def message(self, call_id: str) -> dict[str, Any]:
+        if self.name is None:
+            return {"role": "assistant", "content": self.content}
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}]}
+
+    def matches(self, message: dict[str, Any]) -> bool:
+        calls = message.get("tool_calls") or []
+        if self.name is None:
+            return not calls and (message.get("content") or "") == self.content
+        if len(calls) != 1:
+            return False
+        fn = calls[0].get("function") or {}
+        return fn.get("name") == self.name and fn.get("arguments") == self.arguments
+
+
+def _dumps(args: dict[str, Any]) -> str:
+    return json.dumps(args, ensure_ascii=False, sort_keys=True)
+
+
+def _leaves(obj: Any, path: tuple = ()) -> list[tuple]:
+    if isinstance(obj, dict):
+        return [p for k, v in obj.items() for p in _leaves(v, path + (k,))]
+    if isinstance(obj, list) and obj and not all(isinstance(x, (str, int, float, bool)) for x in obj):
+        return [p for i, v in enumerate(obj) for p in _leaves(v, path + (i,))]
+    return [path] if path else []
+
+
+def _perturb(value: Any, rng: random.Random) -> Any:
+    """A near miss: the kind of wrong value an agent copies or guesses."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + rng.choice((-1, 1))
+    if isinstance(value, list):
+        return value[:-1] if len(value) > 1 else value + value
+    if isinstance(value, str):
+        if "@" in value:
+            local, _, domain = value.partition("@")
+            return (local[:-1] or "x") + "@" + domain
+        if len(value) > 12 and " " in value:
+            return value[: len(value) // 2].rstrip()
+        if value:
+            last = value[-1]
+            return value[:-1] + ("0" if last != "0" else "1")
+        return "unknown"
+    return value
+
+
+def wrong_arguments(args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    wrong = json.loads(json.dumps(args))
+    leaves = _leaves(wrong)
+    if not leaves:
+        return wrong
+    path = rng.choice(leaves)
+    node = wrong
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = _perturb(node[path[-1]], rng)
+    return wrong
+
+
+def hallucinated_name(name: str, offered: set[str]) -> str:
+    parts = name.split("_")
+    candidates = []
+    if len(parts) >= 3:
+        candidates.append("_".join([parts[0], parts[-1], *parts[1:-1]]))  # gmail_send_messages
+        candidates.append(f"{parts[0]}_{parts[-1]}")  # gmail_send
+    candidates.append(f"{name}_v2")
+    for c in candidates:
+        if c not in offered and c != name:
+            return c
+    return f"{name}_tool"
+
+
+@dataclass(frozen=True)
+class OraclePlan:
+    turns: list[Turn]
+    mistakes: list[str]
+
+
+def plan_episode(task: Task, skill: float, seed: int) -> OraclePlan:
+    """The episode's assistant turns and the mistakes planted in them (a skipped step leaves no turn)."""
+    rng = random.Random(seed)
+    offered = set(task.tools)
+    turns: list[Turn] = []
+    mistakes: list[str] = []
+    final = task.final_answer if task.final_answer is not None else DONE
+    for call in task.oracle:
+        right = Turn(call.name, _dumps(call.arguments))
+        if rng.random() >= skill:
+            choices = [m for m in MISTAKES if m != "wrong_argument" or _leaves(call.arguments)]
+            mistake = rng.choice(choices)
+            mistakes.append(mistake)
+            if mistake == "skipped_step":
+                continue
+            if mistake == "premature_stop":
+                turns.append(Turn(content=DONE, mistake=mistake))
+                return OraclePlan(turns, mistakes)
+            if mistake == "wrong_argument":
+                turns.append(Turn(call.name, _dumps(wrong_arguments(call.arguments, rng)), mistake=mistake))
+                continue
+            if mistake == "unknown_tool":
+                turns.append(Turn(hallucinated_name(call.name, offered), right.arguments, mistake=mistake))
+            else:  # malformed_call: the JSON is cut short, as when generation stops mid-object
+                turns.append(Turn(call.name, right.arguments[: max(1, len(right.arguments) - 2)], mistake=mistake))
+        turns.append(right)
+    turns.append(Turn(content=final))
+    return OraclePlan(turns, mistakes)
+
+
+def next_turn(plan: list[Turn], messages: list[dict[str, Any]]) -> tuple[int, Turn]:
+    """The first turn of the plan the conversation has not played yet (foreign replies are skipped)."""
+    pos = 0
+    for m in messages:
+        if m.get("role") == "assistant" and pos < len(plan) and plan[pos].matches(m):
+            pos += 1
+    if pos >= len(plan):
+        return len(plan) - 1, plan[-1]  # the plan is over: repeat the final answer
+    return pos, plan[pos]
+
+
+def episode_plan_seed(seed: int, run_id: str, task_id: str, trial: int) -> int:
+    digest = hashlib.sha256(f"oracle|{seed}|{run_id}|{task_id}|{trial}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+class OracleProvider(Env0Provider):
+    """Options (litellm kwargs): env0_skill (default 1.0), env0_seed (0), env0_latency_s (0)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._plans: dict[tuple, tuple[Task, OraclePlan]] = {}
+
+    def _plan(self, task: Task, skill: float, seed: int) -> OraclePlan:
+        """Plans are replayed on every call of an episode; make them once."""
+        key = (task.id, skill, seed)
+        hit = self._plans.get(key)
+        if hit is not None and hit[0] is task:
+            return hit[1]
+        if len(self._plans) > 8192:
+            self._plans.clear()
+        plan = plan_episode(task, skill, seed)
+        self._plans[key] = (task, plan)
+        return plan
+
+    async def respond(self, model, messages, options, meta, model_response):
+        task = task_registry.lookup(meta.get("task_id"), first_user_text(messages))
+        skill = float(options.get("env0_skill", 1.0))
+        seed = episode_plan_seed(int(options.get("env0_seed", 0)), str(meta.get("run_id", "")), task.id,
+                                 int(meta.get("trial", 0)))
+        latency = float(options.get("env0_latency_s", 0.0))
+        if latency > 0:
+            await asyncio.sleep(latency)
+        plan = self._plan(task, skill, seed)
+        pos, turn = next_turn(plan.turns, messages)
+        message = turn.message(call_id=f"call_{pos}")
+        return fill_response(model_response, model, message)
+
+
+def oracle_solution_messages(task: Task) -> list[dict[str, Any]]:
+    """The skill-1 plan as assistant messages (handy for checking a task end to end)."""
+    return [t.message(f"call_{i}") for i, t in enumerate(plan_episode(task, 1.0, 0).turns)]
+
+
+def install_oracle() -> None:
+    register_provider("env0-oracle", OracleProvider())

@@ -1,0 +1,173 @@
+"""Many episodes at once: bounded concurrency, resume, refill of infra failures, accounting.
+
+Each finished episode is handed to `on_episode` at once (the store writes it there), so a killed
+process loses only episodes in flight; a rerun with the stored keys as `done_keys` runs only the
+rest. An episode that ended on infrastructure is re-run (up to `max_refills` times) and only a
+healthy one is handed over: one canonical trajectory per task and trial.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pydantic import BaseModel, Field
+from tqdm.auto import tqdm
+
+from env0_posttrain.tasks.model import Task
+
+from .endpoint import AgentSettings, ModelEndpoint
+from .environment import TaskEnv
+from .llm import FatalModelError
+from .loop import STEERABLE_ARMS, run_episode
+from .records import Arm, Episode, TokenUsage
+
+log = logging.getLogger("env0_posttrain.agent")
+
+OnEpisode = Callable[[Episode], Any]
+
+
+class RolloutSummary(BaseModel):
+    run_id: str
+    arm: str
+    model: str
+    planned: int = Field(description="task x trial pairs asked for")
+    skipped: int = Field(description="already in done_keys")
+    completed: int = Field(description="episodes handed to on_episode")
+    passed: int = 0
+    mean_reward: float | None = None
+    stop_conditions: dict[str, int] = Field(default_factory=dict)
+    refills: int = Field(default=0, description="episodes re-run after ending on infra errors")
+    infra_failed: list[str] = Field(default_factory=list, description="task:trial still failing after all refills")
+    crashed: list[str] = Field(default_factory=list, description="task:trial that raised (environment bugs)")
+    infra_errors: int = 0
+    agent_errors: int = 0
+    error_counts: dict[str, int] = Field(default_factory=dict, description="every error by kind, refilled runs too")
+    model_calls: int = 0
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    duration_s: float = 0.0
+
+    @property
+    def unscored(self) -> int:
+        return self.stop_conditions.get("verifier_error", 0) + len(self.infra_failed) + len(self.crashed)
+
+
+def _is_done(done_keys: set, run_id: str, arm: str, task_id: str, trial: int) -> bool:
+    return (run_id, arm, task_id, trial) in done_keys or (task_id, trial) in done_keys
+
+
+async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: ModelEndpoint,
+                       settings: AgentSettings, run_id: str, done_keys: set | None = None,
+                       on_episode: OnEpisode | None = None, *, env: TaskEnv | None = None,
+                       progress: bool = True) -> RolloutSummary:
+    """Run every task x trial not in `done_keys` ((run_id, arm, task_id, trial) or (task_id, trial))."""
+    if settings.steering_prompt and arm not in STEERABLE_ARMS:
+        raise ValueError(f"steering prompt is teacher-only; refusing to apply it to arm '{arm}'")
+    done_keys = done_keys or set()
+    tasks = list(tasks)
+    todo = [(t, k) for t in tasks for k in range(trials) if not _is_done(done_keys, run_id, arm, t.id, k)]
+    planned = len(tasks) * trials
+    summary = RolloutSummary(run_id=run_id, arm=arm, model=endpoint.model, planned=planned,
+                             skipped=planned - len(todo), completed=0)
+    stops: Counter = Counter()
+    errors: Counter = Counter()
+    rewards: list[float] = []
+    sem = asyncio.Semaphore(settings.concurrency)
+    bar = tqdm(total=len(todo), desc=f"{arm} {endpoint.model}", unit="ep", disable=not progress, leave=False)
+    t0 = time.perf_counter()
+
+    def account(ep: Episode) -> None:
+        errors.update(ep.error_counts)
+        summary.infra_errors += ep.infra_errors
+        summary.agent_errors += ep.agent_errors
+        summary.model_calls += len(ep.exchanges)
+        summary.usage = summary.usage + ep.usage
+
+    async def one(task: Task, trial: int) -> None:
+        async with sem:
+            ep = None
+            for attempt in range(settings.max_refills + 1):
+                if attempt:
+                    summary.refills += 1
+                try:
+                    ep = await run_episode(task, endpoint, settings, arm, trial, run_id, env=env)
+                except FatalModelError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - one broken task must not stop the others
+                    log.exception("episode %s:%d crashed", task.id, trial)
+                    summary.crashed.append(f"{task.id}:{trial}: {type(exc).__name__}: {exc}")
+                    bar.update(1)
+                    return
+                account(ep)
+                if ep.stop_condition != "infra_error":
+                    break
+            assert ep is not None
+            if ep.stop_condition == "infra_error":
+                summary.infra_failed.append(f"{task.id}:{trial}")
+                log.warning("episode %s:%d still failing on infra after %d refills: %s", task.id, trial,
+                            settings.max_refills, ep.error)
+                bar.update(1)
+                return
+            if on_episode is not None:
+                result = on_episode(ep)
+                if inspect.isawaitable(result):
+                    await result
+            summary.completed += 1
+            stops[ep.stop_condition] += 1
+            if ep.verifier is not None:
+                rewards.append(ep.reward)
+                summary.passed += ep.passed
+            bar.update(1)
+            bar.set_postfix(passed=summary.passed, refills=summary.refills)
+            log.info("episode run=%s arm=%s task=%s trial=%d stop=%s reward=%s steps=%d tokens=%d/%d "
+                     "infra=%d agent=%d %.2fs", run_id, arm, task.id, trial, ep.stop_condition,
+                     f"{ep.reward:.2f}" if ep.verifier else "-", len(ep.exchanges), ep.usage.prompt_tokens,
+                     ep.usage.completion_tokens, ep.infra_errors, ep.agent_errors, ep.duration_s)
+
+    jobs = [asyncio.ensure_future(one(t, k)) for t, k in todo]
+    try:
+        await asyncio.gather(*jobs)
+    except BaseException:
+        for j in jobs:
+            j.cancel()
+        await asyncio.gather(*jobs, return_exceptions=True)
+        raise
+    finally:
+        bar.close()
+    summary.stop_conditions = dict(stops)
+    summary.error_counts = dict(errors)
+    summary.mean_reward = sum(rewards) / len(rewards) if rewards else None
+    summary.duration_s = time.perf_counter() - t0
+    log.info("rollouts run=%s arm=%s done=%d skipped=%d passed=%d refills=%d infra_failed=%d tokens=%d/%d cost=%s",
+             run_id, arm, summary.completed, summary.skipped, summary.passed, summary.refills,
+             len(summary.infra_failed), summary.usage.prompt_tokens, summary.usage.completion_tokens,
+             summary.usage.cost_usd)
+    return summary
+
+
+def run_rollouts_sync(*args: Any, **kwargs: Any) -> RolloutSummary:
+    """`run_rollouts` from synchronous code (a Dagster asset); works inside a running event loop too."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_rollouts(*args, **kwargs))
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(run_rollouts(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    th = threading.Thread(target=target, name="env0-rollouts")
+    th.start()
+    th.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
