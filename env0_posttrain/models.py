@@ -38,7 +38,8 @@ def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) 
     if spec.student.model not in TINY_STUDENTS:
         return spec.student.model
     from env0_posttrain.tasks.model import Task
-    from env0_posttrain.train import TINY_DEMO_STUDENT, ensure_tiny_student, student_corpus
+    from env0_posttrain.train import TINY_DEMO_STUDENT, ensure_tiny_student
+    from env0_posttrain.train.student_corpus import student_corpus
 
     train = [Task.model_validate_json(j) for _, j in store.load_tasks(run_id, "train")]
     corpus, entities = student_corpus(train)

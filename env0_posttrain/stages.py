@@ -96,7 +96,8 @@ def build_task_set(ctx: StageContext) -> StageResult:
 
     t0 = time.time()
     ts = make_task_set(ctx.spec.tasks)
-    ledger = [row.model_dump(mode="json") for row in ts.ledger]
+    ledger = [r.model_dump(mode="json") | {"oracle_pass_rate": r.oracle_pass_rate, "noop_pass_rate": r.noop_pass_rate}
+              for r in ts.ledger]
     digest = content_hash(sorted(ts.digests.items()), ts.splits)
     ctx.store.replace_task_set(
         ctx.run_id, digest, ts.provenance.model_dump(mode="json"), ledger, [(ts.splits[t.id], t) for t in ts.tasks]

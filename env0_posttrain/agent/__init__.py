@@ -1,41 +1,53 @@
 """The one agent harness for teacher, base and adapter: every model call through litellm.
 
-Offline models are litellm custom providers installed on import:
-`env0-oracle/<name>` (oracle teacher), `env0-faulty/<inner model>` (fault injection), and
-`env0-local/<alias>` (a local transformers student, see `register_local_model`).
+Offline models are litellm custom providers: `env0-oracle/<name>` (oracle teacher),
+`env0-faulty/<inner model>` (fault injection) and `env0-local/<alias>` (a local transformers
+student, see `register_local_model`). Importing litellm takes seconds, so this package loads its
+modules on first use: `from env0_posttrain.agent.records import Episode` stays cheap for the store
+and the CLI, and the providers are installed the first time the harness itself is touched.
 """
 
-from pathlib import Path
+from __future__ import annotations
 
-from .endpoint import DEFAULT_SYSTEM_PROMPT, AgentSettings, ModelEndpoint, oracle_endpoint
-from .environment import TaskEnv, WorkspaceEnv
-from .faulty import FAULT_KINDS, injected_faults, install_faulty
-from .llm import FatalModelError, classify_exception
-from .loop import run_episode
-from .messages import template_messages
-from .oracle import install_oracle, plan_episode
-from .records import Episode, Exchange, TokenUsage
-from .rollouts import RolloutSummary, run_rollouts, run_rollouts_sync
-from .task_registry import register_tasks
+import importlib
+from typing import Any
 
-install_oracle()
-install_faulty()
+_EXPORTS = {
+    "DEFAULT_SYSTEM_PROMPT": "endpoint", "AgentSettings": "endpoint", "ModelEndpoint": "endpoint",
+    "oracle_endpoint": "endpoint", "TaskEnv": "environment", "WorkspaceEnv": "environment",
+    "FAULT_KINDS": "faulty", "injected_faults": "faulty", "install_faulty": "faulty",
+    "FatalModelError": "llm", "classify_exception": "llm", "run_episode": "loop", "template_messages": "messages",
+    "install_oracle": "oracle", "plan_episode": "oracle", "Episode": "records", "Exchange": "records",
+    "TokenUsage": "records", "RolloutSummary": "rollouts", "run_rollouts": "rollouts",
+    "run_rollouts_sync": "rollouts", "register_tasks": "task_registry",
+}
+_LIGHT = {"records", "endpoint"}  # no litellm behind these
+_installed = False
 
 
-def register_local_model(alias: str, base_path: str | Path, adapter_path: str | Path | None = None, device: str = "cpu",
-                         *, max_batch_size: int = 16, gather_ms: float = 5.0) -> str:
-    """Serve a local HF model (optionally with a PEFT adapter) as `env0-local/<alias>`; returns that model id.
+def _install_providers() -> None:
+    global _installed
+    if not _installed:
+        importlib.import_module(f"{__name__}.oracle").install_oracle()
+        importlib.import_module(f"{__name__}.faulty").install_faulty()
+        _installed = True
 
-    transformers and torch are imported only here, so the harness stays light for remote models.
-    """
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if module not in _LIGHT:
+        _install_providers()
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def register_local_model(alias: str, base_path, adapter_path=None, device: str = "cpu", **kwargs):
+    """Serve a local HF model (optionally with a PEFT adapter) as `env0-local/<alias>`."""
+    _install_providers()
     from .local_model import register_local_model as _register
 
-    return _register(alias, base_path, adapter_path, device, max_batch_size=max_batch_size, gather_ms=gather_ms)
+    return _register(alias, base_path, adapter_path=adapter_path, device=device, **kwargs)
 
 
-__all__ = [
-    "DEFAULT_SYSTEM_PROMPT", "AgentSettings", "Episode", "Exchange", "FAULT_KINDS", "FatalModelError", "ModelEndpoint",
-    "RolloutSummary", "TaskEnv", "TokenUsage", "WorkspaceEnv", "classify_exception", "injected_faults",
-    "oracle_endpoint", "plan_episode", "register_local_model", "register_tasks", "run_episode", "run_rollouts",
-    "run_rollouts_sync", "template_messages",
-]
+__all__ = sorted([*_EXPORTS, "register_local_model"])

@@ -14,7 +14,7 @@ from typing import Any
 
 from env0_posttrain.tasks.model import Task
 
-from . import task_registry
+from . import _install_providers, task_registry
 from .endpoint import AgentSettings, ModelEndpoint
 from .environment import DEFAULT_ENV, TaskEnv
 from .llm import is_env0_model, is_offline_model, register_free_model
@@ -29,6 +29,8 @@ from .messages import (
 )
 from .model_call import call_model
 from .records import Arm, Episode, Exchange, TokenUsage
+
+_install_providers()  # env0-oracle / env0-faulty must be routable before the first call
 
 STEERABLE_ARMS: frozenset[str] = frozenset({"teacher", "teacher_eval"})
 
