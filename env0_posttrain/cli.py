@@ -185,6 +185,27 @@ def ui(
     raise typer.Exit(0 if rc in (0, -2, 130) else rc)
 
 
+@app.command()
+def backfill(
+    teacher: Annotated[list[str], typer.Option("--teacher", help="litellm model id of a new teacher (repeatable)")],
+    from_: Annotated[str, typer.Option("--from", help="run id whose spec is cloned per teacher")],
+    data_dir: DataDir = None,
+) -> None:
+    """Clone a run spec per new teacher, register the partitions and launch one Dagster backfill."""
+    from env0_posttrain.defs.backfill import BackfillError, backfill_teachers
+    from env0_posttrain.defs.launch import instance_for
+
+    paths = Paths.from_env(data_dir)
+    try:
+        info = backfill_teachers(instance_for(paths), paths, from_, teacher)
+    except (BackfillError, SpecError) as err:
+        _fail(str(err))
+    for rid, model in info.teachers.items():
+        typer.echo(f"{rid:40s} teacher={model}")
+    typer.echo(f"backfill {info.backfill_id} requested over {len(info.run_ids)} partitions; the daemon runs it "
+               "(`env0-posttrain ui` starts one) and the UI lists it under Runs > Backfills")
+
+
 @sft_app.command("validate")
 def sft_validate(path: Path) -> None:
     """Validate a results.jsonl / Prime-SFT JSONL file; every problem names the row and field."""

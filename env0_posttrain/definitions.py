@@ -15,6 +15,6 @@ defs = dg.Definitions(
     jobs=[full_run_job, nightly_eval_job],
     schedules=[nightly_eval_schedule],
     sensors=[run_spec_sensor],
-    resources={"env0": Env0Resource()},
+    resources={"env0": Env0Resource(), "pipes_client": dg.PipesSubprocessClient()},
     executor=dg.multiprocess_executor.configured({"max_concurrent": 2}),
 )

@@ -23,6 +23,7 @@ from env0_posttrain.store import Store
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 ARMS_ON_EVAL = ("base", "sft", "teacher_eval")
+MAX_OVERLENGTH_FRACTION = 0.1  # declared drops are counted; more than this many means the seq length is wrong
 
 
 @dataclass
@@ -227,9 +228,9 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
     results_path = export_results(ctx, episodes, tasks)
     expected = expected_episodes([results_row(e, tasks[e.task_id]) for e in episodes], ctx.spec.sft)
     tokenizer = AutoTokenizer.from_pretrained(str(ensure_base_student(ctx.spec, ctx.store, ctx.run_id, ctx.paths)))
-    try:
+    try:  # the expected count is checked below, where declared overlength drops can be told apart
         prime, trl, report = convert_both(results_path, ctx.spec.sft, tokenizer=tokenizer,
-                                          max_seq_length=ctx.spec.lora.max_seq_length, expected_episodes=expected)
+                                          max_seq_length=ctx.spec.lora.max_seq_length)
     except ConversionError as err:  # stored rows stay as they were; the blocking checks stop training
         return StageResult(
             metadata={"source_round": round_id, "error": str(err), "expected_episodes": expected},
@@ -244,6 +245,10 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
     ctx.store.replace_sft_rows(ctx.run_id, [(p.task_id, p.reward, t) for p, t in zip(prime, trl_dicts)], round_id)
     skipped = dict(report.skipped)
     kept = report.curation.n_kept_episodes
+    overlength = skipped.get("overlength", 0) + skipped.get("overlength_unwindowable", 0)
+    count_ok = kept + overlength >= expected and overlength <= MAX_OVERLENGTH_FRACTION * max(expected, 1)
+    count_note = (f"kept {kept} of {expected} expected episodes; {overlength} dropped as longer than "
+                  f"max_seq_length {ctx.spec.lora.max_seq_length} (at most {MAX_OVERLENGTH_FRACTION:.0%} may be)")
     return StageResult(
         metadata={
             "source_round": round_id, "teacher_episodes": len(episodes), "kept_episodes": kept,
@@ -255,7 +260,7 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
         data_version=content_hash(trl_dicts),
         checks=[
             CheckOutcome("rows_valid", validation.ok, validation.summary(), validation.to_dict()),
-            CheckOutcome("expected_row_count", kept >= expected, f"kept {kept} episodes, expected {expected}"),
+            CheckOutcome("expected_row_count", count_ok, count_note, {"overlength": overlength}),
         ],
         markdown={"skipped": md_table([{"reason": k, "rows": v} for k, v in skipped.items()])},
     )

@@ -39,7 +39,7 @@ def graph_run(tmp_path_factory):
     write_spec(_tiny_spec(), paths.runs)
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("run_id", [RUN])
-    resources = {"env0": Env0Resource(data_dir=str(root))}
+    resources = {"env0": Env0Resource(data_dir=str(root)), "pipes_client": dg.PipesSubprocessClient()}
     result = dg.materialize(RUN_ASSETS, partition_key=RUN, instance=instance, resources=resources)
     return paths, instance, resources, result
 

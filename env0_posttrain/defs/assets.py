@@ -8,6 +8,7 @@ import dagster as dg
 from env0_posttrain import stages
 from env0_posttrain.defs.metadata import to_result
 from env0_posttrain.defs.partitions import run_partitions
+from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
 
 ROLLOUT_RETRY = dg.RetryPolicy(max_retries=2, delay=5, backoff=dg.Backoff.EXPONENTIAL)
@@ -81,8 +82,9 @@ def sft_rows(context: dg.AssetExecutionContext, env0: Env0Resource):
     check_specs=[_check("lora_adapter", "adapter_learned", "the adapter's outputs differ from the base's and its training loss is lower")],
     description="LoRA adapter trained with TRL + PEFT on the SFT rows; metrics in DuckDB, curves as plots.",
 )
-def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource):
-    return to_result(stages.train_adapter(_ctx(context, env0)), "lora_adapter")
+def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource, pipes_client: dg.ResourceParam[dg.PipesClient]):
+    """Training runs in its own process through Dagster Pipes (subprocess locally, a GPU pod on Kubernetes)."""
+    return run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
 
 
 def _eval_asset(name: str, arm: str, deps: list, description: str):

@@ -57,7 +57,7 @@ def materialize_run(
         selection=sel,
         partition_key=run_id,
         instance=instance,
-        resources={"env0": Env0Resource(data_dir=str(paths.root))},
+        resources={"env0": Env0Resource(data_dir=str(paths.root)), "pipes_client": dg.PipesSubprocessClient()},
         raise_on_error=False,
         tags={"env0/launched_by": "cli"},
     )

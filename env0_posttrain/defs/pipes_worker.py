@@ -1,0 +1,94 @@
+"""The external side of Dagster Pipes: runs one stage of a run (by default LoRA training) in its own
+process or GPU pod and reports metadata, data version and check results back to the orchestrator.
+
+It imports `dagster_pipes` (a small dependency-free package), never `dagster`, so a training image
+needs only this project and its ML stack. Run as `python -m env0_posttrain.defs.pipes_worker`; the
+run id, data root and stage come as Pipes extras from `env0_posttrain.defs.pipes`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from dagster_pipes import PipesContext, PipesMetadataValue, open_dagster_pipes
+
+DEFAULT_STAGE = "env0_posttrain.stages:train_adapter"
+MODULE = "env0_posttrain.defs.pipes_worker"
+
+
+def resolve_stage(ref: str) -> Callable:
+    """'package.module:function' -> the function; a clear error for a bad reference."""
+    module_name, _, attr = ref.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"stage {ref!r}: expected 'module:function'")
+    fn = getattr(importlib.import_module(module_name), attr, None)
+    if not callable(fn):
+        raise ValueError(f"stage {ref!r}: {module_name} has no function {attr!r}")
+    return fn
+
+
+def pipes_value(v: Any) -> Any:
+    """Typed Pipes metadata, so paths and JSON keep their kind in the UI."""
+    if isinstance(v, Path):
+        return PipesMetadataValue(raw_value=str(v), type="path")
+    if isinstance(v, (dict, list, tuple)):
+        return PipesMetadataValue(raw_value=_jsonable(v), type="json")
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return str(v)
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, Path):
+        return str(v)
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return str(v)
+
+
+def pipes_metadata(metadata: Mapping[str, Any], markdown: Mapping[str, str] | None = None) -> dict[str, Any]:
+    out = {k: pipes_value(v) for k, v in metadata.items()}
+    out.update({k: PipesMetadataValue(raw_value=v, type="md") for k, v in (markdown or {}).items()})
+    return out
+
+
+def report_stage_result(pipes: PipesContext, result: Any) -> None:
+    """A `stages.StageResult` -> one materialization plus one check result per outcome (all blocking: ERROR)."""
+    pipes.report_asset_materialization(
+        metadata=pipes_metadata(result.metadata, result.markdown), data_version=result.data_version
+    )
+    for check in result.checks:
+        pipes.report_asset_check(
+            check_name=check.name,
+            passed=bool(check.passed),
+            severity="ERROR",
+            metadata=pipes_metadata({"description": check.description, **check.metadata}),
+        )
+
+
+def run_stage(pipes: PipesContext) -> None:
+    from env0_posttrain.paths import Paths
+    from env0_posttrain.stages import StageContext
+
+    run_id = pipes.get_extra("run_id")
+    data_dir = pipes.get_extra("data_dir")
+    stage_ref = pipes.extras.get("stage") or DEFAULT_STAGE
+    pipes.log.info(f"pipes worker: stage {stage_ref} for run {run_id} under {data_dir}")
+    ctx = StageContext.load(run_id, Paths.from_env(data_dir), pipes.log)
+    report_stage_result(pipes, resolve_stage(stage_ref)(ctx))
+
+
+def main() -> None:
+    with open_dagster_pipes() as pipes:
+        run_stage(pipes)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""The Dagster web UI in a real browser: the webserver on 127.0.0.1 with a scratch DAGSTER_HOME (the
+repo's dagster.yaml, one registered run partition), headless Debian Chromium driven by Selenium.
+Screenshots go to test-output/ (gitignored)."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "test-output"
+RUN_ID = "ui-browser-run"
+NEW_TEACHER = "openai/gpt-4o-mini"
+ASSETS = [
+    "task_set", "teacher_trajectories", "sft_rows", "lora_adapter",
+    "base_eval_trajectories", "sft_eval_trajectories", "teacher_eval_trajectories", "comparison_report",
+]
+CHROMIUM = shutil.which("chromium")
+CHROMEDRIVER = shutil.which("chromedriver")
+WAIT_S = 60
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (apt-get install chromium)"),
+    pytest.mark.skipif(CHROMEDRIVER is None, reason="chromedriver is not installed (apt-get install chromium-driver)"),
+]
+selenium = pytest.importorskip("selenium", reason="selenium is not installed")
+
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _default_signals() -> None:
+    """A server started from a script may inherit ignored SIGINT/SIGTERM (FIELD-NOTES): undo that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # its own session: only the server and its code server
+        proc.wait(timeout=10)
+
+
+def _wait_http(url: str, proc: subprocess.Popen, log: Path) -> None:
+    deadline = time.time() + WAIT_S
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"webserver exited with {proc.returncode}: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"webserver did not answer {url} in {WAIT_S}s: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    import dagster as dg
+
+    from env0_posttrain.defs.backfill import backfill_teachers
+    from env0_posttrain.defs.partitions import run_partitions
+    from env0_posttrain.paths import Paths
+    from env0_posttrain.runspec import RunSpec, write_spec
+
+    tmp = tmp_path_factory.mktemp("ui")
+    home, data = tmp / "dagster_home", tmp / "data"
+    home.mkdir()
+    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+    write_spec(RunSpec(run_id=RUN_ID), data / "runs")
+    instance = dg.DagsterInstance.from_config(str(home))
+    instance.add_dynamic_partitions(run_partitions.name, [RUN_ID])
+    backfill = backfill_teachers(instance, Paths.from_env(data), RUN_ID, [NEW_TEACHER])
+    instance.dispose()
+
+    port = _free_port()
+    log = tmp / "webserver.log"
+    env = dict(os.environ, DAGSTER_HOME=str(home), ENV0_DATA_DIR=str(data), DAGSTER_DISABLE_TELEMETRY="1")
+    cmd = [str(Path(sys.executable).with_name("dagster-webserver")), "-w", str(ROOT / "workspace.yaml"),
+           "-h", "127.0.0.1", "-p", str(port)]
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                                preexec_fn=_default_signals, start_new_session=True)
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/server_info", proc, log)
+        yield f"http://127.0.0.1:{port}", backfill
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=2600,1500"):
+        opts.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _body(driver) -> str:
+    return driver.find_element(By.TAG_NAME, "body").text
+
+
+def _wait_for_text(driver, texts: list[str], what: str, shot: str | None = None) -> str:
+    try:
+        WebDriverWait(driver, WAIT_S, poll_frequency=0.5).until(lambda d: all(t in _body(d) for t in texts))
+    except Exception:
+        pass
+    finally:
+        if shot:
+            OUT.mkdir(exist_ok=True)
+            driver.save_screenshot(str(OUT / shot))
+    body = _body(driver)
+    missing = [t for t in texts if t not in body]
+    assert not missing, f"{what}: missing {missing}; page text: {body[:1500]}"
+    return body
+
+
+def _open(driver, url: str) -> None:
+    """Open a page with the first-visit community dialog already dismissed (as a returning user has it)."""
+    driver.get(url)
+    driver.execute_script("window.localStorage.setItem('communityNux', '\"1\"')")
+    driver.get(url)
+
+
+def test_asset_graph_shows_the_eight_assets(server, browser):
+    url, _ = server
+    _open(browser, f"{url}/asset-groups")
+    _wait_for_text(browser, ["data", "training", "evaluation"], "asset groups")
+    # The global lineage starts with its three groups collapsed: expand all (the UI's Alt+E shortcut).
+    ActionChains(browser).key_down(Keys.ALT).send_keys("e").key_up(Keys.ALT).perform()
+    body = _wait_for_text(browser, ASSETS, "global asset lineage", "ui_asset_graph.png")
+    assert body.count("2 partitions") == len(ASSETS)  # every node counts the run and its teacher clone
+    assert (OUT / "ui_asset_graph.png").stat().st_size > 10_000
+
+
+def test_asset_partitions_show_the_run_partitions(server, browser):
+    url, backfill = server
+    _open(browser, f"{url}/assets/task_set?view=partitions")
+    body = _wait_for_text(browser, [RUN_ID, *backfill.run_ids], "task_set partitions", "ui_task_set_partitions.png")
+    assert "Missing (2)" in body
+
+
+def test_teacher_backfill_is_listed(server, browser):
+    url, backfill = server
+    _open(browser, f"{url}/runs/b/{backfill.backfill_id}")
+    texts = [backfill.backfill_id, *backfill.run_ids, "In progress", *ASSETS]
+    body = _wait_for_text(browser, texts, "backfill page", "ui_teacher_backfill.png")
+    assert "backfill daemon is not running" in body  # this test starts only the webserver
