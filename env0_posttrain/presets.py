@@ -12,18 +12,18 @@ def _demo(run_id: str) -> dict[str, Any]:
     known files), so a tiny student can learn them in CPU minutes and be evaluated on unseen
     combinations of seen entities.
     """
-    from env0_posttrain.tasks import starter_template_ids
-    from env0_posttrain.train import TINY_DEMO_LORA
+    from env0_posttrain.train import TINY_DEMO_LORA, TINY_DEMO_STUDENT
+    from env0_posttrain.train.demo_recipe import tiny_demo_task_selection
 
     return {
         "run_id": run_id,
         "description": "offline demo: oracle teacher -> tiny Qwen3 student, LoRA on CPU",
-        "tasks": {"n_train": 300, "n_eval": 60, "seed": 0, "templates": starter_template_ids()},
+        "tasks": tiny_demo_task_selection(n_train=300, n_eval=60, seed=0).model_dump(mode="json"),
         "teacher": {"model": "env0-oracle/oracle", "skill": 0.85, "concurrency": 32},
-        "student": {"model": "tiny-qwen3"},
+        "student": {"model": "tiny-qwen3", "pretrain_steps": TINY_DEMO_STUDENT.pretrain_steps},
         "sft": {"min_reward": 1.0},
         "lora": dict(TINY_DEMO_LORA),
-        "eval": {"trials": 3, "max_steps": 6, "max_tokens": 96, "concurrency": 64},
+        "eval": {"trials": 3, "max_steps": 4, "max_tokens": 96, "concurrency": 64},
     }
 
 

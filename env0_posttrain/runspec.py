@@ -70,7 +70,7 @@ class StudentSpec(_Section):
 
     model: str = Field(default="tiny-qwen3", min_length=1, description="'tiny-qwen3' (built offline), a local path or a hub id")
     chat_template: str | None = Field(default=None, description="path to a jinja template; None = the tokenizer's own")
-    pretrain_steps: int = Field(default=300, ge=0, description="tiny student only: short full pre-training of the base")
+    pretrain_steps: int = Field(default=200, ge=0, description="tiny student only: short full pre-training of the base")
 
 
 class SFTDataPolicy(_Section):

@@ -1,0 +1,240 @@
+"""LoRA SFT with TRL's SFTTrainer and a PEFT LoraConfig, every knob taken from `runspec.LoraSpec`.
+
+The same code trains Qwen3.5-9B on an H100 (bf16, gradient checkpointing, padding-free batches,
+optional Liger kernels) and the tiny offline student on a CPU (fp32, no checkpointing).
+Loss is on assistant tokens only: TRL swaps in the template's training twin with generation
+markers. Checkpoints go under `out_dir/checkpoints`; a rerun resumes from the last one.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from env0_posttrain.runspec import LoraSpec
+from env0_posttrain.train.metrics_callback import MetricsCallback
+from env0_posttrain.train.rows import rows_to_dataset
+
+ADAPTER_DIRNAME = "adapter"
+CHECKPOINTS_DIRNAME = "checkpoints"
+
+
+class TrainResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    adapter_dir: Path
+    base_path: str
+    steps: int
+    best_step: int | None = Field(description="step of the checkpoint with the lowest eval loss")
+    best_eval_loss: float | None
+    final_eval_loss: float | None
+    first_train_loss: float | None
+    final_train_loss: float | None
+    runtime_s: float
+    train_tokens: int
+    n_train_rows: int
+    n_eval_rows: int
+    resumed_from: str | None = None
+    device: str
+    trainable_params: int
+    metrics: list[dict[str, Any]] = Field(default_factory=list)
+
+
+def last_checkpoint(checkpoints_dir: Path) -> Path | None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    if not checkpoints_dir.is_dir():
+        return None
+    found = get_last_checkpoint(str(checkpoints_dir))
+    return Path(found) if found else None
+
+
+def resolve_device_settings(lora: LoraSpec) -> dict[str, Any]:
+    """CPU: fp32, no checkpointing. GPU: bf16 and gradient checkpointing unless the spec says otherwise."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    bf16 = cuda and torch.cuda.is_bf16_supported() if lora.bf16 is None else lora.bf16
+    checkpointing = cuda if lora.gradient_checkpointing is None else lora.gradient_checkpointing
+    if not cuda:
+        bf16, checkpointing = False, False
+    return {
+        "use_cpu": not cuda,
+        "bf16": bool(bf16),
+        "gradient_checkpointing": bool(checkpointing),
+        "gradient_checkpointing_kwargs": {"use_reentrant": False} if checkpointing else None,
+        # Padding-free batches need a varlen attention kernel (flash-attention on a GPU); with sdpa
+        # the flattened sequences would attend across each other.
+        "padding_free": bool(cuda and not lora.packing and importlib.util.find_spec("flash_attn") is not None),
+        "use_liger_kernel": bool(lora.use_liger and cuda),
+    }
+
+
+def split_eval(train_rows: Sequence[dict], eval_rows: Sequence[dict] | None, lora: LoraSpec) -> tuple[list, list]:
+    """Use the given eval rows; else hold out `eval_fraction` of the training rows (deterministically)."""
+    train_rows = list(train_rows)
+    if eval_rows:
+        return train_rows, list(eval_rows)
+    n_eval = round(len(train_rows) * lora.eval_fraction)
+    if n_eval == 0 or n_eval >= len(train_rows):
+        return train_rows, []
+    import random
+
+    order = list(range(len(train_rows)))
+    random.Random(lora.seed).shuffle(order)
+    held = set(order[:n_eval])
+    return [r for i, r in enumerate(train_rows) if i not in held], [train_rows[i] for i in sorted(held)]
+
+
+def build_sft_config(lora: LoraSpec, out_dir: Path, has_eval: bool, device: dict[str, Any], token_rows: bool = False):
+    """`token_rows`: TITO rows whose labels already mask the prompt, so no template masking is needed."""
+    from trl import SFTConfig
+
+    eval_every = lora.save_steps
+    return SFTConfig(
+        output_dir=str(out_dir / CHECKPOINTS_DIRNAME),
+        max_steps=-1 if lora.epochs else lora.max_steps,
+        num_train_epochs=lora.epochs or 1.0,
+        per_device_train_batch_size=lora.per_device_batch_size,
+        per_device_eval_batch_size=max(lora.per_device_batch_size, 8),
+        gradient_accumulation_steps=lora.grad_accumulation,
+        learning_rate=lora.learning_rate,
+        warmup_steps=lora.warmup_ratio,
+        lr_scheduler_type="cosine",
+        max_length=None if device["padding_free"] else lora.max_seq_length,
+        packing=lora.packing,
+        padding_free=device["padding_free"],
+        assistant_only_loss=not token_rows,
+        logging_steps=lora.logging_steps,
+        save_strategy="steps",
+        save_steps=lora.save_steps,
+        save_total_limit=3,
+        eval_strategy="steps" if has_eval else "no",
+        eval_steps=eval_every if has_eval else None,
+        load_best_model_at_end=has_eval,
+        metric_for_best_model="eval_loss" if has_eval else None,
+        greater_is_better=False if has_eval else None,
+        include_num_input_tokens_seen="non_padding",
+        seed=lora.seed,
+        data_seed=lora.seed,
+        report_to=[],
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+        dataset_num_proc=None,
+        **{k: device[k] for k in ("use_cpu", "bf16", "gradient_checkpointing", "gradient_checkpointing_kwargs", "use_liger_kernel")},
+    )
+
+
+def build_lora_config(lora: LoraSpec):
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=list(lora.target_modules),
+        bias="none", task_type="CAUSAL_LM",
+    )
+
+
+def _truncate_to_max_length(dataset, tokenizer, lora: LoraSpec, device: dict[str, Any]):
+    """Padding-free batches do not enforce max_length: drop rows that would overflow instead of cutting them."""
+    if not device["padding_free"]:
+        return dataset
+    if "input_ids" in dataset.column_names:
+        return dataset.filter(lambda r: len(r["input_ids"]) <= lora.max_seq_length)
+    def fits(r):
+        ids = tokenizer.apply_chat_template(r["messages"], tools=r["tools"], tokenize=True)
+        return len(ids["input_ids"] if isinstance(ids, dict) else ids) <= lora.max_seq_length
+    return dataset.filter(fits)
+
+
+def train_lora(
+    train_rows: Sequence[dict[str, Any]],
+    eval_rows: Sequence[dict[str, Any]] | None,
+    lora: LoraSpec,
+    base_path: str | Path,
+    out_dir: Path,
+    on_log: Callable[[dict[str, Any]], None] | None = None,
+    resume: bool = True,
+) -> TrainResult:
+    """Train a LoRA adapter on TRL rows; returns where it is and how training went."""
+    import torch
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTTrainer
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    train_rows, eval_rows = split_eval(train_rows, eval_rows, lora)
+    device = resolve_device_settings(lora)
+    tokenizer = AutoTokenizer.from_pretrained(str(base_path))
+    train_ds = _truncate_to_max_length(rows_to_dataset(train_rows, "train_rows"), tokenizer, lora, device)
+    eval_ds = _truncate_to_max_length(rows_to_dataset(eval_rows, "eval_rows"), tokenizer, lora, device) if eval_rows else None
+    dtype = torch.bfloat16 if device["bf16"] else torch.float32
+    attn = {"attn_implementation": "flash_attention_2"} if device["padding_free"] else {}
+    model = AutoModelForCausalLM.from_pretrained(str(base_path), dtype=dtype, **attn)
+    model = get_peft_model(model, build_lora_config(lora))
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    callback = MetricsCallback(on_log)
+    trainer = SFTTrainer(
+        model=model,
+        args=build_sft_config(lora, out_dir, eval_ds is not None, device, token_rows="input_ids" in train_ds.column_names),
+        train_dataset=train_ds,
+        eval_dataset=eval_ds,
+        processing_class=tokenizer,
+        callbacks=[callback],
+    )
+    resume_from = last_checkpoint(out_dir / CHECKPOINTS_DIRNAME) if resume else None
+    t0 = time.perf_counter()
+    trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+    runtime = time.perf_counter() - t0
+    evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
+    final_eval = evals[-1] if evals else None
+
+    adapter_dir = out_dir / ADAPTER_DIRNAME
+    tmp = out_dir / f".{ADAPTER_DIRNAME}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    trainer.model.save_pretrained(str(tmp))
+    tokenizer.save_pretrained(str(tmp))
+    state = trainer.state
+    history = state.log_history
+    train_losses = [h["loss"] for h in history if "loss" in h]
+    best_step = _best_step(state)
+    summary = {
+        "base_path": str(base_path), "best_step": best_step, "best_eval_loss": state.best_metric,
+        "lora": lora.model_dump(mode="json"), "steps": state.global_step,
+    }
+    (tmp / "training_summary.json").write_text(json.dumps(summary, indent=2))
+    if adapter_dir.exists():
+        shutil.rmtree(adapter_dir)
+    os.replace(tmp, adapter_dir)
+    return TrainResult(
+        adapter_dir=adapter_dir,
+        base_path=str(base_path),
+        steps=state.global_step,
+        best_step=best_step,
+        best_eval_loss=state.best_metric,
+        final_eval_loss=final_eval,
+        first_train_loss=train_losses[0] if train_losses else None,
+        final_train_loss=train_losses[-1] if train_losses else None,
+        runtime_s=runtime,
+        train_tokens=int(state.num_input_tokens_seen or 0),
+        n_train_rows=len(train_ds),
+        n_eval_rows=len(eval_ds) if eval_ds is not None else 0,
+        resumed_from=str(resume_from) if resume_from else None,
+        device="cuda" if not device["use_cpu"] else "cpu",
+        trainable_params=trainable,
+        metrics=callback.records,
+    )
+
+
+def _best_step(state) -> int | None:
+    if not state.best_model_checkpoint:
+        return None
+    return int(Path(state.best_model_checkpoint).name.rsplit("-", 1)[-1])

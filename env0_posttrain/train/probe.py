@@ -1,0 +1,112 @@
+"""The blocking sanity probe: refuse to spend on evaluation when the adapter learned nothing.
+
+The TITO seed lost days to an adapter that had silently learned nothing. Two cheap signals catch
+it: the adapter's greedy output must differ from the base's on training prompts, and its loss on
+training rows must be lower than the base's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from env0_posttrain.train.generation import (
+    first_call_prompt,
+    greedy_completions,
+    load_tokenizer_with_parser,
+    parse_tool_calls,
+)
+from env0_posttrain.train.rows import rows_to_dataset
+
+
+class ProbeResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    passed: bool
+    reason: str
+    n_prompts: int
+    n_outputs_differ: int
+    base_loss: float
+    adapter_loss: float
+    base_first_call_match: int = Field(description="prompts whose first tool call the base got exactly right")
+    adapter_first_call_match: int
+    examples: list[dict[str, Any]] = Field(default_factory=list, description="a few (prompt, base, adapter) outputs")
+
+
+def assistant_loss(model, tok, rows: Sequence[dict[str, Any]]) -> float:
+    """Mean token loss on assistant tokens, masked by the training template's generation markers."""
+    import torch
+    from trl.chat_template_utils import get_training_chat_template
+
+    template = get_training_chat_template(tok)
+    total, count = 0.0, 0
+    model.eval()
+    with torch.no_grad():
+        for row in rows_to_dataset(rows, "probe_rows"):
+            enc = tok.apply_chat_template(row["messages"], tools=row["tools"], chat_template=template, tokenize=True,
+                                          return_dict=True, return_assistant_tokens_mask=True)
+            ids = torch.tensor([enc["input_ids"]], device=model.device)
+            labels = ids.clone()
+            labels[0, torch.tensor(enc["assistant_masks"]) == 0] = -100
+            n = int((labels[0, 1:] != -100).sum())
+            if n == 0:
+                continue
+            loss = model(input_ids=ids, labels=labels).loss
+            total += float(loss) * n
+            count += n
+    return total / max(count, 1)
+
+
+def first_call_matches(tok, completions: list[str], expected: list[dict | None]) -> list[bool]:
+    out = []
+    for text, want in zip(completions, expected):
+        calls = parse_tool_calls(tok, text)
+        got = calls[0] if calls else None
+        out.append(want is not None and got is not None and got["name"] == want["name"]
+                   and got["arguments"] == want["arguments"])
+    return out
+
+
+def sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Sequence[dict[str, Any]], n: int = 8,
+                 max_new_tokens: int = 96) -> ProbeResult:
+    """Compare base and adapter on the first `n` training rows; `passed` only if both signals agree."""
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    rows = list(rows)[:n]
+    if not rows:
+        raise ValueError("sanity_probe: no rows to probe with")
+    tok = load_tokenizer_with_parser(base_path)
+    prompts, expected = [], []
+    for r in rows_to_dataset(rows, "probe_rows"):
+        msgs, call = first_call_prompt(r)
+        prompts.append((msgs, r["tools"]))
+        expected.append(call)
+    base = AutoModelForCausalLM.from_pretrained(str(base_path))
+    base_out = greedy_completions(base, tok, prompts, max_new_tokens)
+    base_loss = assistant_loss(base, tok, rows)
+    tuned = PeftModel.from_pretrained(base, str(adapter_path))
+    tuned_out = greedy_completions(tuned, tok, prompts, max_new_tokens)
+    tuned_loss = assistant_loss(tuned, tok, rows)
+    differ = sum(a != b for a, b in zip(base_out, tuned_out))
+    problems = []
+    if differ == 0:
+        problems.append(f"adapter output identical to the base on all {len(rows)} training prompts")
+    if not tuned_loss < base_loss:
+        problems.append(f"adapter loss {tuned_loss:.4f} is not below the base's {base_loss:.4f} on training rows")
+    reason = "; ".join(problems) or (
+        f"adapter differs on {differ}/{len(rows)} prompts; training loss {base_loss:.3f} -> {tuned_loss:.3f}")
+    return ProbeResult(
+        passed=not problems,
+        reason=reason,
+        n_prompts=len(rows),
+        n_outputs_differ=differ,
+        base_loss=base_loss,
+        adapter_loss=tuned_loss,
+        base_first_call_match=sum(first_call_matches(tok, base_out, expected)),
+        adapter_first_call_match=sum(first_call_matches(tok, tuned_out, expected)),
+        examples=[{"base": b, "adapter": a} for b, a in list(zip(base_out, tuned_out))[:3]],
+    )

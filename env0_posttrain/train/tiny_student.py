@@ -1,0 +1,229 @@
+"""The offline student: a tiny model of a real architecture, built once from local text and cached.
+
+LoRA on a randomly initialised base barely moves (FIELD-NOTES), so the base gets a short full
+pre-training on plain workspace text and chat turns with plain-text replies. That corpus never
+shows the tool-call format, so the base really cannot do the tasks: what the adapter gains is
+what the SFT rows taught it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from env0_posttrain.train.tokenizer_build import build_tokenizer, check_round_trip
+
+CorpusItem = str | Mapping[str, Any]
+MARKER_FILE = "tiny_student.json"
+
+
+class TinyStudentConfig(BaseModel):
+    """Shape of the tiny student and of its base pre-training."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    architecture: Literal["qwen3", "qwen3_5_text"] = "qwen3"
+    hidden_size: int = Field(default=192, ge=16)
+    num_layers: int = Field(default=3, ge=1)
+    num_heads: int = Field(default=6, ge=1)
+    num_kv_heads: int = Field(default=2, ge=1)
+    intermediate_size: int = Field(default=512, ge=16)
+    vocab_size: int = Field(default=2000, ge=300, description="BPE merges target; entity tokens come on top")
+    max_position_embeddings: int = Field(default=4096, ge=64)
+    pretrain_steps: int = Field(default=200, ge=0)
+    pretrain_lr: float = Field(default=3e-3, gt=0.0)
+    pretrain_batch_size: int = Field(default=8, ge=1)
+    pretrain_seq_len: int = Field(default=256, ge=16)
+    seed: int = 0
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+def corpus_text(item: CorpusItem, tokenizer=None) -> str:
+    """A corpus item is plain text, or a conversation {"messages", "tools"?} rendered with the chat template."""
+    if isinstance(item, str):
+        return item
+    if tokenizer is None:
+        return json.dumps(item, sort_keys=True, default=str)
+    return tokenizer.apply_chat_template(list(item["messages"]), tools=item.get("tools"), tokenize=False)
+
+
+def student_digest(corpus: Sequence[CorpusItem], entity_tokens: Sequence[str], config: TinyStudentConfig) -> str:
+    h = hashlib.sha256(config.model_dump_json().encode())
+    for item in corpus:
+        h.update(corpus_text(item).encode())
+        h.update(b"\x00")
+    h.update(json.dumps(list(entity_tokens)).encode())
+    return h.hexdigest()[:16]
+
+
+def build_model_config(config: TinyStudentConfig, tokenizer):
+    """A real transformers config (Qwen3, or the 9B's hybrid qwen3_5_text) at toy scale."""
+    from transformers import AutoConfig
+
+    common = dict(
+        vocab_size=len(tokenizer),
+        hidden_size=config.hidden_size,
+        intermediate_size=config.intermediate_size,
+        num_hidden_layers=config.num_layers,
+        num_attention_heads=config.num_heads,
+        num_key_value_heads=config.num_kv_heads,
+        head_dim=config.hidden_size // config.num_heads,
+        max_position_embeddings=config.max_position_embeddings,
+        tie_word_embeddings=True,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+    )
+    if config.architecture == "qwen3_5_text":
+        n = config.num_layers
+        layer_types = ["full_attention" if (i + 1) % 4 == 0 or i == n - 1 else "linear_attention" for i in range(n)]
+        head = config.hidden_size // config.num_heads
+        common.update(
+            layer_types=layer_types,
+            linear_num_key_heads=config.num_kv_heads,
+            linear_num_value_heads=config.num_heads,
+            linear_key_head_dim=head,
+            linear_value_head_dim=head,
+        )
+    return AutoConfig.for_model(config.architecture, **common)
+
+
+def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, work: Path) -> dict[str, float]:
+    """Full causal-LM pre-training on the concatenated corpus, in fixed-length blocks."""
+    import torch
+    from datasets import Dataset
+    from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
+
+    ids: list[int] = []
+    for text in texts:
+        ids.extend(tokenizer(text, add_special_tokens=False)["input_ids"])
+        ids.append(tokenizer.pad_token_id)
+    n = config.pretrain_seq_len
+    blocks = [ids[i : i + n] for i in range(0, max(len(ids) - n, 1), n)]
+    blocks = [b for b in blocks if len(b) == n] or [ids[:n]]
+    ds = Dataset.from_dict({"input_ids": blocks})
+    args = TrainingArguments(
+        output_dir=str(work / "pretrain"),
+        max_steps=config.pretrain_steps,
+        per_device_train_batch_size=config.pretrain_batch_size,
+        learning_rate=config.pretrain_lr,
+        lr_scheduler_type="cosine",
+        warmup_steps=max(1, config.pretrain_steps // 20),
+        weight_decay=0.01,
+        logging_steps=max(1, config.pretrain_steps // 10),
+        save_strategy="no",
+        report_to=[],
+        use_cpu=not torch.cuda.is_available(),
+        seed=config.seed,
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+    )
+    # The pad token doubles as the document separator; it must stay a training target here.
+    collator = DataCollatorForLanguageModeling(tokenizer=tokenizer, mlm=False)
+    trainer = Trainer(model=model, args=args, train_dataset=ds, data_collator=_keep_separators(collator, tokenizer))
+    out = trainer.train()
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    return {"pretrain_loss_first": losses[0] if losses else float("nan"), "pretrain_loss_last": losses[-1] if losses else float("nan"),
+            "pretrain_runtime_s": out.metrics.get("train_runtime", 0.0), "pretrain_blocks": len(blocks)}
+
+
+def _keep_separators(collator, tokenizer):
+    def collate(features):
+        batch = collator(features)
+        batch["labels"] = batch["input_ids"].clone()
+        return batch
+
+    return collate
+
+
+def _without(texts: Sequence[str], whole: Sequence[str]):
+    from env0_posttrain.train.tokenizer_build import (
+        MARKER_TOKENS,
+        SPECIAL_TOKENS,
+        template_boilerplate,
+    )
+
+    cut = sorted({*whole, *MARKER_TOKENS, *SPECIAL_TOKENS, *template_boilerplate()}, key=len, reverse=True)
+    for text in texts:
+        for w in cut:
+            if w and w in text:
+                text = text.replace(w, " ")
+        yield text
+
+
+def _build(dest: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str], config: TinyStudentConfig) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(config.seed)
+    # BPE merges come from exactly the text the base will read (conversations rendered with the
+    # template), whole tokens cut out: a merge the base never reads would keep a near-zero embedding.
+    bootstrap = build_tokenizer([c for c in corpus if isinstance(c, str)][:1000] or ["x"], [], 300)
+    texts = [corpus_text(c, bootstrap) for c in corpus]
+    tokenizer = build_tokenizer(_without(texts, entity_tokens), entity_tokens, config.vocab_size)
+    for text in texts[:20]:
+        check_round_trip(tokenizer, text)
+    model = AutoModelForCausalLM.from_config(build_model_config(config, tokenizer))
+    stats: dict[str, Any] = {}
+    if config.pretrain_steps > 0:
+        stats = _pretrain(model, tokenizer, texts, config, dest)
+        shutil.rmtree(dest / "pretrain", ignore_errors=True)
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.save_pretrained(dest)
+    tokenizer.save_pretrained(dest)
+    info = {
+        "config": config.model_dump(mode="json"),
+        "n_params": sum(p.numel() for p in model.parameters()),
+        "vocab": len(tokenizer),
+        "corpus_items": len(corpus),
+        "entity_tokens": len(entity_tokens),
+        **stats,
+    }
+    (dest / MARKER_FILE).write_text(json.dumps(info, indent=2))
+
+
+def ensure_tiny_student(
+    cache_dir: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str], config: TinyStudentConfig | None = None
+) -> Path:
+    """Return the student directory for (config, corpus, entities), building it at most once.
+
+    Concurrent callers serialise on a file lock; the build happens in a temporary directory that
+    is renamed into place, so a crash never leaves a half-written student behind.
+    """
+    config = config or TinyStudentConfig()
+    if not corpus:
+        raise ValueError("ensure_tiny_student: the corpus is empty")
+    cache_dir = Path(cache_dir)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    dest = cache_dir / f"tiny-{config.architecture}-{student_digest(corpus, entity_tokens, config)}"
+    if (dest / MARKER_FILE).exists():
+        return dest
+    with open(cache_dir / f".{dest.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (dest / MARKER_FILE).exists():
+            return dest
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=cache_dir))
+        try:
+            _build(tmp, corpus, entity_tokens, config)
+            if dest.exists():
+                shutil.rmtree(dest)
+            os.replace(tmp, dest)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+def student_info(path: Path) -> dict[str, Any]:
+    return json.loads((Path(path) / MARKER_FILE).read_text())
