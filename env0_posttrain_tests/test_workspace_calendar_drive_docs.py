@@ -6,25 +6,14 @@ from datetime import timedelta
 
 import pytest
 
-from env0_posttrain.workspace import Workspace, call_tool
+from env0_posttrain.workspace import Workspace
 from env0_posttrain.workspace.services.drive.data_model import GDOC
+from env0_posttrain_tests.test_workspace_support import err, ok
 
 
 @pytest.fixture()
 def ws():
     return Workspace.seeded(21)
-
-
-def ok(ws, name, args):
-    res = call_tool(ws, name, args)
-    assert res["ok"], res
-    return res["result"]
-
-
-def err(ws, name, args):
-    res = call_tool(ws, name, args)
-    assert not res["ok"], res
-    return res["error"]["error"]
 
 
 # -- calendar -----------------------------------------------------------------------------------------------

@@ -8,23 +8,13 @@ from datetime import timedelta
 import pytest
 
 from env0_posttrain.workspace import Workspace, call_tool
+from env0_posttrain_tests.test_workspace_support import err as slack_err
+from env0_posttrain_tests.test_workspace_support import ok
 
 
 @pytest.fixture()
 def ws():
     return Workspace.seeded(31)
-
-
-def ok(ws, name, args):
-    res = call_tool(ws, name, args)
-    assert res["ok"], res
-    return res["result"]
-
-
-def slack_err(ws, name, args):
-    res = call_tool(ws, name, args)
-    assert not res["ok"]
-    return res["error"]["error"]
 
 
 def test_private_channels_are_invisible_to_non_members(ws):

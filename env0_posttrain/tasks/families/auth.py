@@ -203,21 +203,28 @@ def _sample_apps(rng: random.Random, ws: Any) -> dict[str, Any]:
     return p
 
 
-def _solve_revoke_all(ws: Any, p: dict[str, Any]) -> list:
-    s = Script(ws)
-    for t in s(TLIST, userKey=p["email"])["items"]:
-        s(TDEL, userKey=p["email"], clientId=t["clientId"])
-    return s.calls
+def _solve_delete_all(list_tool: str, delete_tool: str, id_field: str) -> Any:
+    """Solver: list the user's records with `list_tool` and delete every one by `id_field`."""
+    def solve(ws: Any, p: dict[str, Any]) -> list:
+        s = Script(ws)
+        for x in s(list_tool, userKey=p["email"])["items"]:
+            s(delete_tool, userKey=p["email"], **{id_field: x[id_field]})
+        return s.calls
+    return solve
 
 
-def _judge_revoke_all(j: Judge, p: dict[str, Any]) -> None:
-    before = _tokens(j.start, p["email"])
-    j.check("revoked", 1 - len(_tokens(j.end, p["email"])) / len(before))
-    standard_gates(j, may_remove={f"token:{k}" for k in before})
+def _judge_delete_all(check: str, rows: Any, kind: str) -> Any:
+    """Judge: the share of the user's `rows` (keyed records) that is gone; only those may be removed."""
+    def judge(j: Judge, p: dict[str, Any]) -> None:
+        before = rows(j.start, p["email"])
+        j.check(check, 1 - len(rows(j.end, p["email"])) / len(before))
+        standard_gates(j, may_remove={f"{kind}:{k}" for k in before})
+    return judge
 
 
 _reg("auth_revoke_all_tokens", ("Revoke every third-party app {name} has authorised.", "Remove all OAuth app grants from {first}'s account."),
-     _sample_apps, _solve_revoke_all, _judge_revoke_all, (TLIST, TDEL), (ALIST, ADEL), plant=_plant_app)
+     _sample_apps, _solve_delete_all(TLIST, TDEL, "clientId"), _judge_delete_all("revoked", _tokens, "token"),
+     (TLIST, TDEL), (ALIST, ADEL), plant=_plant_app)
 
 
 def _apps_answer(ws: Any, p: dict[str, Any]) -> str:
@@ -250,21 +257,9 @@ def _plant_asps(ws: Any, p: dict[str, Any]) -> None:
         ws.admin.add_asp(p["email"], name=name, created=hours_ago(ws, 24 * (30 + i)))
 
 
-def _solve_asps(ws: Any, p: dict[str, Any]) -> list:
-    s = Script(ws)
-    for a in s(ALIST, userKey=p["email"])["items"]:
-        s(ADEL, userKey=p["email"], codeId=a["codeId"])
-    return s.calls
-
-
-def _judge_asps(j: Judge, p: dict[str, Any]) -> None:
-    before = _asps(j.start, p["email"])
-    j.check("deleted", 1 - len(_asps(j.end, p["email"])) / len(before))
-    standard_gates(j, may_remove={f"asp:{k}" for k in before})
-
-
 _reg("auth_delete_app_passwords", ("Delete all of {name}'s app passwords.", "Revoke every app-specific password {first} has."),
-     _sample_asps, _solve_asps, _judge_asps, (ALIST, ADEL), (TLIST, TDEL), plant=_plant_asps)
+     _sample_asps, _solve_delete_all(ALIST, ADEL, "codeId"), _judge_delete_all("deleted", _asps, "asp"),
+     (ALIST, ADEL), (TLIST, TDEL), plant=_plant_asps)
 
 
 def _codes(ws: Any, email: str) -> set[str]:

@@ -36,6 +36,22 @@ def _reg(tid: str, phrasings: tuple[str, ...], sample: Any, solve: Any, judge: A
                       distractors=distractors, starter=starter, answer=answer, **kw))
 
 
+def _patch_solver(body_of: Any) -> Any:
+    """Solver: find the event by its title, then patch it with `body_of(ws, p, ev)`."""
+    def solve(ws: Any, p: dict[str, Any]) -> list:
+        s = Script(ws)
+        ev = event_by_title(s, p["title"])
+        s(PATCH, calendarId="primary", eventId=ev["id"], body=body_of(ws, p, ev))
+        return s.calls
+    return solve
+
+
+def _before_after(j: Judge, title: str) -> tuple[Any, Any]:
+    """The event titled `title` at the start, and the same event at the end (None if it is gone)."""
+    before = find_event(j.start, title)
+    return before, j.end.calendar.db.events.get(before.id)
+
+
 def _unchanged_time(j: Judge, before: Any, after: Any) -> None:
     j.guard("time_kept", after is not None and starts_at(after) == starts_at(before) and ends_at(after) == ends_at(before))
 
@@ -53,17 +69,12 @@ def _sample_invite(rng: random.Random, ws: Any) -> dict[str, Any]:
     return p
 
 
-def _solve_invite(ws: Any, p: dict[str, Any]) -> list:
-    s = Script(ws)
-    ev = event_by_title(s, p["title"])
-    atts = [{"email": a["email"]} for a in ev.get("attendees", [])] + [{"email": p["email"]}]
-    s(PATCH, calendarId="primary", eventId=ev["id"], body={"attendees": atts})
-    return s.calls
+_solve_invite = _patch_solver(lambda ws, p, ev: {
+    "attendees": [{"email": a["email"]} for a in ev.get("attendees", [])] + [{"email": p["email"]}]})
 
 
 def _judge_invite(j: Judge, p: dict[str, Any]) -> None:
-    before = find_event(j.start, p["title"])
-    after = j.end.calendar.db.events.get(before.id)
+    before, after = _before_after(j, p["title"])
     emails = attendee_emails(after) if after else set()
     j.check("invited", p["email"] in emails)
     j.guard("others_kept", attendee_emails(before) <= emails)
@@ -84,17 +95,12 @@ def _sample_remove(rng: random.Random, ws: Any) -> dict[str, Any]:
     return p
 
 
-def _solve_remove(ws: Any, p: dict[str, Any]) -> list:
-    s = Script(ws)
-    ev = event_by_title(s, p["title"])
-    atts = [{"email": a["email"]} for a in ev.get("attendees", []) if a["email"] != p["email"]]
-    s(PATCH, calendarId="primary", eventId=ev["id"], body={"attendees": atts})
-    return s.calls
+_solve_remove = _patch_solver(lambda ws, p, ev: {
+    "attendees": [{"email": a["email"]} for a in ev.get("attendees", []) if a["email"] != p["email"]]})
 
 
 def _judge_remove(j: Judge, p: dict[str, Any]) -> None:
-    before = find_event(j.start, p["title"])
-    after = j.end.calendar.db.events.get(before.id)
+    before, after = _before_after(j, p["title"])
     emails = attendee_emails(after) if after else set()
     j.check("removed", after is not None and p["email"] not in emails)
     j.guard("others_kept", (attendee_emails(before) - {p["email"]}) <= emails)
@@ -142,15 +148,10 @@ _reg("calendar_create_with_person", ("Set up a one-hour {title} with {name} {day
 # -- edit ------------------------------------------------------------------------------------------
 
 def _edit(tid: str, phrasings: tuple[str, ...], sample: Any, body_of: Any, check: Any, starter: bool = False) -> None:
-    def solve(ws: Any, p: dict[str, Any]) -> list:
-        s = Script(ws)
-        ev = event_by_title(s, p["title"])
-        s(PATCH, calendarId="primary", eventId=ev["id"], body=body_of(ws, p, ev))
-        return s.calls
+    solve = _patch_solver(body_of)
 
     def judge(j: Judge, p: dict[str, Any]) -> None:
-        before = find_event(j.start, p["title"])
-        after = j.end.calendar.db.events.get(before.id)
+        before, after = _before_after(j, p["title"])
         j.check("edited", after is not None and check(j, p, before, after))
         standard_gates(j)
 
@@ -218,8 +219,7 @@ def _solve_cancel(ws: Any, p: dict[str, Any]) -> list:
 
 
 def _judge_cancel(j: Judge, p: dict[str, Any]) -> None:
-    before = find_event(j.start, p["title"])
-    after = j.end.calendar.db.events.get(before.id)
+    before, after = _before_after(j, p["title"])
     j.check("cancelled", after is None or after.status == "cancelled")
     standard_gates(j, may_remove={f"event:{before.id}"})
 
@@ -267,15 +267,10 @@ def _plant_invite(ws: Any, p: dict[str, Any]) -> None:
 
 
 def _respond(status: str) -> tuple[Any, Any]:
-    def solve(ws: Any, p: dict[str, Any]) -> list:
-        s = Script(ws)
-        ev = event_by_title(s, p["title"])
-        s(PATCH, calendarId="primary", eventId=ev["id"], body={"attendees": [{"email": ws.me.email, "responseStatus": status}]})
-        return s.calls
+    solve = _patch_solver(lambda ws, p, ev: {"attendees": [{"email": ws.me.email, "responseStatus": status}]})
 
     def judge(j: Judge, p: dict[str, Any]) -> None:
-        before = find_event(j.start, p["title"])
-        after = j.end.calendar.db.events.get(before.id)
+        _, after = _before_after(j, p["title"])
         mine = [a for a in (after.attendees if after else ()) if a.email == j.start.me.email]
         j.check("responded", bool(mine) and mine[0].responseStatus == status)
         standard_gates(j)

@@ -30,6 +30,12 @@ def reg(tid: str, phrasings: tuple[str, ...], sample: Any, solve: Any, judge: An
                       distractors=distractors, starter=starter, answer=answer, **kw))
 
 
+def _check_emailed(j: Judge, email: str, topic: str) -> None:
+    """Check "emailed": a mail sent during the task to `email` names `topic` in its subject or body."""
+    mails = [m for m in new_sent(j.start, j.end) if email in recipients_of(m)]
+    j.check("emailed", any(text_mentions(m.subject + " " + m.body, topic) for m in mails))
+
+
 def sample_channel(rng: random.Random, ws: Any) -> dict[str, Any]:
     return {"channel": rng.choice(my_channels(ws)), "phrase": rng.choice(PHRASES)}
 
@@ -178,8 +184,7 @@ def _solve_share_mail(ws: Any, p: dict[str, Any]) -> list:
 def _judge_share_mail(j: Judge, p: dict[str, Any]) -> None:
     f = find_file(j.start, p["file"])
     j.check("shared", role_for(j.end.drive.db.files.get(f.id), p["email"]) == "writer")
-    mails = [m for m in new_sent(j.start, j.end) if p["email"] in recipients_of(m)]
-    j.check("emailed", any(text_mentions(m.subject + " " + m.body, p["file"]) for m in mails))
+    _check_emailed(j, p["email"], p["file"])
     standard_gates(j, audience={p["email"]})
 
 
@@ -262,8 +267,7 @@ def _judge_invite_mail(j: Judge, p: dict[str, Any]) -> None:
     ev = find_event(j.start, p["title"])
     after = j.end.calendar.db.events.get(ev.id)
     j.check("invited", after is not None and p["email"] in attendee_emails(after))
-    mails = [m for m in new_sent(j.start, j.end) if p["email"] in recipients_of(m)]
-    j.check("emailed", any(text_mentions(m.subject + " " + m.body, p["title"]) for m in mails))
+    _check_emailed(j, p["email"], p["title"])
     standard_gates(j, audience={p["email"]})
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
 from ...base import DIGITS, HEX, Service, api, make_id
@@ -19,6 +21,16 @@ _ROLES = ("OWNER", "MANAGER", "MEMBER")
 
 def _missing(what: str) -> Exception:
     return google_error(404, f"Resource Not Found: {what}", "notFound")
+
+
+def _listing(kind: str, field: str, items: list[Any], render: Callable[[Any], dict[str, Any]],
+             pageToken: str | None = None, size: int | None = None) -> dict[str, Any]:
+    """A Directory list response: etag over all `items`, the page of them (all when no `size`), nextPageToken."""
+    chunk, nxt = page(items, pageToken, size) if size is not None else (items, None)
+    out: dict[str, Any] = {"kind": kind, "etag": etag(len(items)), field: [render(x) for x in chunk]}
+    if nxt:
+        out["nextPageToken"] = nxt
+    return out
 
 
 class Admin(Service):
@@ -55,6 +67,19 @@ class Admin(Service):
     def _members(self, gid: str) -> list[Member]:
         return [m for m in self.db.members.values() if m.groupId == gid]
 
+    def _owned(self, store: dict[str, Any], userKey: str, by: str, kind: str, render: Callable[[Any], Any]) -> dict:
+        """List response of the user's records in `store` (tokens, asps, codes), sorted by attribute `by`."""
+        uid = self._user(userKey).id
+        items = sorted((x for x in store.values() if x.userId == uid), key=attrgetter(by))
+        return _listing(kind, "items", items, render)
+
+    def _owned_item(self, store: dict[str, Any], userKey: str, item_id: object, what: str, pop: bool = False) -> Any:
+        """The user's record `item_id` in `store` (removed when `pop`); 404 naming `what` if absent."""
+        x = (store.pop if pop else store.get)(f"{self._user(userKey).id}/{item_id}", None)
+        if x is None:
+            raise _missing(what)
+        return x
+
     def _check_scope(self, customer: str | None, domain: str | None) -> None:
         if domain and domain.lower() != self.ws.domain:
             raise google_error(403, "Not Authorized to access this resource/api", "forbidden")
@@ -77,12 +102,8 @@ class Admin(Service):
             raise bad_request("Invalid value for orderBy", "invalid", "orderBy")
         users = sorted((u for u in self.db.users.values() if pred(u)), key=key,
                        reverse=(sortOrder or "").upper() == "DESCENDING")
-        chunk, nxt = page(users, pageToken, check_size(maxResults, 100, 500, "maxResults"))
-        out: dict[str, Any] = {"kind": "admin#directory#users", "etag": etag(len(users)),
-                               "users": [user_json(u) for u in chunk]}
-        if nxt:
-            out["nextPageToken"] = nxt
-        return out
+        return _listing("admin#directory#users", "users", users, user_json, pageToken,
+                        check_size(maxResults, 100, 500, "maxResults"))
 
     @api("directory.users.get", f"GET {A}/users/{{userKey}}", "Get a user by email or id.",
          params={"userKey": "email or id"}, name="admin_users_get")
@@ -197,12 +218,8 @@ class Admin(Service):
         if userKey:
             uid = self._user(userKey).id
             groups = [g for g in groups if f"{g.id}/{uid}" in self.db.members]
-        chunk, nxt = page(groups, pageToken, check_size(maxResults, 200, 200, "maxResults"))
-        out: dict[str, Any] = {"kind": "admin#directory#groups", "etag": etag(len(groups)),
-                               "groups": [group_json(g, len(self._members(g.id))) for g in chunk]}
-        if nxt:
-            out["nextPageToken"] = nxt
-        return out
+        return _listing("admin#directory#groups", "groups", groups, lambda g: group_json(g, len(self._members(g.id))),
+                        pageToken, check_size(maxResults, 200, 200, "maxResults"))
 
     @api("directory.groups.get", f"GET {A}/groups/{{groupKey}}", "Get a group.", params={"groupKey": "email or id"},
          name="admin_groups_get")
@@ -239,12 +256,8 @@ class Admin(Service):
         g = self._group(groupKey)
         want = {r.strip().upper() for r in roles.split(",")} if roles else None
         ms = sorted((m for m in self._members(g.id) if not want or m.role in want), key=lambda m: m.email)
-        chunk, nxt = page(ms, pageToken, check_size(maxResults, 200, 200, "maxResults"))
-        out: dict[str, Any] = {"kind": "admin#directory#members", "etag": etag(len(ms)),
-                               "members": [member_json(m) for m in chunk]}
-        if nxt:
-            out["nextPageToken"] = nxt
-        return out
+        return _listing("admin#directory#members", "members", ms, member_json, pageToken,
+                        check_size(maxResults, 200, 200, "maxResults"))
 
     @api("directory.members.insert", f"POST {A}/groups/{{groupKey}}/members", "Add a member to a group.",
          writes=True, params={"groupKey": "", "body": "{email, role: MEMBER|MANAGER|OWNER}"},
@@ -295,56 +308,38 @@ class Admin(Service):
     @api("directory.tokens.list", f"GET {A}/users/{{userKey}}/tokens", "Third-party apps a user granted access.",
          params={"userKey": ""}, name="admin_tokens_list")
     def tokens_list(self, userKey: str) -> dict[str, Any]:
-        u = self._user(userKey)
-        ts = sorted((t for t in self.db.tokens.values() if t.userId == u.id), key=lambda t: t.clientId)
-        return {"kind": "admin#directory#tokenList", "etag": etag(len(ts)), "items": [token_json(t) for t in ts]}
+        return self._owned(self.db.tokens, userKey, "clientId", "admin#directory#tokenList", token_json)
 
     @api("directory.tokens.get", f"GET {A}/users/{{userKey}}/tokens/{{clientId}}", "Get one app grant.",
          params={"userKey": "", "clientId": ""}, name="admin_tokens_get")
     def tokens_get(self, userKey: str, clientId: str) -> dict[str, Any]:
-        u = self._user(userKey)
-        t = self.db.tokens.get(f"{u.id}/{clientId}")
-        if t is None:
-            raise _missing("clientId")
-        return token_json(t)
+        return token_json(self._owned_item(self.db.tokens, userKey, clientId, "clientId"))
 
     @api("directory.tokens.delete", f"DELETE {A}/users/{{userKey}}/tokens/{{clientId}}", "Revoke an app's access.",
          writes=True, status=204, params={"userKey": "", "clientId": ""}, name="admin_tokens_delete")
     def tokens_delete(self, userKey: str, clientId: str) -> None:
-        u = self._user(userKey)
-        if self.db.tokens.pop(f"{u.id}/{clientId}", None) is None:
-            raise _missing("clientId")
+        self._owned_item(self.db.tokens, userKey, clientId, "clientId", pop=True)
 
     @api("directory.asps.list", f"GET {A}/users/{{userKey}}/asps", "A user's app passwords.",
          params={"userKey": ""}, name="admin_asps_list")
     def asps_list(self, userKey: str) -> dict[str, Any]:
-        u = self._user(userKey)
-        items = sorted((a for a in self.db.asps.values() if a.userId == u.id), key=lambda a: a.codeId)
-        return {"kind": "admin#directory#aspList", "etag": etag(len(items)), "items": [asp_json(a) for a in items]}
+        return self._owned(self.db.asps, userKey, "codeId", "admin#directory#aspList", asp_json)
 
     @api("directory.asps.get", f"GET {A}/users/{{userKey}}/asps/{{codeId}}", "Get one app password.",
          params={"userKey": "", "codeId": ""}, name="admin_asps_get")
     def asps_get(self, userKey: str, codeId: int) -> dict[str, Any]:
-        u = self._user(userKey)
-        a = self.db.asps.get(f"{u.id}/{codeId}")
-        if a is None:
-            raise _missing("codeId")
-        return asp_json(a)
+        return asp_json(self._owned_item(self.db.asps, userKey, codeId, "codeId"))
 
     @api("directory.asps.delete", f"DELETE {A}/users/{{userKey}}/asps/{{codeId}}", "Revoke an app password.",
          writes=True, status=204, params={"userKey": "", "codeId": ""}, name="admin_asps_delete")
     def asps_delete(self, userKey: str, codeId: int) -> None:
-        u = self._user(userKey)
-        if self.db.asps.pop(f"{u.id}/{codeId}", None) is None:
-            raise _missing("codeId")
+        self._owned_item(self.db.asps, userKey, codeId, "codeId", pop=True)
 
     @api("directory.verificationCodes.list", f"GET {A}/users/{{userKey}}/verificationCodes",
          "A user's 2-step backup codes.", params={"userKey": ""}, name="admin_verificationCodes_list")
     def verificationCodes_list(self, userKey: str) -> dict[str, Any]:
-        u = self._user(userKey)
-        cs = sorted((c for c in self.db.codes.values() if c.userId == u.id), key=lambda c: c.verificationCode)
-        return {"kind": "admin#directory#verificationCodesList", "etag": etag(len(cs)),
-                "items": [code_json(c) for c in cs]}
+        return self._owned(self.db.codes, userKey, "verificationCode", "admin#directory#verificationCodesList",
+                           code_json)
 
     @api("directory.verificationCodes.generate", f"POST {A}/users/{{userKey}}/verificationCodes/generate",
          "Replace a user's backup codes with 10 new ones.", writes=True, status=204, params={"userKey": ""},
