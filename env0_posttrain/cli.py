@@ -77,9 +77,9 @@ def run_new(
     paths = Paths.from_env(data_dir)
     try:
         data = preset_data(preset, run_id)
-        if teacher:
+        if teacher is not None:
             data.setdefault("teacher", {})["model"] = teacher
-        if student:
+        if student is not None:
             data.setdefault("student", {})["model"] = student
         spec = parse_spec(_apply_overrides(data, set_), f"run {run_id!r}")
     except (SpecError, KeyError) as err:
