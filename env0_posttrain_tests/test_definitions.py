@@ -59,3 +59,13 @@ def test_dagster_cli_validates_the_code_location(tmp_path: Path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert f"Validation successful for code location {CODE_LOCATION}" in out.stderr + out.stdout
+
+
+def test_assets_sit_in_concurrency_pools():
+    from env0_posttrain.defs.assets import RUN_ASSETS
+
+    pools = {a.key.to_user_string(): next(iter(a.op.pools), None) for a in RUN_ASSETS}
+    assert pools["lora_adapter"] == "gpu"
+    assert pools["teacher_trajectories"] == pools["teacher_eval_trajectories"] == "teacher_api"
+    assert pools["base_eval_trajectories"] == pools["sft_eval_trajectories"] == "student_inference"
+    assert pools["task_set"] == pools["sft_rows"] == pools["comparison_report"] == "duckdb_writer"

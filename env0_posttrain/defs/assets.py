@@ -12,6 +12,13 @@ from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
 
 ROLLOUT_RETRY = dg.RetryPolicy(max_retries=2, delay=5, backoff=dg.Backoff.EXPONENTIAL)
+# Concurrency pools (limits in dagster.yaml): the teacher's API quota, local/served student
+# inference, the one GPU, and the short DuckDB writers. Inside a rollout asset the harness bounds
+# concurrent requests per endpoint (teacher.concurrency / eval.concurrency).
+POOL_TEACHER_API = "teacher_api"
+POOL_STUDENT = "student_inference"
+POOL_GPU = "gpu"
+POOL_DUCKDB = "duckdb_writer"
 DOWNSTREAM = dg.AutomationCondition.eager()
 
 
@@ -24,6 +31,7 @@ def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> stages.StageC
 
 
 @dg.asset(
+    pool=POOL_DUCKDB,
     partitions_def=run_partitions,
     group_name="data",
     kinds={"duckdb"},
@@ -41,7 +49,7 @@ def task_set(context: dg.AssetExecutionContext, env0: Env0Resource):
     deps=[task_set],
     kinds={"duckdb"},
     retry_policy=ROLLOUT_RETRY,
-    pool="rollouts",
+    pool=POOL_TEACHER_API,
     automation_condition=DOWNSTREAM,
     code_version=stages.code_version("agent"),
     check_specs=[
@@ -55,6 +63,7 @@ def teacher_trajectories(context: dg.AssetExecutionContext, env0: Env0Resource):
 
 
 @dg.asset(
+    pool=POOL_DUCKDB,
     partitions_def=run_partitions,
     group_name="data",
     deps=[teacher_trajectories],
@@ -76,7 +85,7 @@ def sft_rows(context: dg.AssetExecutionContext, env0: Env0Resource):
     group_name="training",
     deps=[sft_rows],
     kinds={"pytorch"},
-    pool="gpu",
+    pool=POOL_GPU,
     automation_condition=DOWNSTREAM,
     code_version=stages.code_version("train"),
     check_specs=[_check("lora_adapter", "adapter_learned", "the adapter's outputs differ from the base's and its training loss is lower")],
@@ -87,7 +96,7 @@ def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource, pipes_cl
     return run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
 
 
-def _eval_asset(name: str, arm: str, deps: list, description: str):
+def _eval_asset(name: str, arm: str, deps: list, description: str, pool: str):
     @dg.asset(
         name=name,
         partitions_def=run_partitions,
@@ -95,7 +104,7 @@ def _eval_asset(name: str, arm: str, deps: list, description: str):
         deps=deps,
         kinds={"duckdb"},
         retry_policy=ROLLOUT_RETRY,
-        pool="rollouts",
+        pool=pool,
         automation_condition=DOWNSTREAM,
         code_version=stages.code_version("agent"),
         check_specs=[_check(name, "no_unscored_rows", "every eval episode was scored by its verifier")],
@@ -108,17 +117,18 @@ def _eval_asset(name: str, arm: str, deps: list, description: str):
 
 
 base_eval_trajectories = _eval_asset(
-    "base_eval_trajectories", "base", [task_set], "The base student on the eval split, K trials, same harness."
+    "base_eval_trajectories", "base", [task_set], "The base student on the eval split, K trials, same harness.", POOL_STUDENT
 )
 sft_eval_trajectories = _eval_asset(
-    "sft_eval_trajectories", "sft", [task_set, lora_adapter], "The base student + LoRA adapter on the eval split."
+    "sft_eval_trajectories", "sft", [task_set, lora_adapter], "The base student + LoRA adapter on the eval split.", POOL_STUDENT
 )
 teacher_eval_trajectories = _eval_asset(
-    "teacher_eval_trajectories", "teacher_eval", [task_set], "The teacher on the eval split: the reference ceiling."
+    "teacher_eval_trajectories", "teacher_eval", [task_set], "The teacher on the eval split: the reference ceiling.", POOL_TEACHER_API
 )
 
 
 @dg.asset(
+    pool=POOL_DUCKDB,
     partitions_def=run_partitions,
     group_name="evaluation",
     deps=[base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, lora_adapter],
