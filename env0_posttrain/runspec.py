@@ -104,6 +104,9 @@ class LoraSpec(_Section):
     target_modules: list[str] = Field(
         default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
     )
+    modules_to_save: list[str] = Field(
+        default_factory=list, description="modules trained in full beside the adapters, e.g. embed_tokens, lm_head"
+    )
     learning_rate: float = Field(default=1e-4, gt=0.0)
     max_seq_length: int = Field(default=8192, ge=16)
     per_device_batch_size: int = Field(default=1, ge=1)

@@ -138,7 +138,7 @@ def build_lora_config(lora: LoraSpec):
 
     return LoraConfig(
         r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=list(lora.target_modules),
-        bias="none", task_type="CAUSAL_LM",
+        bias="none", task_type="CAUSAL_LM", modules_to_save=list(lora.modules_to_save) or None,
     )
 
 
