@@ -69,3 +69,11 @@ def test_assets_sit_in_concurrency_pools():
     assert pools["teacher_trajectories"] == pools["teacher_eval_trajectories"] == "teacher_api"
     assert pools["base_eval_trajectories"] == pools["sft_eval_trajectories"] == "student_inference"
     assert pools["task_set"] == pools["sft_rows"] == pools["comparison_report"] == "duckdb_writer"
+
+
+def test_assets_carry_code_versions_from_their_packages():
+    graph = _graph()
+    versions = {name: graph.get(dg.AssetKey(name)).code_version for name in ASSETS}
+    assert all(versions.values())
+    assert versions["base_eval_trajectories"] == versions["sft_eval_trajectories"]  # both are the agent's code
+    assert versions["lora_adapter"] != versions["sft_rows"]

@@ -50,6 +50,8 @@ def test_whole_graph_materializes_with_checks_and_report(graph_run):
     materialized = {e.event_specific_data.materialization.asset_key.to_user_string()
                     for e in result.get_asset_materialization_events()}
     assert materialized == {a.key.to_user_string() for a in RUN_ASSETS}
+    for e in result.get_asset_materialization_events():  # data versions: content hashes, so the UI can mark staleness
+        assert e.event_specific_data.materialization.tags.get("dagster/data_version")
     checks = {(c.asset_key.to_user_string(), c.check_name): c.passed for c in result.get_asset_check_evaluations()}
     assert checks[("task_set", "split_disjoint")] is True
     assert checks[("sft_rows", "rows_valid")] is True
