@@ -146,7 +146,7 @@ def _rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, se
         done_keys=done, on_episode=lambda ep: ctx.store.write_episode(round_id, ep),
     )
     episodes = ctx.store.load_episodes(round_id)
-    summary_dict = summary.model_dump(mode="json") if hasattr(summary, "model_dump") else dict(summary)
+    summary_dict = summary.model_dump(mode="json")
     ctx.store.finish_round(round_id, summary_dict)
     return round_id, episodes, summary_dict
 
@@ -329,7 +329,7 @@ def write_report(ctx: StageContext) -> StageResult:
             rounds[arm] = rid
             episodes += ctx.store.load_episodes(rid)
     splits = ("eval", "heldout") if ctx.spec.tasks.n_heldout else ("eval",)
-    split_of = {t_id: s for s, j in ctx.store.load_tasks(ctx.run_id) for t_id in [json.loads(j)["id"]]}
+    split_of = ctx.store.task_splits(ctx.run_id)
     tasks = load_tasks(ctx, splits)
     training = ctx.store.latest_training(ctx.run_id)
     info = ctx.store.task_set_info(ctx.run_id) or {}
@@ -347,7 +347,7 @@ def write_report(ctx: StageContext) -> StageResult:
     stamp = time.strftime("%Y%m%dT%H%M%S")
     report_dir = ctx.artifacts("report", stamp)
     rep = build_report(
-        episodes, tasks, report_dir, splits={k: v for k, v in split_of.items()},
+        episodes, tasks, report_dir, splits=split_of,
         training_metrics=ctx.store.training_metrics(training["train_id"]) if training else [],
         ledger=info.get("ledger", []), lineage=lineage, history=history, run_id=ctx.run_id, seed=ctx.spec.tasks.seed,
     )

@@ -150,6 +150,9 @@ class Store:
             params.append(split)
         return self.query(sql + " ORDER BY task_id", params)
 
+    def task_splits(self, run_id: str) -> dict[str, str]:
+        return dict(self.query("SELECT task_id, split FROM tasks WHERE run_id = ?", [run_id]))
+
     def task_set_info(self, run_id: str) -> dict | None:
         rows = self.query("SELECT digest, provenance_json, ledger_json FROM task_sets WHERE run_id = ?", [run_id])
         if not rows:
