@@ -179,13 +179,14 @@ def _episodes_version(episodes: list) -> str:
     return content_hash([(e.task_id, e.trial, e.reward, e.stop_condition, len(e.messages)) for e in episodes])
 
 
-def export_results(ctx: StageContext, episodes: list, tasks: dict) -> Path:
+def export_results(ctx: StageContext, episodes: list, tasks: dict) -> tuple[Path, list]:
     """The teacher round as results.jsonl (benchflow/verifiers rows): the file SFT conversion reads."""
     from env0_posttrain.sft import results_row, write_results_jsonl
 
     path = ctx.artifacts("teacher") / "results.jsonl"
-    write_results_jsonl([results_row(e, tasks[e.task_id]) for e in episodes], path)
-    return path
+    rows = [results_row(e, tasks[e.task_id]) for e in episodes]
+    write_results_jsonl(rows, path)
+    return path, rows
 
 
 def collect_teacher(ctx: StageContext) -> StageResult:
@@ -196,7 +197,7 @@ def collect_teacher(ctx: StageContext) -> StageResult:
     endpoint = teacher_endpoint(spec, tasks)
     round_id, episodes, summary = _rollout(ctx, "teacher", tasks, spec.teacher.trials, endpoint,
                                            rollout_settings(spec, arm="teacher"))
-    path = export_results(ctx, episodes, {t.id: t for t in tasks})
+    path, _ = export_results(ctx, episodes, {t.id: t for t in tasks})
     meta = _rollout_metadata(round_id, episodes, summary) | {"results_jsonl": path, "teacher": spec.teacher.model}
     floor = spec.teacher.min_pass_rate
     return StageResult(
@@ -215,7 +216,7 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
     from transformers import AutoTokenizer
 
     from env0_posttrain.models import ensure_base_student
-    from env0_posttrain.sft import ConversionError, convert_both, export_parquet, results_row, validate_rows
+    from env0_posttrain.sft import ConversionError, convert_both, export_parquet, validate_rows
     from env0_posttrain.sft.curation import expected_episodes
     from env0_posttrain.sft.jsonl_io import write_jsonl_atomic
 
@@ -225,8 +226,8 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
     episodes = ctx.store.load_episodes(round_id)
     tasks = {t.id: t for t in load_tasks(ctx, ("train",))}
     out = ctx.artifacts("sft")
-    results_path = export_results(ctx, episodes, tasks)
-    expected = expected_episodes([results_row(e, tasks[e.task_id]) for e in episodes], ctx.spec.sft)
+    results_path, results = export_results(ctx, episodes, tasks)
+    expected = expected_episodes(results, ctx.spec.sft)
     tokenizer = AutoTokenizer.from_pretrained(str(ensure_base_student(ctx.spec, ctx.store, ctx.run_id, ctx.paths)))
     try:  # the expected count is checked below, where declared overlength drops can be told apart
         prime, trl, report = convert_both(results_path, ctx.spec.sft, tokenizer=tokenizer,
