@@ -122,6 +122,16 @@ def test_significant_improvement_with_one_trial_uses_mcnemar(tmp_path):
     assert "Zero unscored rows." in report.markdown and "No ledger was provided." in report.markdown
 
 
+def test_identical_all_fail_arms_say_no_variance_not_p_one(tmp_path):
+    """The demo's worst case: both arms fail everything. No p-value or zero-width CI is printed."""
+    tasks = [make_task(i) for i in range(10)]
+    eps = [make_episode(arm, t, k, False) for arm in ("base", "sft") for t in tasks for k in range(3)]
+    report = build_report(eps, tasks, tmp_path, n_boot=200, created_at=T0)
+    assert report.numbers.verdict == "not_significant" and report.numbers.paired.p_primary is None
+    assert "no variance" in report.headline and "p = 1.00" not in report.headline
+    assert "no test applies" in report.markdown and "CI [+0.00, +0.00]" not in report.markdown
+
+
 def test_regression_is_called_worse(tmp_path):
     tasks = [make_task(i) for i in range(40)]
     eps = [make_episode("base", t, k, i < 30) for i, t in enumerate(tasks) for k in range(2)]

@@ -80,7 +80,7 @@ def test_two_proportion_is_antisymmetric(a, b):
 
 def test_identical_all_fail_arms_are_no_evidence():
     r = two_proportion_test(0, 60, 0, 60)
-    assert r.diff == 0 and r.p_value == 1.0
+    assert r.diff == 0 and r.z is None and r.p_value is None and r.ci_low is None
     with pytest.raises(ValueError, match="non-empty"):
         two_proportion_test(0, 0, 1, 10)
     with pytest.raises(ValueError, match="successes"):
@@ -148,9 +148,20 @@ def test_mcnemar_refuses_several_trials():
 def test_paired_lists_tasks_only_one_arm_ran_and_handles_degenerate_data():
     r = paired_analysis({"a": [True], "b": [False], "x": [True]}, {"a": [True], "b": [False], "y": [False]})
     assert r.missing_in_a == ["y"] and r.missing_in_b == ["x"] and r.n_tasks == 2
-    assert r.diff == 0 and r.se == 0 and r.p_value == 1.0 and r.t is None
+    assert r.diff == 0 and r.se == 0 and r.no_variance and r.t is None
+    assert r.p_value is None and r.p_primary is None and r.ci_low is None and r.boot_ci_low is None
     tiny = paired_analysis({"a": [True]}, {"a": [False]})
     assert tiny.n_tasks == 1 and tiny.p_value is None and tiny.p_primary is None
+
+
+def test_uniform_shift_gets_the_exact_sign_test_not_p_zero():
+    # every one of 6 tasks goes 0/3 -> 3/3: no t statistic exists; the sign test gives 2 * 0.5^6
+    a = {f"t{i}": [False] * 3 for i in range(6)}
+    b = {f"t{i}": [True] * 3 for i in range(6)}
+    r = paired_analysis(a, b)
+    assert r.no_variance and r.diff == 1.0 and r.t is None and r.ci_low is None
+    assert r.p_value == pytest.approx(stats.binomtest(6, 6, 0.5).pvalue) == pytest.approx(2 * 0.5**6)
+    assert paired_analysis(b, a).p_value == pytest.approx(2 * 0.5**6)
 
 
 def test_flip_table():

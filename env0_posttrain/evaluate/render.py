@@ -56,6 +56,12 @@ def _rate(m: ArmMetrics | None) -> str:
 def _paired_sentence(p: PairedAnalysis, who: str = "Adapter") -> str:
     if p.n_tasks < 2:
         return f"{who}: only {p.n_tasks} shared task(s); no paired test."
+    if p.no_variance and p.diff == 0:
+        return (f"{who} {pp(p.diff, True)} pp: no variance, both arms scored {pp(p.mean_a)}% on every one of "
+                f"{p.n_tasks} tasks, so no test applies.")
+    if p.no_variance:
+        return (f"{who} {pp(p.diff, True)} pp on every one of {p.n_tasks} tasks (no variance: no t or CI); "
+                f"exact sign test over tasks p {p_text(p.p_value)}.")
     test = f"exact McNemar p {p_text(p.mcnemar.p_value)}" if p.mcnemar else f"paired t p {p_text(p.p_value)}"
     return (
         f"{who} {pp(p.diff, True)} pp (per-task means {pp(p.mean_b)}% vs {pp(p.mean_a)}% over {p.n_tasks} tasks; "
@@ -83,10 +89,14 @@ def _verdict_section(n: ReportNumbers) -> list[str]:
                        f"only the base ran: {n.paired.missing_in_b or 'none'} (left out of the paired test).")
     if n.unpaired is not None:
         u = n.unpaired
-        out.append(
-            f"**Unpaired two-proportion check** (as the seeds reported it): {pp(u.diff, True)} pp, z = {u.z:.2f}, "
-            f"p {p_text(u.p_value)}, Wald {round(100 * (1 - u.alpha))}% CI [{pp(u.ci_low, True)}, {pp(u.ci_high, True)}] pp."
-        )
+        if u.z is None:
+            out.append(f"**Unpaired two-proportion check** (as the seeds reported it): {pp(u.diff, True)} pp; "
+                       "no variance (both arms all-fail or all-pass), so no z-test or interval applies.")
+        else:
+            out.append(
+                f"**Unpaired two-proportion check** (as the seeds reported it): {pp(u.diff, True)} pp, z = {u.z:.2f}, "
+                f"p {p_text(u.p_value)}, Wald {round(100 * (1 - u.alpha))}% CI [{pp(u.ci_low, True)}, {pp(u.ci_high, True)}] pp."
+            )
     if n.teacher_paired is not None and n.teacher_paired.n_tasks >= 2:
         out.append("**Teacher ceiling**: " + _paired_sentence(n.teacher_paired, "Teacher vs base"))
     out.append(f"**Verdict**: {n.verdict.replace('_', ' ')}.")

@@ -42,10 +42,10 @@ class TwoProportionTest(_Frozen):
     """Unpaired comparison of b against a: pooled z-test and the Wald CI of the difference (b - a)."""
 
     diff: float
-    z: float
-    p_value: float
-    ci_low: float
-    ci_high: float
+    z: float | None = Field(description="None when both arms are all-fail or all-pass: no variance, no test")
+    p_value: float | None
+    ci_low: float | None
+    ci_high: float | None
     alpha: float = 0.05
 
 
@@ -80,13 +80,16 @@ class PairedAnalysis(_Frozen):
     n_boot: int
     seed: int
     mcnemar: McNemarResult | None = None
+    no_variance: bool = Field(default=False, description="every task changed by exactly `diff`: no t statistic exists")
     missing_in_a: list[str] = Field(default_factory=list)
     missing_in_b: list[str] = Field(default_factory=list)
     alpha: float = 0.05
 
     @property
     def p_primary(self) -> float | None:
-        """Exact McNemar when every task has one trial per arm, else the paired t-test."""
+        """Exact McNemar when every task has one trial per arm, else the paired t-test (or sign test, see below)."""
+        if self.no_variance and self.diff == 0:
+            return None  # identical arms on every task: there is nothing to test
         return self.mcnemar.p_value if self.mcnemar is not None else self.p_value
 
 
@@ -148,9 +151,9 @@ def two_proportion_test(successes_a: int, n_a: int, successes_b: int, n_b: int, 
     diff = successes_b / n_b - successes_a / n_a
     pooled = (successes_a + successes_b) / (n_a + n_b)
     if pooled in (0.0, 1.0):
-        z, p = 0.0, 1.0  # identical all-fail/all-pass arms: no evidence of any difference
-    else:
-        z, p = proportions_ztest([successes_b, successes_a], [n_b, n_a])
+        # identical all-fail/all-pass arms: zero variance, so neither a z nor a Wald interval exists
+        return TwoProportionTest(diff=diff, z=None, p_value=None, ci_low=None, ci_high=None, alpha=alpha)
+    z, p = proportions_ztest([successes_b, successes_a], [n_b, n_a])
     low, high = confint_proportions_2indep(successes_b, n_b, successes_a, n_a, method="wald", compare="diff", alpha=alpha)
     return TwoProportionTest(diff=diff, z=float(z), p_value=float(p), ci_low=float(low), ci_high=float(high), alpha=alpha)
 
@@ -181,11 +184,13 @@ def paired_analysis(
         return PairedAnalysis(**base, se=math.nan, t=None, p_value=None, ci_low=None, ci_high=None,
                               boot_ci_low=None, boot_ci_high=None)
     se = float(d.std(ddof=1) / math.sqrt(n))
-    if se == 0.0:
-        # every task moved by the same amount: the t statistic is undefined; report the degenerate truth
-        t_stat, p_val = None, (1.0 if d[0] == 0 else 0.0)
-        ci = (float(d[0]), float(d[0]))
-        boot = ci
+    no_variance = se == 0.0
+    if no_variance:
+        # Every task moved by the same amount, so the t statistic is undefined and any interval would
+        # have zero width. No difference at all gets no p-value; a uniform shift gets the exact sign
+        # test over tasks (2 * 0.5^n), which is what the data can support.
+        t_stat, ci, boot = None, (None, None), (None, None)
+        p_val = None if d[0] == 0 else float(stats.binomtest(n if d[0] > 0 else 0, n, 0.5).pvalue)
     else:
         res = stats.ttest_rel(xb, xa)
         t_stat, p_val = float(res.statistic), float(res.pvalue)
@@ -199,7 +204,7 @@ def paired_analysis(
     single = all(len(a[t]) == 1 and len(b[t]) == 1 for t in common)
     return PairedAnalysis(
         **base, se=se, t=t_stat, p_value=p_val, ci_low=ci[0], ci_high=ci[1], boot_ci_low=boot[0], boot_ci_high=boot[1],
-        mcnemar=mcnemar_exact(a, b) if single else None,
+        mcnemar=mcnemar_exact(a, b) if single else None, no_variance=no_variance,
     )
 
 

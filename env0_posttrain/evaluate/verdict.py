@@ -26,7 +26,14 @@ def p_text(p: float | None) -> str:
     return "< 0.001" if p < 0.001 else f"= {p:.3f}" if p < 0.1 else f"= {p:.2f}"
 
 
+def identical_arms(paired: PairedAnalysis | None) -> bool:
+    """Both arms scored the same on every shared task: nothing to test, and nothing to claim."""
+    return paired is not None and paired.n_tasks >= 2 and paired.no_variance and paired.diff == 0
+
+
 def decide(paired: PairedAnalysis | None, alpha: float) -> Verdict:
+    if identical_arms(paired):
+        return "not_significant"
     if paired is None or paired.n_tasks < 2 or paired.p_primary is None:
         return "insufficient_data"
     if paired.p_primary < alpha:
@@ -45,7 +52,13 @@ def headline(
         return verdict, (
             f"Adapter {pp(paired.diff, True)} pp vs base on {paired.n_tasks} shared task(s): too few tasks for any verdict"
         )
-    test = "exact McNemar" if paired.mcnemar is not None else "paired t over tasks"
+    if identical_arms(paired):
+        return verdict, (
+            f"Adapter {pp(paired.diff, True)} pp vs base: both scored {pp(paired.mean_a)}% on every one of "
+            f"{paired.n_tasks} tasks × {paired.trials_b} trials (no variance, no test applies) — no difference seen"
+        )
+    test = ("exact McNemar" if paired.mcnemar is not None
+            else "exact sign test over tasks" if paired.no_variance else "paired t over tasks")
     level = round(100 * (1 - alpha))
     direction = "over" if paired.diff >= 0 else "vs"
     mde_text = f"MDE at {round(100 * mde.power)}% power = {pp(mde.headline_mde)} pp" if mde else "MDE n/a"
