@@ -123,6 +123,54 @@ def test_tokens_and_cost_are_accounted_where_litellm_knows_the_price():
     assert unknown.usage.cost_usd is None
 
 
+def _count_litellm_pricing(monkeypatch) -> list[int]:
+    """How often litellm prices a reply itself (its cost calculator, not a price the provider gave)."""
+    import litellm.cost_calculator as cost_calculator
+
+    calls = [0]
+    original = cost_calculator.completion_cost
+
+    def counting(*args, **kwargs):
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(cost_calculator, "completion_cost", counting)
+    return calls
+
+
+def test_offline_models_give_litellm_their_price_so_it_never_prices_them(monkeypatch):
+    class Priced(Env0Provider):
+        async def respond(self, model, messages, options, meta, model_response):
+            return fill_response(model_response, model, {"role": "assistant", "content": "done"},
+                                 prompt_tokens=1000, completion_tokens=10)
+
+    register_provider("env0-priced2", Priced())
+    litellm.register_model({"env0-priced2/p": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
+                                               "litellm_provider": "env0-priced2", "mode": "chat"}})
+    pricing = _count_litellm_pricing(monkeypatch)
+    s = rollouts(oracle_endpoint(), trials=1)
+    assert s.model_calls > 10 and s.usage.cost_usd == 0.0 and pricing[0] == 0
+    priced = rollouts(ModelEndpoint(model="env0-priced2/p"), trials=1)  # no call_cost: litellm prices it
+    assert pricing[0] >= priced.model_calls == 10
+    assert priced.usage.cost_usd == pytest.approx(10 * (1000e-6 + 10 * 2e-6))
+
+
+def test_the_fault_wrapper_reports_its_inner_models_price_to_litellm(monkeypatch):
+    class Priced(Env0Provider):
+        async def respond(self, model, messages, options, meta, model_response):
+            return fill_response(model_response, model, {"role": "assistant", "content": "done"},
+                                 prompt_tokens=1000, completion_tokens=10)
+
+    register_provider("env0-priced3", Priced())
+    litellm.register_model({"env0-priced3/p": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
+                                               "litellm_provider": "env0-priced3", "mode": "chat"}})
+    pricing = _count_litellm_pricing(monkeypatch)
+    endpoint = ModelEndpoint(model="env0-faulty/env0-priced3/p", extra={"env0_fault_rate": 0.0})
+    s = rollouts(endpoint, trials=1)
+    assert s.model_calls == 10 and s.usage.cost_usd == pytest.approx(10 * (1000e-6 + 10 * 2e-6))
+    assert pricing[0] == 10  # the inner calls only; the wrapper's replies carry the inner price
+
+
 def test_a_fatal_model_error_aborts_the_rollout():
     class Denied(Env0Provider):
         async def respond(self, model, messages, options, meta, model_response):

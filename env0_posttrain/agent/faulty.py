@@ -88,6 +88,8 @@ class FaultyProvider(Env0Provider):
             message = malformed(message, options.get("tools"))
         hidden = {k: v for k, v in (inner._hidden_params or {}).items() if str(k).startswith("env0_")}
         hidden["env0_inner_cost"] = response_cost(inner)
+        if hidden["env0_inner_cost"] is not None:  # litellm need not price the wrapper again
+            hidden["response_cost"] = hidden["env0_inner_cost"]
         usage = inner.usage
         return fill_response(model_response, model, message, prompt_tokens=usage.prompt_tokens or 0,
                              completion_tokens=usage.completion_tokens or 0,

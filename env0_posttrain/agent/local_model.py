@@ -188,6 +188,8 @@ _MODELS: dict[str, LocalModel] = {}
 
 
 class LocalProvider(Env0Provider):
+    call_cost = 0.0
+
     async def respond(self, model, messages, options, meta, model_response):
         lm = _MODELS.get(model)
         if lm is None:

@@ -166,6 +166,8 @@ def episode_plan_seed(seed: int, run_id: str, task_id: str, trial: int) -> int:
 class OracleProvider(Env0Provider):
     """Options (litellm kwargs): env0_skill (default 1.0), env0_seed (0), env0_latency_s (0)."""
 
+    call_cost = 0.0
+
     def __init__(self) -> None:
         super().__init__()
         self._plans: dict[tuple, tuple[Task, OraclePlan]] = {}
