@@ -210,3 +210,39 @@ def test_missing_api_key_env_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("ENV0_TEST_KEY", "sk-test")
     kw = ModelEndpoint(model="hosted_vllm/qwen", api_base="http://h:8000/v1", api_key_env="ENV0_TEST_KEY").completion_kwargs()
     assert kw["api_key"] == "sk-test" and kw["api_base"] == "http://h:8000/v1"
+
+
+def test_an_env_that_forks_is_built_once_per_episode_and_the_start_state_stays_untouched():
+    import copy
+
+    from env0_posttrain_tests.test_agent_support import NotesWorkspace
+
+    class ForkingNotes(NotesEnv):
+        builds = forks = 0
+        seen: list = []
+
+        def build(self, task):
+            ForkingNotes.builds += 1
+            return super().build(task)
+
+        def fork(self, ws):
+            ForkingNotes.forks += 1
+            return NotesWorkspace(copy.deepcopy(ws.notes))
+
+        def verify(self, task, start, end, final_answer):
+            ForkingNotes.seen.append((dict(start.notes), dict(end.notes)))
+            return super().verify(task, start, end, final_answer)
+
+    ep = run(notes_task(0), oracle_endpoint(), env=ForkingNotes())
+    assert ep.passed and ForkingNotes.builds == 1 and ForkingNotes.forks == 1
+    start, end = ForkingNotes.seen[0]
+    assert start == {} and len(end) == 2  # the live copy took the writes, the start state did not
+
+    class Counting(NotesEnv):
+        builds = 0
+
+        def build(self, task):
+            Counting.builds += 1
+            return super().build(task)
+
+    assert run(notes_task(0), oracle_endpoint(), env=Counting()).passed and Counting.builds == 2

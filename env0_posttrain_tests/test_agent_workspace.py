@@ -50,3 +50,24 @@ def test_faults_on_the_real_workspace_leave_no_unscored_rows(tasks):
     s = run_rollouts_sync(tasks[:30], "teacher", 1, endpoint, settings, "ws-faults", set(), eps.append, progress=False)
     assert s.completed == 30 and s.unscored == 0 and s.passed == 30
     assert s.infra_errors > 0 and Counter(s.error_counts).total() == s.infra_errors + s.agent_errors
+
+
+def test_the_loops_fork_of_the_start_state_equals_a_second_build(tasks):
+    """run_episode builds a task's workspace once and forks the live copy: the fork must be a second build."""
+    from env0_posttrain.agent import WorkspaceEnv
+    from env0_posttrain.tasks.generator import play
+
+    env = WorkspaceEnv()
+    for task in tasks[::7]:
+        start, built = env.build(task), env.build(task)
+        forked = env.fork(start)
+        assert forked is not start and forked.state_hash() == built.state_hash() == start.state_hash()
+        assert forked.action_log == built.action_log and forked.snapshots() == built.snapshots()
+        assert forked.now == built.now
+        play(forked, task.oracle)
+        play(built, task.oracle)
+        assert forked.state_hash() == built.state_hash()
+        assert forked.diff() == built.diff() and forked.action_log == built.action_log
+        assert start.state_hash() == env.build(task).state_hash()  # the live copy's writes never reach the start
+        assert env.verify(task, start, forked, task.final_answer) == env.verify(task, start, built, task.final_answer)
+        assert env.verify(task, start, forked, task.final_answer).reward == 1.0

@@ -15,6 +15,9 @@ class TaskEnv(Protocol):
     def build(self, task: Task) -> Any:
         """A fresh workspace in the task's initial state (deterministic: two builds are equal)."""
 
+    # Optional: `fork(ws) -> Any`, an independent copy of a built workspace, equal to building it again
+    # but cheaper. The loop keeps the start state for the verifier with it; without it, it builds twice.
+
     def call_tool(self, ws: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """{"ok": True, "result": ...} or {"ok": False, "error": ...}."""
 
@@ -35,6 +38,10 @@ class WorkspaceEnv:
         from env0_posttrain.tasks import build_workspace
 
         return build_workspace(task)
+
+    def fork(self, ws: Any) -> Any:
+        """The workspace's copy-on-write fork: rows shared, tables, snapshots and clock its own."""
+        return ws.fork()
 
     def call_tool(self, ws: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         from env0_posttrain.workspace import call_tool

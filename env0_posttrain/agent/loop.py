@@ -55,7 +55,9 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
     offered = {t["function"]["name"] for t in tools}
     messages: list[dict[str, Any]] = [system_message(settings.system_prompt, steering),
                                       {"role": "user", "content": task.instruction}]
-    start_ws, ws = env.build(task), env.build(task)
+    start_ws = env.build(task)
+    fork = getattr(env, "fork", None)
+    ws = fork(start_ws) if fork is not None else env.build(task)  # the live copy; start_ws stays for the verifier
 
     kwargs = endpoint.completion_kwargs()
     if is_env0_model(endpoint.model):
