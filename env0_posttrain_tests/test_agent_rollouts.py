@@ -204,3 +204,17 @@ def test_steering_on_a_student_arm_is_refused_before_anything_runs():
         run_rollouts_sync(TASKS, "base", 1, oracle_endpoint(), AgentSettings(steering_prompt="be brief"), "run1",
                           set(), sink.append, env=NotesEnv(), progress=False)
     assert sink == []
+
+
+def test_garbage_collection_is_relaxed_during_a_rollout_and_restored_after():
+    import gc
+
+    before = gc.get_threshold()
+    frozen_before = gc.get_freeze_count()
+    seen = []
+    run_rollouts_sync(TASKS[:3], "teacher", 1, oracle_endpoint(), FAST, "run1", set(),
+                      lambda _ep: seen.append((gc.get_threshold(), gc.get_freeze_count())), env=NotesEnv(),
+                      progress=False)
+    assert len(seen) == 3
+    assert all(th[0] >= 20_000 and th[1:] == before[1:] and frozen > frozen_before for th, frozen in seen)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == frozen_before
