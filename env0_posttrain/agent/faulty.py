@@ -67,6 +67,11 @@ class FaultyProvider(Env0Provider):
         with self._lock:
             self.injected[kind] += 1
 
+    def add_injected(self, counts: dict[str, int]) -> None:
+        """Faults injected elsewhere on this process's behalf (rollout worker processes)."""
+        with self._lock:
+            self.injected.update(counts)
+
     async def respond(self, model, messages, options, meta, model_response):
         rate = float(options.pop("env0_fault_rate", 0.2))
         kinds = tuple(options.pop("env0_fault_kinds", FAULT_KINDS))

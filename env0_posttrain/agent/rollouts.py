@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from env0_posttrain.tasks.model import Task
 
 from .endpoint import AgentSettings, ModelEndpoint
-from .environment import TaskEnv
+from .environment import DEFAULT_ENV, TaskEnv
 from .llm import FatalModelError
 from .loop import STEERABLE_ARMS, run_episode
 from .records import Arm, Episode, TokenUsage
@@ -54,6 +54,8 @@ class RolloutSummary(BaseModel):
     model_calls: int = 0
     usage: TokenUsage = Field(default_factory=TokenUsage)
     duration_s: float = 0.0
+    processes: int = Field(default=1, description="processes the episodes ran in (1: this one)")
+    worker_cpu_s: float = Field(default=0.0, description="CPU seconds the worker processes spent (0 in-process)")
 
     @property
     def unscored(self) -> int:
@@ -99,11 +101,37 @@ def _is_done(done_keys: set, run_id: str, arm: str, task_id: str, trial: int) ->
     return (run_id, arm, task_id, trial) in done_keys or (task_id, trial) in done_keys
 
 
+async def attempt_episode(task: Task, trial: int, endpoint: ModelEndpoint, settings: AgentSettings, arm: Arm,
+                          run_id: str, env: TaskEnv | None) -> tuple[list[Episode], str | None]:
+    """One task x trial with its refills: (every attempt's episode, the last one final; a crash message).
+
+    Stops at the first episode that did not end on infrastructure, after `max_refills` re-runs, or at a
+    crash (an environment bug: reported, never retried). FatalModelError propagates.
+    """
+    attempts: list[Episode] = []
+    for _ in range(settings.max_refills + 1):
+        try:
+            ep = await run_episode(task, endpoint, settings, arm, trial, run_id, env=env)
+        except FatalModelError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one broken task must not stop the others
+            log.exception("episode %s:%d crashed", task.id, trial)
+            return attempts, f"{type(exc).__name__}: {exc}"
+        attempts.append(ep)
+        if ep.stop_condition != "infra_error":
+            break
+    return attempts, None
+
+
 async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: ModelEndpoint,
                        settings: AgentSettings, run_id: str, done_keys: set | None = None,
                        on_episode: OnEpisode | None = None, *, env: TaskEnv | None = None,
                        progress: bool = True) -> RolloutSummary:
-    """Run every task x trial not in `done_keys` ((run_id, arm, task_id, trial) or (task_id, trial))."""
+    """Run every task x trial not in `done_keys` ((run_id, arm, task_id, trial) or (task_id, trial)).
+
+    With `settings.processes > 1` the episodes run in worker processes (see `workers.py`); everything
+    here (accounting, `on_episode`, progress, logs) stays in this process either way.
+    """
     if settings.steering_prompt and arm not in STEERABLE_ARMS:
         raise ValueError(f"steering prompt is teacher-only; refusing to apply it to arm '{arm}'")
     done_keys = done_keys or set()
@@ -115,7 +143,6 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
     stops: Counter = Counter()
     errors: Counter = Counter()
     rewards: list[float] = []
-    sem = asyncio.Semaphore(settings.concurrency)
     bar = tqdm(total=len(todo), desc=f"{arm} {endpoint.model}", unit="ep", disable=not progress, leave=False)
     t0 = time.perf_counter()
 
@@ -126,67 +153,92 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
         summary.model_calls += len(ep.exchanges)
         summary.usage = summary.usage + ep.usage
 
-    async def one(task: Task, trial: int) -> None:
-        async with sem:
-            ep = None
-            for attempt in range(settings.max_refills + 1):
-                if attempt:
-                    summary.refills += 1
-                try:
-                    ep = await run_episode(task, endpoint, settings, arm, trial, run_id, env=env)
-                except FatalModelError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - one broken task must not stop the others
-                    log.exception("episode %s:%d crashed", task.id, trial)
-                    summary.crashed.append(f"{task.id}:{trial}: {type(exc).__name__}: {exc}")
-                    bar.update(1)
-                    return
-                account(ep)
-                if ep.stop_condition != "infra_error":
-                    break
-            assert ep is not None
-            if ep.stop_condition == "infra_error":
-                summary.infra_failed.append(f"{task.id}:{trial}")
-                log.warning("episode %s:%d still failing on infra after %d refills: %s", task.id, trial,
-                            settings.max_refills, ep.error)
-                bar.update(1)
-                return
-            if on_episode is not None:
-                result = on_episode(ep)
-                if inspect.isawaitable(result):
-                    await result
-            summary.completed += 1
-            stops[ep.stop_condition] += 1
-            if ep.verifier is not None:
-                rewards.append(ep.reward)
-                summary.passed += ep.passed
+    async def deliver(task: Task, trial: int, outcome: tuple[list[Episode], str | None]) -> None:
+        """Account every attempt, then hand the final healthy episode to `on_episode`."""
+        attempts, crashed = outcome
+        summary.refills += max(0, len(attempts) + (crashed is not None) - 1)
+        for ep in attempts:
+            account(ep)
+        if crashed is not None:
+            summary.crashed.append(f"{task.id}:{trial}: {crashed}")
             bar.update(1)
-            bar.set_postfix(passed=summary.passed, refills=summary.refills)
-            log.info("episode run=%s arm=%s task=%s trial=%d stop=%s reward=%s steps=%d tokens=%d/%d "
-                     "infra=%d agent=%d %.2fs", run_id, arm, task.id, trial, ep.stop_condition,
-                     f"{ep.reward:.2f}" if ep.verifier else "-", len(ep.exchanges), ep.usage.prompt_tokens,
-                     ep.usage.completion_tokens, ep.infra_errors, ep.agent_errors, ep.duration_s)
+            return
+        ep = attempts[-1]
+        if ep.stop_condition == "infra_error":
+            summary.infra_failed.append(f"{task.id}:{trial}")
+            log.warning("episode %s:%d still failing on infra after %d refills: %s", task.id, trial,
+                        settings.max_refills, ep.error)
+            bar.update(1)
+            return
+        if on_episode is not None:
+            result = on_episode(ep)
+            if inspect.isawaitable(result):
+                await result
+        summary.completed += 1
+        stops[ep.stop_condition] += 1
+        if ep.verifier is not None:
+            rewards.append(ep.reward)
+            summary.passed += ep.passed
+        bar.update(1)
+        bar.set_postfix(passed=summary.passed, refills=summary.refills)
+        log.info("episode run=%s arm=%s task=%s trial=%d stop=%s reward=%s steps=%d tokens=%d/%d "
+                 "infra=%d agent=%d %.2fs", run_id, arm, task.id, trial, ep.stop_condition,
+                 f"{ep.reward:.2f}" if ep.verifier else "-", len(ep.exchanges), ep.usage.prompt_tokens,
+                 ep.usage.completion_tokens, ep.infra_errors, ep.agent_errors, ep.duration_s)
 
-    jobs = [asyncio.ensure_future(one(t, k)) for t, k in todo]
+    processes = settings.processes if len(todo) > 1 and settings.concurrency > 1 else 1
+    if processes > 1:
+        from .workers import shard_refusal
+
+        refusal = shard_refusal(endpoint.model, env if env is not None else DEFAULT_ENV)
+        if refusal is not None:
+            log.warning("rollouts run=%s arm=%s: running in this process only: %s", run_id, arm, refusal)
+            processes = 1
     try:
         with rollout_gc():
-            await asyncio.gather(*jobs)
-    except BaseException:
-        for j in jobs:
-            j.cancel()
-        await asyncio.gather(*jobs, return_exceptions=True)
-        raise
+            if processes > 1:
+                from .faulty import FAULTY
+                from .workers import run_sharded
+
+                run = {"endpoint": endpoint, "settings": settings, "arm": arm, "run_id": run_id,
+                       "env": env if env is not None else DEFAULT_ENV}
+                stats = await run_sharded(todo, processes, run, deliver)
+                summary.processes, summary.worker_cpu_s = stats.processes, stats.cpu_s
+                FAULTY.add_injected(stats.faults)
+            else:
+                await _run_here(todo, settings, deliver,
+                                lambda task, trial: attempt_episode(task, trial, endpoint, settings, arm, run_id, env))
     finally:
         bar.close()
     summary.stop_conditions = dict(stops)
     summary.error_counts = dict(errors)
     summary.mean_reward = sum(rewards) / len(rewards) if rewards else None
     summary.duration_s = time.perf_counter() - t0
-    log.info("rollouts run=%s arm=%s done=%d skipped=%d passed=%d refills=%d infra_failed=%d tokens=%d/%d cost=%s",
-             run_id, arm, summary.completed, summary.skipped, summary.passed, summary.refills,
+    log.info("rollouts run=%s arm=%s done=%d skipped=%d passed=%d refills=%d infra_failed=%d tokens=%d/%d cost=%s "
+             "processes=%d", run_id, arm, summary.completed, summary.skipped, summary.passed, summary.refills,
              len(summary.infra_failed), summary.usage.prompt_tokens, summary.usage.completion_tokens,
-             summary.usage.cost_usd)
+             summary.usage.cost_usd, summary.processes)
     return summary
+
+
+async def _run_here(todo: list[tuple[Task, int]], settings: AgentSettings,
+                    deliver: Callable[[Task, int, tuple[list[Episode], str | None]], Awaitable[None]],
+                    attempt: Callable[[Task, int], Awaitable[tuple[list[Episode], str | None]]]) -> None:
+    """Every job on this event loop, at most `settings.concurrency` at a time."""
+    sem = asyncio.Semaphore(settings.concurrency)
+
+    async def one(task: Task, trial: int) -> None:
+        async with sem:
+            await deliver(task, trial, await attempt(task, trial))
+
+    jobs = [asyncio.ensure_future(one(t, k)) for t, k in todo]
+    try:
+        await asyncio.gather(*jobs)
+    except BaseException:
+        for j in jobs:
+            j.cancel()
+        await asyncio.gather(*jobs, return_exceptions=True)
+        raise
 
 
 def run_rollouts_sync(*args: Any, **kwargs: Any) -> RolloutSummary:
