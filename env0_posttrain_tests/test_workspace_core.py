@@ -209,6 +209,67 @@ def test_fork_is_independent_and_keeps_the_baseline():
     assert ws.state_hash() == start.state_hash()
 
 
+def test_a_fork_shares_snapshots_but_never_leaks_writes_either_way():
+    """Forks share the source's snapshot DBs (read-only) and its rows; no write on either side reaches the other."""
+    src = Workspace.seeded(6)
+    src.slack.add_message("general", user=src.directory[1].slack_user_id, text="planted")
+    src.snapshot("seed")
+    src.snapshot("mid")
+    before = _state_json(src)
+    seed_dump = {n: db.dump() for n, db in src._snapshots["seed"][0].items()}
+    fork = src.fork()
+    assert fork._snapshots["seed"][0]["slack"] is src._snapshots["seed"][0]["slack"]  # shared, not copied
+    assert fork.slack.db is not src.slack.db and fork.slack.db.messages is not src.slack.db.messages
+    # writes through tools, seeding helpers, restore and a rolled-back failure on the fork
+    call_tool(fork, "slack_chat_postMessage", {"channel": "general", "text": "fork"})
+    fork.gmail.add_message(sender="a@example.com", subject="helper write", body="x")
+    fork.restore("mid", service="slack")
+    call_tool(fork, "slack_chat_postMessage", {"channel": "general", "text": "after restore"})
+    assert not call_tool(fork, "gmail_messages_trash", {"id": "nope"})["ok"]
+    fork.snapshot("seed")  # re-taking a snapshot on the fork replaces its entry, not the shared DBs
+    assert _state_json(src) == before
+    assert {n: db.dump() for n, db in src._snapshots["seed"][0].items()} == seed_dump
+    assert src.diff() == {} and src.snapshots() == ["mid", "seed"]
+    # and the other way: the source's writes and resets leave the fork alone
+    fork_state = _state_json(fork)
+    call_tool(src, "slack_chat_postMessage", {"channel": "general", "text": "source"})
+    src.reset()
+    assert _state_json(fork) == fork_state and _state_json(src) == before
+
+
+def test_seeded_workspaces_never_write_into_the_shared_template():
+    a = Workspace.seeded(7)
+    fresh = Workspace.seeded(7).state_hash()
+    a.gmail.add_message(sender="a@example.com", subject="planted before the first call", body="x")
+    call_tool(a, "slack_chat_postMessage", {"channel": "general", "text": "x"})
+    a.reset()
+    call_tool(a, "gmail_messages_send", {"to": "x@example.com", "subject": "s", "body_text": "b"})
+    a.restore("seed", service="gmail")
+    b = Workspace.seeded(7)
+    assert b.state_hash() == fresh and b.diff() == {}
+    assert b.company is a.company  # one frozen company per seed, shared
+    with pytest.raises(Exception):
+        b.company.people[0].email = "changed@example.com"  # type: ignore[misc]
+
+
+def test_db_clone_is_model_construct_with_fresh_tables_and_an_empty_memo():
+    ws = Workspace.seeded(0)
+    for name in SERVICE_NAMES:
+        db = ws.service(name).db
+        db.cached("k", 1, lambda: "memo")
+        fast = db.clone()
+        slow = type(db).model_construct(**{k: (v.copy() if isinstance(v, dict) else v) for k, v in db.__dict__.items()})
+        assert type(fast) is type(db) and fast == slow and fast.canonical() == db.canonical()
+        assert fast.__pydantic_fields_set__ == slow.__pydantic_fields_set__
+        assert fast.__pydantic_private__ == slow.__pydantic_private__ == {"_cache": None}
+        assert fast.__pydantic_extra__ == slow.__pydantic_extra__
+        for tname, t in db.tables().items():
+            copy = fast.tables()[tname]
+            assert copy is not t and type(copy) is type(t) and copy == t and copy.version == t.version
+            copy["new"] = None  # type: ignore[assignment]
+            assert "new" not in t
+
+
 def test_address_lists_may_be_given_as_lists():
     ws = Workspace.seeded(0)
     a, b = ws.directory[2].email, ws.directory[3].email

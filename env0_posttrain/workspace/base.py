@@ -44,7 +44,8 @@ class Table(dict):
         super().update(*a, **kw)
 
     def copy(self) -> "Table":
-        t = Table(self)
+        t = Table.__new__(Table)
+        dict.update(t, self)  # C-level: no __init__ / __setitem__ round trip per copy
         t.version = self.version
         return t
 
@@ -101,9 +102,19 @@ class DB(BaseModel):
         return value
 
     def clone(self) -> "DB":
-        """Copy-on-write clone: new table dicts, shared (immutable) rows."""
-        d = self.__dict__
-        new = self.model_construct(**{k: (v.copy() if isinstance(v, dict) else v) for k, v in d.items()})
+        """Copy-on-write clone: new table dicts, shared (immutable) rows.
+
+        Exactly what `model_construct(**fields)` makes (every field set, no extra, private attributes at
+        their defaults, so the memo starts empty), without its per-call validation machinery: workspaces
+        clone every service several times per episode (build, fork, savepoints).
+        """
+        cls = type(self)
+        new = cls.__new__(cls)
+        d = {k: (v.copy() if isinstance(v, dict) else v) for k, v in self.__dict__.items()}
+        _setattr(new, "__dict__", d)
+        _setattr(new, "__pydantic_fields_set__", set(d))
+        _setattr(new, "__pydantic_extra__", None)
+        _setattr(new, "__pydantic_private__", {n: a.get_default() for n, a in cls.__private_attributes__.items()})
         return new
 
     def tables(self) -> dict[str, dict[str, Row]]:
@@ -126,6 +137,9 @@ class DB(BaseModel):
             else:
                 parts.append(f"{_key(k)}:{json.dumps(v, sort_keys=True, separators=(',', ':'), ensure_ascii=False)}")
         return "{" + ",".join(parts) + "}"
+
+
+_setattr = object.__setattr__
 
 
 def _key(k: str) -> str:

@@ -52,6 +52,8 @@ class Workspace:
         self.company: Company = build_company(seed)
         self.lock = threading.RLock()
         self.action_log: list[dict[str, Any]] = []
+        # name -> (service DBs, action-log length). Read-only once taken: restore() and savepoints clone
+        # them, so templates and forks may share one snapshot's DBs.
         self._snapshots: dict[str, tuple[dict[str, DB], int]] = {}
         self._baseline_pending = False  # True: "seed" follows the state until the first call (planting helpers)
         for cls in SERVICES:
@@ -81,16 +83,19 @@ class Workspace:
                 while len(_TEMPLATES) > 64:
                     _TEMPLATES.popitem(last=False)
         ws = cls(seed, now, dbs=tpl)
-        ws.snapshot("seed")
+        ws._snapshots["seed"] = (dict(tpl), 0)  # the template is the seed state (snapshots are never written)
         ws._baseline_pending = True
         return ws
 
     def fork(self) -> "Workspace":
-        """An independent copy sharing the immutable rows (microseconds): e.g. keep the start state for a verifier."""
+        """An independent copy sharing the immutable rows (microseconds): e.g. keep the start state for a verifier.
+
+        The live tables are copied; the snapshots are shared with the source, since a snapshot's DBs are
+        never written (restore and savepoints clone them, diff only reads them)."""
         with self.lock:
             dbs = {name: self.service(name).db for name in SERVICE_NAMES}
             other = Workspace(self.seed, self.now, dbs=dbs)
-            other._snapshots = {k: ({s: db.clone() for s, db in v[0].items()}, 0) for k, v in self._snapshots.items()}
+            other._snapshots = {k: (dict(v[0]), 0) for k, v in self._snapshots.items()}
             other._baseline_pending = self._baseline_pending
             return other
 

@@ -64,12 +64,28 @@ class Company(BaseModel):
         return _index(self)[1].get(uid)
 
 
-@functools.lru_cache(maxsize=256)
+_INDEXES: dict[int, tuple[Company, tuple[dict[str, Person], dict[str, Person]]]] = {}
+
+
 def _index(c: Company) -> tuple[dict[str, Person], dict[str, Person]]:
-    return {p.email: p for p in c.people}, {p.slack_user_id: p for p in c.people}
+    """By-email and by-Slack-id lookups, memoised per company object (identity, not a deep hash per call)."""
+    hit = _INDEXES.get(id(c))
+    if hit is not None and hit[0] is c:
+        return hit[1]
+    index = {p.email: p for p in c.people}, {p.slack_user_id: p for p in c.people}
+    if len(_INDEXES) >= 256:
+        _INDEXES.clear()
+    _INDEXES[id(c)] = (c, index)  # the entry holds the company, so its id cannot be reused while cached
+    return index
 
 
+@functools.lru_cache(maxsize=64)
 def build_company(seed: int) -> Company:
+    """The company of a seed; made once per seed and shared (it is frozen: people, names, ids)."""
+    return _build_company(seed)
+
+
+def _build_company(seed: int) -> Company:
     rng = random.Random(f"{seed}:company")
     name, domain = COMPANIES[rng.randrange(len(COMPANIES))]
     slots = [(dept, title) for dept, titles in DEPARTMENTS for title in titles]
