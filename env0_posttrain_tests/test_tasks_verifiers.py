@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from env0_posttrain.tasks import TEMPLATES, Task, build_workspace, template_stream, verify
@@ -94,3 +95,26 @@ def test_collateral_edit_halves_the_reward_and_doing_nothing_earns_nothing() -> 
     result = _run(task, [("gmail_messages_modify", {"id": mid, **star}), ("gmail_messages_modify", {"id": other, **star})])
     assert result.reward == 0.5 and result.checks["others_untouched"] == 0.0
     assert _run(task, []).reward == 0.0
+
+
+def test_the_gates_shortcut_on_shared_rows_agrees_with_comparing_separate_builds() -> None:
+    """A forked end shares its unchanged rows with the start (the gates skip those by identity); gating it must
+    give what gating two separately built workspaces gives, where every row is compared."""
+    from env0_posttrain.agent.oracle import plan_episode
+    from env0_posttrain.tasks import generate_tasks
+    from env0_posttrain.tasks.gates import recipients, removals, removals_and_recipients
+
+    for task in generate_tasks(0, per_template=1):
+        for seed in (0, 1):
+            start = build_workspace(task)
+            forked, built = start.fork(), build_workspace(task)
+            for turn in plan_episode(task, 0.5, seed).turns:  # a sloppy agent: wrong arguments, skipped steps
+                if turn.name:
+                    args = json.loads(turn.arguments) if turn.mistake != "malformed_call" else {}
+                    call_tool(forked, turn.name, args)
+                    call_tool(built, turn.name, args)
+            other_start = build_workspace(task)
+            shared = removals_and_recipients(start, forked)
+            assert shared == removals_and_recipients(other_start, built) == (removals(start, forked),
+                                                                              recipients(start, forked))
+            assert removals_and_recipients(forked, start) == removals_and_recipients(built, other_start)
