@@ -64,6 +64,24 @@ def test_events_list_window_order_and_paging(ws):
     assert moved["sequence"] == 1
 
 
+def test_event_times_are_memoised_per_row_and_a_moved_event_is_seen_at_its_new_time(ws):
+    from env0_posttrain.workspace.services.calendar.times import event_time
+    from env0_posttrain.workspace.services.calendar.toolkit import event_times
+
+    for e in ws.calendar.db.events.values():
+        assert event_times(e) == (event_time(e.start, "start"), event_time(e.end, "end"))
+    other = Workspace.seeded(21)  # shares the seeded rows, so it shares their memo
+    assert [r[:2] for r in other.calendar.timeline()] == [r[:2] for r in ws.calendar.timeline()]
+    ins = ok(ws, "calendar_events_insert", {"body": {"summary": "memo", "start": {"dateTime": "2026-03-20T09:00:00Z"},
+                                                      "end": {"dateTime": "2026-03-20T10:00:00Z"}}})
+    before = {e.id: s for s, _, e in ws.calendar.timeline()}[ins["id"]]
+    ok(ws, "calendar_events_patch", {"eventId": ins["id"], "body": {
+        "start": {"dateTime": "2026-03-22T09:00:00Z"}, "end": {"dateTime": "2026-03-22T10:00:00Z"}}})
+    after = {e.id: s for s, _, e in ws.calendar.timeline()}[ins["id"]]
+    assert after - before == timedelta(days=2)
+    assert ins["id"] not in {e.id for _, _, e in other.calendar.timeline()}
+
+
 # -- drive --------------------------------------------------------------------------------------------------
 def test_drive_q_grammar(ws):
     mine = ws.drive.add_file(name="Launch plan.txt", content="the launch is on friday")

@@ -14,6 +14,22 @@ from .times import event_time, fmt, normalize_time, parse_rfc3339
 from ...base import Service
 
 C = "calendar/v3"
+_TIMES: dict[int, tuple[Event, datetime, datetime]] = {}
+_TIMES_MAX = 8192
+
+
+def event_times(e: Event) -> tuple[datetime, datetime]:
+    """An event row's parsed (start, end), memoised per row object: rows are immutable and the seeded
+    company's events are shared by every workspace, so each is parsed once, not once per timeline."""
+    hit = _TIMES.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1], hit[2]
+    start, end = event_time(e.start, "start"), event_time(e.end, "end")
+    if len(_TIMES) >= _TIMES_MAX:
+        _TIMES.clear()
+    _TIMES[id(e)] = (e, start, end)  # the entry holds the row, so its id is not reused while cached
+    return start, end
+
 _ID = re.compile(r"^[a-v0-9]{5,1024}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -51,7 +67,7 @@ class Calendar(Service):
     def timeline(self) -> list[tuple[datetime, datetime, Event]]:
         """All events with parsed times, by start; memoised until the events table changes."""
         def build() -> list[tuple[datetime, datetime, Event]]:
-            rows = [(event_time(e.start, "start"), event_time(e.end, "end"), e) for e in self.db.events.values()]
+            rows = [(*event_times(e), e) for e in self.db.events.values()]
             rows.sort(key=lambda r: (r[0], r[2].id))
             return rows
         return self.db.cached("timeline", self.db.events.version, build)
@@ -382,4 +398,4 @@ class Calendar(Service):
     def events_of(self, calendar_id: str | None = None) -> list[Event]:
         cid = calendar_id or self.ws.me.email
         return sorted((e for e in self.db.events.values() if self.on_calendar(e, cid)),
-                      key=lambda e: (event_time(e.start, "start"), e.id))
+                      key=lambda e: (event_times(e)[0], e.id))
