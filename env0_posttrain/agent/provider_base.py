@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from litellm.types.utils import Message, ModelResponse, Usage
+from .llm import litellm  # first: it points litellm at its packaged price map before litellm is imported
 
-from .llm import litellm
+from litellm.types.utils import Message, ModelResponse, Usage  # noqa: E402, I001
 
 
 def env0_metadata(litellm_params: dict[str, Any] | None) -> dict[str, Any]:
