@@ -44,6 +44,13 @@ class TaskSelection(_Section):
         return v
 
 
+PROCESSES_DOC = (
+    "worker processes the rollout's episodes are sharded over (one event loop per core; the concurrency is split "
+    "between them). Only models a fresh process can route are sharded (litellm's own providers, env0-oracle); "
+    "env0-local (the in-process student) always runs in this process"
+)
+
+
 class Sampling(_Section):
     temperature: float = Field(default=0.0, ge=0.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
@@ -61,6 +68,7 @@ class TeacherSpec(_Section):
     skill: float = Field(default=0.85, ge=0.0, le=1.0, description="oracle teacher only: 1 - error rate")
     trials: int = Field(default=1, ge=1)
     concurrency: int = Field(default=16, ge=1)
+    processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
     max_steps: int = Field(default=30, ge=1, description="model calls per teacher episode")
     min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
 
@@ -131,6 +139,7 @@ class EvalSpec(_Section):
     max_steps: int = Field(default=12, ge=1)
     max_tokens: int = Field(default=256, ge=1)
     concurrency: int = Field(default=32, ge=1)
+    processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
     teacher_reference: bool = True
     nightly: bool = False
 

@@ -145,3 +145,24 @@ def test_sharded_rollouts_work_from_inside_a_running_loop():
 
     s = asyncio.run(inside())
     assert s.completed == 12 and s.processes == 2
+
+
+def test_the_run_spec_shards_teacher_and_eval_rollouts_but_a_local_student_stays_here():
+    from env0_posttrain.models import rollout_settings
+    from env0_posttrain.runspec import SpecError, parse_spec
+
+    default = parse_spec({"run_id": "d"})
+    assert default.teacher.processes == default.eval.processes == 1
+    assert {rollout_settings(default, arm).processes for arm in ("teacher", "teacher_eval", "base", "sft")} == {1}
+    spec = parse_spec({"run_id": "p", "teacher": {"processes": 2, "concurrency": 6}, "eval": {"processes": 3}})
+    assert rollout_settings(spec, "teacher").processes == rollout_settings(spec, "teacher_eval").processes == 2
+    assert rollout_settings(spec, "base").processes == rollout_settings(spec, "sft").processes == 3
+    for section in ("teacher", "eval"):
+        with pytest.raises(SpecError, match=f"{section}.processes"):
+            parse_spec({"run_id": "bad", section: {"processes": 0}})
+    teacher = rollout_settings(spec, "teacher")
+    summary = run_rollouts_sync(TASKS, "teacher", 1, oracle_endpoint(), teacher, "spec-run", set(), None,
+                                env=NotesEnv(), progress=False)
+    assert summary.processes == 2 and summary.completed == len(TASKS)
+    # the tiny student is a provider of this process: its eval rollouts stay here whatever the spec says
+    assert "registered in this process only" in shard_refusal("env0-local/student", NotesEnv())

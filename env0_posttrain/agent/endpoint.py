@@ -103,8 +103,13 @@ class AgentSettings(BaseModel):
 
     @classmethod
     def for_teacher(cls, teacher: TeacherSpec, max_steps: int = 30, **kw: Any) -> "AgentSettings":
-        return cls(max_steps=max_steps, steering_prompt=teacher.steering_prompt, concurrency=teacher.concurrency, **kw)
+        """The run spec's teacher section (the teacher and teacher_eval arms): concurrency and processes too."""
+        kw = {"concurrency": teacher.concurrency, "processes": teacher.processes, **kw}
+        return cls(max_steps=max_steps, steering_prompt=teacher.steering_prompt, **kw)
 
     @classmethod
     def for_eval(cls, spec: EvalSpec, **kw: Any) -> "AgentSettings":
-        return cls(max_steps=spec.max_steps, concurrency=spec.concurrency, **kw)
+        """The run spec's eval section (base and sft arms). An env0-local student is served by a provider of this
+        process, so its rollouts stay here whatever `processes` says (run_rollouts logs why)."""
+        kw = {"concurrency": spec.concurrency, "processes": spec.processes, **kw}
+        return cls(max_steps=spec.max_steps, **kw)
