@@ -114,7 +114,7 @@ class DB(BaseModel):
         _setattr(new, "__dict__", d)
         _setattr(new, "__pydantic_fields_set__", set(d))
         _setattr(new, "__pydantic_extra__", None)
-        _setattr(new, "__pydantic_private__", {n: a.get_default() for n, a in cls.__private_attributes__.items()})
+        _setattr(new, "__pydantic_private__", _private_defaults(cls))
         return new
 
     def tables(self) -> dict[str, dict[str, Row]]:
@@ -140,6 +140,20 @@ class DB(BaseModel):
 
 
 _setattr = object.__setattr__
+_SHARED_DEFAULTS: dict[type, dict[str, Any] | None] = {}
+
+
+def _private_defaults(cls: type[BaseModel]) -> dict[str, Any]:
+    """A fresh private-attribute dict at the defaults; pydantic's get_default is asked once per class when
+    every default is None (nothing mutable to copy), else every time."""
+    shared = _SHARED_DEFAULTS.get(cls)
+    if shared is None:
+        values = {n: a.get_default() for n, a in cls.__private_attributes__.items()}
+        if cls in _SHARED_DEFAULTS or any(v is not None for v in values.values()):
+            _SHARED_DEFAULTS[cls] = None
+            return values
+        _SHARED_DEFAULTS[cls] = shared = values
+    return dict(shared)
 
 
 def _key(k: str) -> str:
