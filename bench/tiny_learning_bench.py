@@ -75,6 +75,7 @@ def real_task_set(n_train: int, n_eval: int, max_calls: int):
     corpus, entities = student_corpus(train)
     data = SyntheticSet(train=[oracle_row(t) for t in train], eval=[oracle_row(t) for t in evals], corpus=corpus, entities=entities)
     data.eval_tasks = evals
+    data.train_tasks = train
     return data
 
 
@@ -110,6 +111,7 @@ def main() -> None:
     ap.add_argument("--n-train", type=int, default=300)
     ap.add_argument("--n-eval", type=int, default=60)
     ap.add_argument("--cache", default="data/cache/tiny-students")
+    ap.add_argument("--student-path", default=None, help="a student already built (skips the build)")
     ap.add_argument("--tasks", action="store_true", help="real starter tasks (oracle played) instead of synthetic rows")
     ap.add_argument("--max-calls", type=int, default=1)
     ap.add_argument("--agent-trials", type=int, default=0, help="with --tasks: also run the agent loop, K trials")
@@ -126,7 +128,7 @@ def main() -> None:
     cfg = TinyStudentConfig(**_kv(args.student))
     lora = LoraSpec(**{**TINY_DEMO_LORA, **_kv(args.lora)})
     t0 = time.perf_counter()
-    base_path = ensure_tiny_student(Path(args.cache), data.corpus, data.entities, cfg)
+    base_path = Path(args.student_path) if args.student_path else ensure_tiny_student(Path(args.cache), data.corpus, data.entities, cfg)
     t_build = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as out:
         t0 = time.perf_counter()

@@ -44,3 +44,34 @@ def vocabulary(ws: Any) -> list[str]:
                 start, end = slot(ws, day, hour, minutes)
                 out.update((rfc3339(start), rfc3339(end)))
     return sorted(x for x in out if x)
+
+
+def entity_classes(ws: Any) -> dict[str, list[str]]:
+    """Named groups of interchangeable entities (people's names, group addresses, titles, phrases, ...).
+
+    Swapping an entity for another of its class keeps a request well-formed: the tiny student's
+    pre-training uses that to read many more requests than the training tasks hold, so it learns
+    to copy entities rather than to remember which ones each request had.
+    """
+    counts: dict[str, int] = {}
+    for p in ws.directory:
+        counts[p.first] = counts.get(p.first, 0) + 1
+    groups = {
+        "full_name": [p.name for p in ws.directory],
+        "first_name": [f for f, n in counts.items() if n == 1],
+        "person_email": [p.email for p in ws.directory],
+        "group_email": [g.email for g in ws.admin.db.groups.values()],
+        "channel": [f"#{c.name}" for c in ws.slack.db.channels.values() if c.name],
+        "org_unit": [f"/{d}" for d in DEPARTMENTS],
+        "department": list(DEPARTMENTS),
+        "phrase": list(pools.PHRASES),
+        "subject": [*pools.SUBJECTS, *pools.NOTE_SUBJECTS],
+        "label": list(pools.LABELS),
+        "file_title": list(pools.FILE_TITLES),
+        "folder": list(pools.FOLDER_NAMES),
+        "doc_title": list(pools.DOC_TITLES),
+        "event_title": list(pools.EVENT_TITLES),
+        "location": list(pools.LOCATIONS),
+        "day": list(pools.DAYS),
+    }
+    return {k: sorted(set(g)) for k, g in groups.items() if len(set(g)) > 1}

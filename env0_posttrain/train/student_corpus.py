@@ -1,11 +1,18 @@
-"""What the tiny student reads before it is an agent: the company, the API reference, the requests.
+"""What the tiny student reads before it is an agent: the company, the API reference, requests, calls.
 
-Pre-training text (never a tool call): the people directory, channels, groups, files, labels; the
-API reference in prose (tool names and parameter names); the template's own description of the
-call syntax; and chat turns (system prompt, tools, a *training* task's instruction) answered in
-plain text that repeats the request's entities. That teaches the tiny base the company and the
-skill of copying an entity from the request, but not the call format nor which tool does what, so
-the base fails the tasks and the adapter's gain is what the SFT rows taught.
+A real base model arrives knowing how to read a request, copy its names into a function call and
+resolve a colleague to an address; what SFT teaches it is *this* workspace. The tiny base gets the
+same starting point from a short pre-training on:
+- the company: people directory (with each person's address, many times), channels, groups,
+  files, labels, resources as the APIs return them, meeting slots as the Calendar API spells them;
+- the API reference in prose (tool and parameter names) and the template's call-syntax primer;
+- *training* requests answered in plain text that repeats their entities ("Noted: ..."), and
+  copy drills: the same requests with entities swapped for others of their class, so the base
+  learns to copy rather than to remember replies; plus "Repeat:" drills over random entities;
+- function calling on made-up practice tools (`practice_tools`), which no workspace tool matches.
+
+It never shows a call to a workspace tool, so the base fails every env0 task: what the adapter
+gains (tool choice, parameter names, bodies, when to stop) is what the SFT rows taught it.
 
 Also the oracle conversations used to tune the recipe: each task's oracle played through the real
 workspace, in the agent loop's exact message shape.
@@ -14,10 +21,15 @@ workspace, in the agent loop's exact message shape.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from env0_posttrain.tasks import Task, build_workspace, company, vocabulary
+from env0_posttrain.tasks.vocabulary import entity_classes
+from env0_posttrain.train.practice_tools import practice_chats, practice_schemas
 from env0_posttrain.train.tokenizer_build import format_primer, tool_schema_token
 from env0_posttrain.workspace import call_tool, openai_tools
 
@@ -115,8 +127,76 @@ def plain_reply(instruction: str, entities: Sequence[str], emails: dict[str, str
     return "Noted: " + ", ".join(parts) + "." if parts else "Noted."
 
 
-def student_corpus(train_tasks: Sequence[Task], repeats: int = 2) -> tuple[list[Any], list[str]]:
+def swap_entities(text: str, classes: Iterable[Sequence[str]], rng: random.Random) -> str:
+    """`text` with each entity (longest match first) replaced by a random member of its class."""
+    member = {e: c for c in classes for e in c}
+    spans: list[tuple[int, int, str]] = []
+    for e in sorted(member, key=len, reverse=True):
+        start = text.find(e)
+        while start >= 0:
+            end = start + len(e)
+            if not any(s < end and start < t for s, t, _ in spans):
+                spans.append((start, end, e))
+            start = text.find(e, end)
+    out, last = [], 0
+    for start, end, e in sorted(spans):
+        out += [text[last:start], rng.choice(member[e])]
+        last = end
+    return "".join(out) + text[last:]
+
+
+def copy_drills(train_tasks: Sequence[Task], ws: Any, entities: Sequence[str], n: int, seed: int = 0) -> list[dict[str, Any]]:
+    """Short chats: a training request with its entities swapped, answered by repeating them.
+
+    Many more requests than the training set holds, so the base learns to *copy* what a request
+    names (and a colleague's address) instead of remembering each training request's reply.
+    """
+    if not train_tasks or n <= 0:
+        return []
+    rng = random.Random(seed)
+    classes = list(entity_classes(ws).values())
+    emails = people_emails(ws)
+    out = []
+    for i in range(n):
+        text = swap_entities(train_tasks[i % len(train_tasks)].instruction, classes, rng)
+        out.append({"messages": [{"role": "user", "content": text},
+                                 {"role": "assistant", "content": plain_reply(text, entities, emails)}]})
+    return out
+
+
+def repeat_drills(entities: Sequence[str], n: int, seed: int = 0) -> list[dict[str, Any]]:
+    """"Repeat: a ; b" answered "a ; b" over random entities: copying any whole token, in any order."""
+    rng = random.Random(seed)
+    pool = [e for e in entities if "\n" not in e and len(e) < 80]
+    out = []
+    for _ in range(n if pool else 0):
+        picked = " ; ".join(rng.sample(pool, rng.randint(1, min(3, len(pool)))))
+        out.append({"messages": [{"role": "user", "content": f"Repeat: {picked}"}, {"role": "assistant", "content": picked}]})
+    return out
+
+
+def directory_facts(ws: Any) -> list[str]:
+    """Each name a request may use, with its address: the lookup a call argument needs."""
+    return [f"{name}'s email is {email}." for name, email in people_emails(ws).items()]
+
+
+class CorpusMix(BaseModel):
+    """How much of each kind of text the tiny base reads (counts of documents)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    request_repeats: int = Field(default=2, ge=0, description="training requests in full chats (system prompt, tools)")
+    short_repeats: int = Field(default=6, ge=0, description="training requests as short plain-reply chats")
+    copy_drills: int = Field(default=3000, ge=0)
+    repeat_drills: int = Field(default=3000, ge=0)
+    directory_repeats: int = Field(default=10, ge=0)
+    practice_calls: int = Field(default=3000, ge=0)
+    seed: int = 0
+
+
+def student_corpus(train_tasks: Sequence[Task], mix: CorpusMix | None = None) -> tuple[list[Any], list[str]]:
     """(pre-training corpus, whole-token entities) for `ensure_tiny_student`, from the training tasks only."""
+    mix = mix or CorpusMix()
     ws = company()
     entities = vocabulary(ws)
     tool_names = sorted({n for t in train_tasks for n in t.tools})
@@ -124,17 +204,27 @@ def student_corpus(train_tasks: Sequence[Task], repeats: int = 2) -> tuple[list[
     system = {"role": "system", "content": agent_system_prompt()}
     emails = people_emails(ws)
     corpus: list[Any] = workspace_text(ws) + workspace_json(ws) + calendar_text(ws) + api_reference(tool_names) + [format_primer()] * 3
-    for _ in range(repeats):
+    for _ in range(mix.request_repeats):
         for task in train_tasks:
             corpus.append(task.instruction)
             corpus.append({"messages": [system, {"role": "user", "content": task.instruction},
                                         {"role": "assistant", "content": plain_reply(task.instruction, entities, emails)}],
                            "tools": openai_tools(task.tools)})
+    for _ in range(mix.short_repeats):
+        corpus += [{"messages": [{"role": "user", "content": t.instruction},
+                                 {"role": "assistant", "content": plain_reply(t.instruction, entities, emails)}]} for t in train_tasks]
+    corpus += copy_drills(train_tasks, ws, entities, mix.copy_drills, mix.seed)
+    corpus += repeat_drills(entities, mix.repeat_drills, mix.seed)
+    corpus += directory_facts(ws) * mix.directory_repeats
+    practice = practice_chats(entity_classes(ws), emails, agent_system_prompt(), mix.practice_calls, mix.seed)
+    corpus += practice
     corpus += glossary(entities, corpus)
     # Only strings the pre-training text contains: a token the base never read keeps a near-zero
     # embedding, and a LoRA cannot make the model emit it with confidence.
     params = sorted({p for t in tools for p in t["function"]["parameters"].get("properties", {})})
-    whole = [agent_system_prompt(), *tool_names, *params, *(tool_schema_token(t) for t in tools), *entities]
+    drills = practice_schemas() if practice else []
+    whole = [agent_system_prompt(), *tool_names, *params, *(tool_schema_token(t) for t in [*tools, *drills]),
+             *(t["function"]["name"] for t in drills), *entities]
     return corpus, list(dict.fromkeys(whole))
 
 
@@ -154,9 +244,9 @@ def oracle_row(task: Task) -> dict[str, Any]:
     return {"messages": messages, "tools": openai_tools(task.tools)}
 
 
-def ensure_task_student(cache_dir, train_tasks: Sequence[Task], config=None):
+def ensure_task_student(cache_dir, train_tasks: Sequence[Task], config=None, mix: CorpusMix | None = None):
     """The tiny student for a task set: corpus and entities from its training tasks, built once."""
     from env0_posttrain.train.tiny_student import ensure_tiny_student
 
-    corpus, entities = student_corpus(train_tasks)
+    corpus, entities = student_corpus(train_tasks, mix)
     return ensure_tiny_student(cache_dir, corpus, entities, config)

@@ -39,7 +39,7 @@ class TinyStudentConfig(BaseModel):
     intermediate_size: int = Field(default=512, ge=16)
     vocab_size: int = Field(default=2000, ge=300, description="BPE merges target; entity tokens come on top")
     max_position_embeddings: int = Field(default=4096, ge=64)
-    pretrain_steps: int = Field(default=200, ge=0)
+    pretrain_steps: int = Field(default=900, ge=0)
     pretrain_lr: float = Field(default=3e-3, gt=0.0)
     pretrain_batch_size: int = Field(default=8, ge=1)
     pretrain_seq_len: int = Field(default=256, ge=16)
@@ -105,6 +105,11 @@ def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, wor
     from datasets import Dataset
     from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
 
+    import random
+
+    # Mixed order: each block holds several kinds of text (drills, chats, facts), not a run of one kind.
+    texts = list(texts)
+    random.Random(config.seed).shuffle(texts)
     ids: list[int] = []
     for text in texts:
         ids.extend(tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -121,6 +126,7 @@ def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, wor
         lr_scheduler_type="cosine",
         warmup_steps=max(1, config.pretrain_steps // 20),
         weight_decay=0.01,
+        adam_beta2=0.98,
         logging_steps=max(1, config.pretrain_steps // 10),
         save_strategy="no",
         report_to=[],
