@@ -78,7 +78,7 @@ class StudentSpec(_Section):
 
     model: str = Field(default="tiny-qwen3", min_length=1, description="'tiny-qwen3' (built offline), a local path or a hub id")
     chat_template: str | None = Field(default=None, description="path to a jinja template; None = the tokenizer's own")
-    pretrain_steps: int = Field(default=200, ge=0, description="tiny student only: short full pre-training of the base")
+    pretrain_steps: int = Field(default=900, ge=0, description="tiny student only: short full pre-training of the base")
 
 
 class SFTDataPolicy(_Section):
@@ -128,6 +128,9 @@ class LoraSpec(_Section):
     bf16: bool | None = Field(default=None, description="None = bf16 exactly when a CUDA GPU is present")
     gradient_checkpointing: bool | None = None
     packing: bool = False
+    group_by_length: bool = Field(
+        default=False, description="batch rows of similar length together: less padding where batches are padded (CPU)"
+    )
     use_liger: bool = False
     seed: int = 0
     push_to_hub: str | None = Field(default=None, description="hub repo id; token only from HF_TOKEN")

@@ -22,7 +22,8 @@ TINY_DEMO_LORA: dict = {
     "max_seq_length": 512,  # the longest demo row is ~470 tokens: 256 dropped 43% of them
     "per_device_batch_size": 8,
     "grad_accumulation": 1,
-    "max_steps": 300,  # 500 measured best (see above) but does not fit the demo's 10-minute budget
+    "max_steps": 300,  # 150 steps: right tool 38%, pass 5%; 300 steps: right tool 97%, pass 73%
+    "group_by_length": True,  # rows run 100-470 tokens: similar lengths together halve the padding
     "warmup_ratio": 0.05,
     "eval_fraction": 0.1,
     "save_steps": 50,

@@ -111,6 +111,7 @@ def build_sft_config(lora: LoraSpec, out_dir: Path, has_eval: bool, device: dict
         lr_scheduler_type="cosine",
         max_length=None if device["padding_free"] else lora.max_seq_length,
         packing=lora.packing,
+        train_sampling_strategy="group_by_length" if lora.group_by_length and not device["padding_free"] else "random",
         padding_free=device["padding_free"],
         assistant_only_loss=not token_rows,
         logging_steps=lora.logging_steps,
