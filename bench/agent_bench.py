@@ -111,6 +111,9 @@ class TimedEnv(WorkspaceEnv):
     def build(self, task):
         return self._timed(super().build, task)
 
+    def fork(self, ws):
+        return self._timed(super().fork, ws)
+
     def call_tool(self, ws, name, arguments):
         return self._timed(super().call_tool, ws, name, arguments)
 
