@@ -42,7 +42,7 @@ def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) 
     from env0_posttrain.train.student_corpus import student_corpus
 
     train = [Task.model_validate_json(j) for _, j in store.load_tasks(run_id, "train")]
-    corpus, entities = student_corpus(train)
+    corpus, entities = student_corpus(train, spec.student.corpus)
     arch = "qwen3_5_text" if spec.student.model == "tiny-qwen3_5" else "qwen3"
     config = TINY_DEMO_STUDENT.model_copy(update={"architecture": arch, "pretrain_steps": spec.student.pretrain_steps})
     return ensure_tiny_student(paths.models, corpus, entities, config)

@@ -73,12 +73,25 @@ class TeacherSpec(_Section):
     min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
 
 
+class CorpusMix(_Section):
+    """Tiny student only: how much of each kind of text its base pre-training reads (document counts)."""
+
+    request_repeats: int = Field(default=2, ge=0, description="training requests in full chats (system prompt, tools)")
+    short_repeats: int = Field(default=6, ge=0, description="training requests as short plain-reply chats")
+    copy_drills: int = Field(default=3000, ge=0, description="training requests with entities swapped, repeated back")
+    repeat_drills: int = Field(default=3000, ge=0, description="'Repeat: a ; b' over random entities")
+    directory_repeats: int = Field(default=10, ge=0, description="each person's address, this many times")
+    practice_calls: int = Field(default=3000, ge=0, description="function calls to made-up practice tools")
+    seed: int = 0
+
+
 class StudentSpec(_Section):
     """The base model that is trained and evaluated."""
 
     model: str = Field(default="tiny-qwen3", min_length=1, description="'tiny-qwen3' (built offline), a local path or a hub id")
     chat_template: str | None = Field(default=None, description="path to a jinja template; None = the tokenizer's own")
-    pretrain_steps: int = Field(default=900, ge=0, description="tiny student only: short full pre-training of the base")
+    pretrain_steps: int = Field(default=1200, ge=0, description="tiny student only: short full pre-training of the base")
+    corpus: CorpusMix = Field(default_factory=CorpusMix)
 
 
 class SFTDataPolicy(_Section):

@@ -23,7 +23,10 @@ def _tiny_spec():
             "run_id": RUN,
             "tasks": {"n_train": 24, "n_eval": 6, "seed": 3, "templates": starter_template_ids(max_calls=1)},
             "teacher": {"skill": 0.9, "concurrency": 8, "min_pass_rate": 0.2},
-            "student": {"model": "tiny-qwen3", "pretrain_steps": 30},
+            # 30 steps can only fit the company and the requests: no drills (the learning is benchmarked apart)
+            "student": {"model": "tiny-qwen3", "pretrain_steps": 30,
+                        "corpus": {"short_repeats": 0, "copy_drills": 0, "repeat_drills": 0, "directory_repeats": 0,
+                                   "practice_calls": 0}},
             "lora": {"r": 8, "alpha": 16, "learning_rate": 3e-2, "max_seq_length": 1024, "per_device_batch_size": 4,
                      "grad_accumulation": 1, "max_steps": 12, "logging_steps": 1, "save_steps": 6, "eval_fraction": 0.1},
             "eval": {"trials": 2, "max_steps": 3, "max_tokens": 24, "concurrency": 12},

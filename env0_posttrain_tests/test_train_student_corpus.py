@@ -13,11 +13,11 @@ from env0_posttrain.tasks import (
     starter_template_ids,
     verify,
 )
+from env0_posttrain.runspec import CorpusMix
 from env0_posttrain.tasks import company, vocabulary
 from env0_posttrain.tasks.vocabulary import entity_classes
 from env0_posttrain.train.practice_tools import practice_schemas
 from env0_posttrain.train.student_corpus import (
-    CorpusMix,
     copy_drills,
     oracle_row,
     people_emails,

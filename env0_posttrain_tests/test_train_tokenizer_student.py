@@ -10,6 +10,7 @@ import pytest
 
 from env0_posttrain.train.synthetic_rows import TOOLS, make_synthetic_set
 from env0_posttrain.train.tiny_student import (
+    pretrain_blocks,
     TinyStudentConfig,
     ensure_tiny_student,
     student_info,
@@ -108,3 +109,16 @@ def test_hybrid_qwen3_5_text_student_builds(tmp_path, data):
 def test_empty_corpus_is_refused(tmp_path):
     with pytest.raises(ValueError, match="corpus is empty"):
         ensure_tiny_student(tmp_path, [], [], MICRO)
+
+
+def test_pretrain_blocks_remix_the_documents_on_every_pass():
+    docs = [[i] * (i % 5 + 1) for i in range(1, 40)]  # 39 documents of 1-5 tokens, token = document id
+    blocks = pretrain_blocks(docs, n_blocks=60, block_len=16, separator=0, seed=1)
+    assert len(blocks) == 60 and all(len(b) == 16 for b in blocks)
+    flat = [t for b in blocks for t in b]
+    one_pass = sum(len(d) + 1 for d in docs)  # every document, with its separator
+    assert sorted(flat[:one_pass]) == sorted([0] * len(docs) + [t for d in docs for t in d])
+    order = lambda seq: [t for i, t in enumerate(seq) if t and (i == 0 or seq[i - 1] != t)]  # noqa: E731
+    assert order(flat[:one_pass]) != order(flat[one_pass : 2 * one_pass])  # the second pass is a new mix
+    assert pretrain_blocks(docs, 60, 16, 0, seed=1) == blocks and pretrain_blocks(docs, 60, 16, 0, seed=2) != blocks
+    assert pretrain_blocks([], 5, 16, 0, seed=1) == []

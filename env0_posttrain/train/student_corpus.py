@@ -25,7 +25,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from env0_posttrain.runspec import CorpusMix
 
 from env0_posttrain.tasks import Task, build_workspace, company, vocabulary
 from env0_posttrain.tasks.vocabulary import entity_classes
@@ -178,20 +178,6 @@ def repeat_drills(entities: Sequence[str], n: int, seed: int = 0) -> list[dict[s
 def directory_facts(ws: Any) -> list[str]:
     """Each name a request may use, with its address: the lookup a call argument needs."""
     return [f"{name}'s email is {email}." for name, email in people_emails(ws).items()]
-
-
-class CorpusMix(BaseModel):
-    """How much of each kind of text the tiny base reads (counts of documents)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    request_repeats: int = Field(default=2, ge=0, description="training requests in full chats (system prompt, tools)")
-    short_repeats: int = Field(default=6, ge=0, description="training requests as short plain-reply chats")
-    copy_drills: int = Field(default=3000, ge=0)
-    repeat_drills: int = Field(default=3000, ge=0)
-    directory_repeats: int = Field(default=10, ge=0)
-    practice_calls: int = Field(default=3000, ge=0)
-    seed: int = 0
 
 
 def student_corpus(train_tasks: Sequence[Task], mix: CorpusMix | None = None) -> tuple[list[Any], list[str]]:

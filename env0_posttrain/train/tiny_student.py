@@ -1,9 +1,9 @@
 """The offline student: a tiny model of a real architecture, built once from local text and cached.
 
 LoRA on a randomly initialised base barely moves (FIELD-NOTES), so the base gets a short full
-pre-training on plain workspace text and chat turns with plain-text replies. That corpus never
-shows the tool-call format, so the base really cannot do the tasks: what the adapter gains is
-what the SFT rows taught it.
+pre-training (`student_corpus`): the company, plain-text replies that copy a request's entities,
+and function calling on made-up practice tools. It never calls a workspace tool, so the base
+really cannot do the tasks: what the adapter gains is what the SFT rows taught it.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class TinyStudentConfig(BaseModel):
     intermediate_size: int = Field(default=512, ge=16)
     vocab_size: int = Field(default=2000, ge=300, description="BPE merges target; entity tokens come on top")
     max_position_embeddings: int = Field(default=4096, ge=64)
-    pretrain_steps: int = Field(default=900, ge=0)
+    pretrain_steps: int = Field(default=1200, ge=0)
     pretrain_lr: float = Field(default=3e-3, gt=0.0)
     pretrain_batch_size: int = Field(default=8, ge=1)
     pretrain_seq_len: int = Field(default=256, ge=16)
@@ -99,32 +99,50 @@ def build_model_config(config: TinyStudentConfig, tokenizer):
     return AutoConfig.for_model(config.architecture, **common)
 
 
+def pretrain_blocks(docs: Sequence[list[int]], n_blocks: int, block_len: int, separator: int, seed: int) -> list[list[int]]:
+    """`n_blocks` fixed-length blocks cut from the documents concatenated in a fresh random order per pass.
+
+    Every pass mixes kinds of text (drills, chats, facts) differently, so a block is never seen
+    twice: the base has to learn to copy instead of remembering which entity followed which. (The
+    same corpus cut once into fixed blocks and repeated for 2.5 epochs gave a base that did not copy.)
+    """
+    import random
+
+    rng = random.Random(seed)
+    stream: list[int] = []
+    blocks: list[list[int]] = []
+    if not any(docs):
+        return blocks
+    while len(blocks) < n_blocks:
+        order = list(range(len(docs)))
+        rng.shuffle(order)
+        for i in order:
+            stream.extend(docs[i])
+            stream.append(separator)
+            while len(stream) >= block_len and len(blocks) < n_blocks:
+                blocks.append(stream[:block_len])
+                del stream[:block_len]
+    return blocks
+
+
 def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, work: Path) -> dict[str, float]:
-    """Full causal-LM pre-training on the concatenated corpus, in fixed-length blocks."""
+    """Full causal-LM pre-training with transformers' Trainer on freshly mixed blocks (`pretrain_blocks`)."""
     import torch
     from datasets import Dataset
     from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
 
-    import random
-
-    # Mixed order: each block holds several kinds of text (drills, chats, facts), not a run of one kind.
-    texts = list(texts)
-    random.Random(config.seed).shuffle(texts)
-    ids: list[int] = []
-    for text in texts:
-        ids.extend(tokenizer(text, add_special_tokens=False)["input_ids"])
-        ids.append(tokenizer.pad_token_id)
-    n = config.pretrain_seq_len
-    blocks = [ids[i : i + n] for i in range(0, max(len(ids) - n, 1), n)]
-    blocks = [b for b in blocks if len(b) == n] or [ids[:n]]
+    docs = [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts]
+    n_blocks = config.pretrain_steps * config.pretrain_batch_size
+    blocks = pretrain_blocks(docs, n_blocks, config.pretrain_seq_len, tokenizer.pad_token_id, config.seed)
     ds = Dataset.from_dict({"input_ids": blocks})
     args = TrainingArguments(
         output_dir=str(work / "pretrain"),
         max_steps=config.pretrain_steps,
         per_device_train_batch_size=config.pretrain_batch_size,
         learning_rate=config.pretrain_lr,
-        lr_scheduler_type="cosine",
-        warmup_steps=max(1, config.pretrain_steps // 20),
+        lr_scheduler_type="cosine_with_min_lr",
+        lr_scheduler_kwargs={"min_lr_rate": 0.1},
+        warmup_steps=max(1, config.pretrain_steps // 24),
         weight_decay=0.01,
         adam_beta2=0.98,
         logging_steps=max(1, config.pretrain_steps // 10),
@@ -141,7 +159,8 @@ def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, wor
     out = trainer.train()
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     return {"pretrain_loss_first": losses[0] if losses else float("nan"), "pretrain_loss_last": losses[-1] if losses else float("nan"),
-            "pretrain_runtime_s": out.metrics.get("train_runtime", 0.0), "pretrain_blocks": len(blocks)}
+            "pretrain_runtime_s": out.metrics.get("train_runtime", 0.0), "pretrain_blocks": len(blocks),
+            "corpus_tokens": sum(len(d) + 1 for d in docs)}
 
 
 def _keep_separators(collator, tokenizer):
