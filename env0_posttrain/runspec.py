@@ -142,7 +142,9 @@ class LoraSpec(_Section):
     gradient_checkpointing: bool | None = None
     packing: bool = False
     group_by_length: bool = Field(
-        default=False, description="batch rows of similar length together: less padding where batches are padded (CPU)"
+        default=False,
+        description="batch rows of similar length together: less padding on padded (CPU) batches, but each batch "
+        "then holds one kind of row, which hurt the tiny student's tool choice (see train/demo_recipe.py)",
     )
     use_liger: bool = False
     seed: int = 0
