@@ -138,15 +138,21 @@ def _count_litellm_pricing(monkeypatch) -> list[int]:
     return calls
 
 
-def test_offline_models_give_litellm_their_price_so_it_never_prices_them(monkeypatch):
+def _register_priced_model(provider: str) -> None:
+    """`provider/p`: 1000 prompt + 10 completion tokens per call, priced by litellm's model map."""
+
     class Priced(Env0Provider):
         async def respond(self, model, messages, options, meta, model_response):
             return fill_response(model_response, model, {"role": "assistant", "content": "done"},
                                  prompt_tokens=1000, completion_tokens=10)
 
-    register_provider("env0-priced2", Priced())
-    litellm.register_model({"env0-priced2/p": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
-                                               "litellm_provider": "env0-priced2", "mode": "chat"}})
+    register_provider(provider, Priced())
+    litellm.register_model({f"{provider}/p": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
+                                              "litellm_provider": provider, "mode": "chat"}})
+
+
+def test_offline_models_give_litellm_their_price_so_it_never_prices_them(monkeypatch):
+    _register_priced_model("env0-priced2")
     pricing = _count_litellm_pricing(monkeypatch)
     s = rollouts(oracle_endpoint(), trials=1)
     assert s.model_calls > 10 and s.usage.cost_usd == 0.0 and pricing[0] == 0
@@ -156,14 +162,7 @@ def test_offline_models_give_litellm_their_price_so_it_never_prices_them(monkeyp
 
 
 def test_the_fault_wrapper_reports_its_inner_models_price_to_litellm(monkeypatch):
-    class Priced(Env0Provider):
-        async def respond(self, model, messages, options, meta, model_response):
-            return fill_response(model_response, model, {"role": "assistant", "content": "done"},
-                                 prompt_tokens=1000, completion_tokens=10)
-
-    register_provider("env0-priced3", Priced())
-    litellm.register_model({"env0-priced3/p": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
-                                               "litellm_provider": "env0-priced3", "mode": "chat"}})
+    _register_priced_model("env0-priced3")
     pricing = _count_litellm_pricing(monkeypatch)
     endpoint = ModelEndpoint(model="env0-faulty/env0-priced3/p", extra={"env0_fault_rate": 0.0})
     s = rollouts(endpoint, trials=1)
