@@ -33,6 +33,7 @@ from typing import Any
 from env0_posttrain.tasks.model import Task
 
 from .llm import FatalModelError, litellm, provider_of
+from .records import Episode
 
 log = logging.getLogger("env0_posttrain.agent")
 
@@ -112,8 +113,8 @@ async def _serve(conn: Any) -> None:
             raise
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
             conn.send(("error", jid, f"{type(exc).__name__}: {exc}"))
-        else:
-            conn.send(("result", jid, attempts, crashed))
+        else:  # as JSON: the parent validates it ~7x faster than it unpickles pydantic models
+            conn.send(("result", jid, [ep.model_dump_json() for ep in attempts], crashed))
         finally:
             jobs.pop(jid, None)
 
@@ -298,7 +299,8 @@ async def run_sharded(todo: list[tuple[Task, int]], processes: int, run: dict[st
                 raise FatalModelError(msg[2])
             if kind == "error":
                 raise RuntimeError(f"rollout worker {pool.workers[i].process.pid}: {msg[2]}")
-            _, jid, attempts, crashed = msg
+            _, jid, attempts_json, crashed = msg
+            attempts = [Episode.model_validate_json(a) for a in attempts_json]
             task, trial = jobs.pop(jid)
             pool.workers[i].busy -= 1
             dispatch()  # keep the worker busy while the parent writes
