@@ -6,7 +6,9 @@ the teacher differs only by its model and its teacher-only steering prompt.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import threading
 from pathlib import Path
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model
@@ -16,6 +18,10 @@ from env0_posttrain.store import Store
 
 log = logging.getLogger("env0_posttrain")
 TINY_STUDENTS = ("tiny-qwen3", "tiny-qwen3_5")
+# Student directories this process already has, by (student spec, cache dir, training tasks): a run
+# asks for its base in several stages, and rebuilding the corpus only to find the cache costs ~2 s.
+_BASE_STUDENTS: dict[str, Path] = {}
+_BASE_LOCK = threading.Lock()
 
 
 def rollout_settings(spec: RunSpec, arm: str) -> AgentSettings:
@@ -40,12 +46,21 @@ def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) 
     from env0_posttrain.tasks.model import Task
     from env0_posttrain.train import TINY_DEMO_STUDENT, ensure_tiny_student
     from env0_posttrain.train.student_corpus import student_corpus
+    from env0_posttrain.train.tiny_student import MARKER_FILE
 
-    train = [Task.model_validate_json(j) for _, j in store.load_tasks(run_id, "train")]
-    corpus, entities = student_corpus(train, spec.student.corpus)
+    rows = [j for _, j in store.load_tasks(run_id, "train")]
+    key = hashlib.sha256("\n".join([spec.student.model_dump_json(), str(paths.models), *rows]).encode()).hexdigest()
+    with _BASE_LOCK:
+        known = _BASE_STUDENTS.get(key)
+    if known is not None and (known / MARKER_FILE).exists():
+        return known
+    corpus, entities = student_corpus([Task.model_validate_json(j) for j in rows], spec.student.corpus)
     arch = "qwen3_5_text" if spec.student.model == "tiny-qwen3_5" else "qwen3"
     config = TINY_DEMO_STUDENT.model_copy(update={"architecture": arch, "pretrain_steps": spec.student.pretrain_steps})
-    return ensure_tiny_student(paths.models, corpus, entities, config)
+    path = ensure_tiny_student(paths.models, corpus, entities, config)
+    with _BASE_LOCK:
+        _BASE_STUDENTS[key] = path
+    return path
 
 
 def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Paths, tasks: list) -> ModelEndpoint:

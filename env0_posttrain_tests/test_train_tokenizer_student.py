@@ -10,6 +10,7 @@ import pytest
 
 from env0_posttrain.train.synthetic_rows import TOOLS, make_synthetic_set
 from env0_posttrain.train.tiny_student import (
+    MARKER_FILE,
     pretrain_blocks,
     TinyStudentConfig,
     ensure_tiny_student,
@@ -122,3 +123,44 @@ def test_pretrain_blocks_remix_the_documents_on_every_pass():
     assert order(flat[:one_pass]) != order(flat[one_pass : 2 * one_pass])  # the second pass is a new mix
     assert pretrain_blocks(docs, 60, 16, 0, seed=1) == blocks and pretrain_blocks(docs, 60, 16, 0, seed=2) != blocks
     assert pretrain_blocks([], 5, 16, 0, seed=1) == []
+
+
+def test_a_runs_base_student_is_looked_up_once_per_process(tmp_path, monkeypatch):
+    """Later stages of a run get the cached student without rebuilding its corpus; a deleted one is rebuilt."""
+    import env0_posttrain.train as train
+    import env0_posttrain.train.student_corpus as sc
+    from env0_posttrain.models import ensure_base_student
+    from env0_posttrain.paths import Paths
+    from env0_posttrain.runspec import parse_spec
+    from env0_posttrain.store import Store
+    from env0_posttrain.tasks import generate_tasks
+
+    calls = {"corpus": 0, "build": 0}
+
+    def corpus(tasks, mix):
+        calls["corpus"] += 1
+        return [t.instruction for t in tasks], []
+
+    def build(cache_dir, corpus, entities, config):
+        calls["build"] += 1
+        dest = Path(cache_dir) / f"student-{config.pretrain_steps}"
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / MARKER_FILE).write_text("{}")
+        return dest
+
+    monkeypatch.setattr(sc, "student_corpus", corpus)
+    monkeypatch.setattr(train, "ensure_tiny_student", build)
+    paths = Paths(tmp_path)
+    store = Store(tmp_path / "env0.duckdb")
+    spec = parse_spec({"run_id": "r1", "student": {"pretrain_steps": 7}}, "test")
+    store.upsert_run(spec)
+    store.replace_task_set("r1", "d", {}, [], [("train", t) for t in generate_tasks(0, per_template=1)[:5]])
+
+    first = ensure_base_student(spec, store, "r1", paths)
+    assert ensure_base_student(spec, store, "r1", paths) == first
+    assert calls == {"corpus": 1, "build": 1}
+    other = spec.model_copy(update={"student": spec.student.model_copy(update={"pretrain_steps": 8})})
+    assert ensure_base_student(other, store, "r1", paths) != first  # another spec is another student
+    (first / MARKER_FILE).unlink()
+    assert ensure_base_student(spec, store, "r1", paths) == first
+    assert calls == {"corpus": 3, "build": 3}
