@@ -92,8 +92,9 @@ class AgentSettings(BaseModel):
     max_consecutive_agent_errors: int = Field(default=3, ge=1, description="malformed replies in a row that end it")
     concurrency: int = Field(default=16, ge=1)
     processes: int = Field(default=1, ge=1, description="worker processes sharing the concurrency (one event loop "
-                                                          "per core); models a fresh process cannot route run in "
-                                                          "this one")
+                                                          "each; a few slots per loop keep the per-step delay "
+                                                          "low, up to two processes per core); models a fresh "
+                                                          "process cannot route run in this one")
     request_timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=5, ge=0, description="infra retries per model call")
     backoff_base_s: float = Field(default=0.5, ge=0)

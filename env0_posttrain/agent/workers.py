@@ -1,7 +1,10 @@
-"""Episodes sharded over worker processes: one event loop per core, the parent keeps everything else.
+"""Episodes sharded over worker processes: an event loop each, the parent keeps everything else.
 
-One Python process is one core, and litellm alone costs 1-2 ms of CPU per call: 64 concurrent
-episodes against a 100 ms model ask for ~640 calls/s, more than one core can serve. With
+One Python process is one core, and litellm alone costs about 2 ms of CPU per call: 64 concurrent
+episodes against a 100 ms model ask for ~640 calls/s, more than one core can serve. And a loop
+with many slots delays every step: replies that arrive together start their next calls together,
+each waiting for the others' CPU, so a few slots per process (about four) beat one process per core
+while the cores have room. With
 `AgentSettings.processes > 1`, `run_rollouts` hands (task, trial) jobs to worker processes, each
 running up to its share of the concurrency on its own asyncio loop, one job at a time per free slot
 (so a slow episode never holds a batch back). A worker runs an episode and its refills and sends the
