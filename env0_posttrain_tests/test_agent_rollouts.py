@@ -96,15 +96,29 @@ def test_twenty_percent_faults_end_with_zero_unscored_rows_and_counted_by_kind()
     sink = []
     before = Counter(injected_faults())
     endpoint = ModelEndpoint(model="env0-faulty/env0-oracle/oracle", extra={"env0_fault_rate": 0.2})
-    s = rollouts(endpoint, AgentSettings(max_steps=20, backoff_base_s=0.001, concurrency=8), trials=3, sink=sink)
+    s = rollouts(endpoint, AgentSettings(max_steps=20, backoff_base_s=0.001, concurrency=8), trials=5, sink=sink)
     injected = Counter(injected_faults()) - before
-    assert s.completed == 30 and s.unscored == 0 and all(e.verifier is not None for e in sink)
+    assert s.completed == 50 and s.unscored == 0 and all(e.verifier is not None for e in sink)
     assert all(e.passed for e in sink)  # skill 1: every fault was absorbed
     assert set(injected) == {"timeout", "rate_limit", "server_error", "connection", "malformed_json", "empty_reply"}
     renamed = {"malformed_json": "malformed_call"}
     assert s.error_counts == {renamed.get(k, k): v for k, v in injected.items()}
     assert s.infra_errors == sum(injected[k] for k in ("timeout", "rate_limit", "server_error", "connection"))
     assert s.agent_errors == injected["malformed_json"] + injected["empty_reply"]
+
+
+def test_fault_draws_depend_on_the_episode_not_on_what_this_process_ran_before():
+    """A rerun of the same episodes (a resume, a re-materialization) meets the same faults, retries included."""
+    endpoint = ModelEndpoint(model="env0-faulty/env0-oracle/oracle", extra={"env0_fault_rate": 0.3, "env0_fault_seed": 7})
+    settings = AgentSettings(max_steps=20, max_retries=2, max_refills=3, backoff_base_s=0.001, concurrency=4)
+    runs = []
+    for _ in range(2):
+        sink = []
+        s = rollouts(endpoint, settings, trials=2, sink=sink)
+        runs.append((s.error_counts, s.refills, {e.key: (e.error_counts, [x.attempts for x in e.exchanges]) for e in sink}))
+    assert runs[0][0] and runs[0][2] == runs[1][2] and runs[0][:2] == runs[1][:2]
+    other = rollouts(endpoint.model_copy(update={"extra": {**endpoint.extra, "env0_fault_seed": 8}}), settings, trials=2)
+    assert other.error_counts != runs[0][0]  # the seed, not the process, decides
 
 
 def test_tokens_and_cost_are_accounted_where_litellm_knows_the_price():

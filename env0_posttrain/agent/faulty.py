@@ -4,7 +4,9 @@ Options (litellm kwargs): env0_fault_rate (0.2), env0_fault_kinds (all of FAULT_
 env0_fault_seed (0). Infra faults are raised as litellm's own exception types, so the harness sees
 exactly what a flaky server produces; reply faults (malformed tool JSON, empty reply) corrupt the
 inner model's real answer. Which call fails is a pure function of (seed, episode, request length,
-how often that request was sent), so a run is reproducible and a retry can succeed.
+refill, try of the request), all of which the harness passes in the call's metadata, so a run draws
+the same faults in any process, resumed or not, and a retry or a refill can succeed. Calls from
+outside the harness (no try in the metadata) count the tries of each request in this process.
 """
 
 from __future__ import annotations
@@ -58,10 +60,13 @@ class FaultyProvider(Env0Provider):
 
     def _draw(self, seed: int, meta: dict[str, Any], n_messages: int) -> random.Random:
         key = f"{seed}|{meta.get('run_id')}|{meta.get('arm')}|{meta.get('task_id')}|{meta.get('trial')}|{n_messages}"
-        with self._lock:
-            self._sent[key] += 1
-            count = self._sent[key]
-        return random.Random(hashlib.sha256(f"{key}|{count}".encode()).digest())
+        if "call_attempt" in meta:
+            tries = f"{meta.get('refill', 0)}|{meta['call_attempt']}"
+        else:
+            with self._lock:
+                self._sent[key] += 1
+                tries = str(self._sent[key])
+        return random.Random(hashlib.sha256(f"{key}|{tries}".encode()).digest())
 
     def _record(self, kind: str) -> None:
         with self._lock:

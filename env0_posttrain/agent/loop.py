@@ -41,9 +41,10 @@ def episode_seed(run_id: str, arm: str, task_id: str, trial: int) -> int:
 
 
 async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettings, arm: Arm, trial: int,
-                      run_id: str, *, env: TaskEnv | None = None) -> Episode:
+                      run_id: str, *, env: TaskEnv | None = None, refill: int = 0) -> Episode:
     """Run one task x trial x arm to a stop condition and score it. Never raises for model or tool
-    failures (they become the stop condition); raises FatalModelError for a misconfigured model."""
+    failures (they become the stop condition); raises FatalModelError for a misconfigured model.
+    `refill` counts earlier runs of this episode that ended on infrastructure (env0 providers see it)."""
     env = env or DEFAULT_ENV
     steering = settings.steering_prompt
     if steering and arm not in STEERABLE_ARMS:
@@ -64,7 +65,8 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
         task_registry.register(task)
         if is_offline_model(endpoint.model):
             register_free_model(endpoint.model)
-        kwargs["metadata"] = {"env0": {"task_id": task.id, "trial": trial, "run_id": run_id, "arm": arm}}
+        kwargs["metadata"] = {"env0": {"task_id": task.id, "trial": trial, "run_id": run_id, "arm": arm,
+                                       "refill": refill}}
 
     exchanges: list[Exchange] = []
     counts: Counter = Counter()

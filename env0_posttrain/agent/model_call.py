@@ -64,12 +64,16 @@ async def call_model(kwargs: dict[str, Any], messages: list[dict[str, Any]], too
     counts: Counter = Counter()
     infra = 0
     attempt = 0
+    env0_meta = (kwargs.get("metadata") or {}).get("env0")
     while True:
         attempt += 1
         t0 = time.perf_counter()
+        call = kwargs
+        if env0_meta is not None:  # env0 providers see which try of this request it is
+            call = {**kwargs, "metadata": {**kwargs["metadata"], "env0": {**env0_meta, "call_attempt": attempt}}}
         try:
             async with asyncio.timeout(settings.request_timeout_s):  # no extra task per call, unlike wait_for
-                response = await litellm.acompletion(messages=list(messages), tools=tools or None, **kwargs)
+                response = await litellm.acompletion(messages=list(messages), tools=tools or None, **call)
             if not getattr(response, "choices", None):
                 raise litellm.APIError(status_code=502, message="reply has no choices",
                                        llm_provider="", model=kwargs.get("model", ""))

@@ -109,9 +109,9 @@ async def attempt_episode(task: Task, trial: int, endpoint: ModelEndpoint, setti
     crash (an environment bug: reported, never retried). FatalModelError propagates.
     """
     attempts: list[Episode] = []
-    for _ in range(settings.max_refills + 1):
+    for refill in range(settings.max_refills + 1):
         try:
-            ep = await run_episode(task, endpoint, settings, arm, trial, run_id, env=env)
+            ep = await run_episode(task, endpoint, settings, arm, trial, run_id, env=env, refill=refill)
         except FatalModelError:
             raise
         except Exception as exc:  # noqa: BLE001 - one broken task must not stop the others
