@@ -117,6 +117,18 @@ def test_diff_reports_added_updated_deleted_since_seed():
     assert ws.diff() == {}
 
 
+def test_a_row_rewritten_with_equal_values_is_not_a_diff():
+    """Row equality is by value: the memoised JSON of one copy must not make it look updated."""
+    ws = Workspace.seeded(2)
+    msg = ws.gmail.mailbox()[0]
+    msg.canonical()  # the seed's copy has its JSON memoised, the rewrite will not
+    copy = msg.model_copy(update={"subject": msg.subject})
+    assert copy is not msg and copy == msg and hash(copy) == hash(msg)
+    assert copy != msg.model_copy(update={"subject": msg.subject + "!"})
+    ws.gmail.db.messages[msg.id] = copy
+    assert ws.diff() == {}
+
+
 def test_action_log_records_every_call_with_outcome():
     ws = Workspace.seeded(0)
     call_tool(ws, "gmail_labels_list", {})

@@ -81,6 +81,15 @@ class Row(BaseModel):
         new.__pydantic_private__["_json"] = None
         return new
 
+    def __eq__(self, other: object) -> bool:
+        # pydantic's equality also compares private attributes, so the memo alone made two copies of
+        # one row unequal (a spurious "updated" entry in Workspace.diff).
+        if not isinstance(other, Row):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = BaseModel.__hash__
+
 
 class DB(BaseModel):
     """A service's state: dict fields are tables (id -> Row), other fields are scalars (counters)."""
