@@ -138,3 +138,18 @@ def test_tito_rows_train_on_their_own_labels(base, tmp_path):
         rows_to_dataset([{"input_ids": ids, "labels": ids[:-1]}])
     result = train_lora(rows, [], LORA.model_copy(update={"max_steps": 2, "eval_fraction": 0.0}), base, tmp_path)
     assert result.steps == 2 and result.best_step is None and (result.adapter_dir / "adapter_config.json").exists()
+
+
+def test_the_adapter_does_not_depend_on_the_processs_rng_history(base, data, tmp_path):
+    """Same rows, base and spec give the same adapter, whatever ran before in the process."""
+    import torch
+    from safetensors.torch import load_file
+
+    spec = LORA.model_copy(update={"max_steps": 2, "eval_fraction": 0.0, "save_steps": 2})
+    weights = []
+    for i in range(2):
+        torch.manual_seed(100 + i)  # another history of the global generator
+        result = train_lora(data.train, [], spec, base, tmp_path / str(i), resume=False)
+        weights.append(load_file(str(result.adapter_dir / "adapter_model.safetensors")))
+    assert weights[0].keys() == weights[1].keys() and weights[0]
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])

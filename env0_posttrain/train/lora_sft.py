@@ -167,7 +167,7 @@ def train_lora(
     """Train a LoRA adapter on TRL rows; returns where it is and how training went."""
     import torch
     from peft import get_peft_model
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import SFTTrainer
 
     out_dir = Path(out_dir)
@@ -179,6 +179,9 @@ def train_lora(
     eval_ds = _truncate_to_max_length(rows_to_dataset(eval_rows, "eval_rows"), tokenizer, lora, device) if eval_rows else None
     dtype = torch.bfloat16 if device["bf16"] else torch.float32
     attn = {"attn_implementation": "flash_attention_2"} if device["padding_free"] else {}
+    # The LoRA matrices are drawn when the adapter is attached, before the Trainer seeds anything:
+    # without this the adapter (and the eval after it) depended on the process's RNG history.
+    set_seed(lora.seed)
     model = AutoModelForCausalLM.from_pretrained(str(base_path), dtype=dtype, **attn)
     model = get_peft_model(model, build_lora_config(lora))
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
