@@ -25,7 +25,7 @@ TINY_DEMO_LORA: dict = {
     "per_device_batch_size": 8,
     "grad_accumulation": 1,
     # With the adapter's init seeded (lora.seed 0), the demo: 200 steps +28.3 pp over the base, 300 steps
-    # +46.7 pp (CI +33.7..+59.7). Unseeded inits at 200 steps gave +36.7 and +38.3: 200 sits at the edge.
+    # +41.7 pp (CI +28.8..+54.5). Unseeded inits at 200 steps gave +36.7 and +38.3: 200 sits at the edge.
     "max_steps": 300,
     # group_by_length halves the padding but batches one template at a time: the tool choice then
     # swings from batch to batch (same base, 300 steps: right tool 97% -> 25%, pass 73% -> 2%).
