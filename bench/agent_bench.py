@@ -9,8 +9,9 @@ zero overhead, so the tail of the run is not counted against the harness. Overhe
 the slot time each step took beyond the model's latency. A litellm-only row (the same fake
 latency, no harness) separates litellm's own per-call cost from the loop's; with `--processes`
 above 1 it is also run split over that many processes (its episodes all take 3 calls and start
-together, so they stay in step more than the harness's do). The last line turns CPU per step into cores: while all slots are busy, 90 % of ideal
-means `0.9 * concurrency / latency` steps per second, each costing its CPU.
+together, so they stay in step more than the harness's do). The last line turns CPU per step
+into cores: while all slots are busy, 90 % of ideal means `0.9 * concurrency / latency` steps per
+second, each costing its CPU.
 
 Rows at one process are one event loop on one core; the last row shards the same episodes over
 `--processes` worker processes (`AgentSettings.processes`; default `default_processes`), the parent

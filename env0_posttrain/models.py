@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import threading
 from pathlib import Path
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model
@@ -21,7 +20,6 @@ TINY_STUDENTS = ("tiny-qwen3", "tiny-qwen3_5")
 # Student directories this process already has, by (student spec, cache dir, training tasks): a run
 # asks for its base in several stages, and rebuilding the corpus only to find the cache costs ~2 s.
 _BASE_STUDENTS: dict[str, Path] = {}
-_BASE_LOCK = threading.Lock()
 
 
 def rollout_settings(spec: RunSpec, arm: str) -> AgentSettings:
@@ -50,16 +48,14 @@ def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) 
 
     rows = [j for _, j in store.load_tasks(run_id, "train")]
     key = hashlib.sha256("\n".join([spec.student.model_dump_json(), str(paths.models), *rows]).encode()).hexdigest()
-    with _BASE_LOCK:
-        known = _BASE_STUDENTS.get(key)
+    known = _BASE_STUDENTS.get(key)
     if known is not None and (known / MARKER_FILE).exists():
         return known
     corpus, entities = student_corpus([Task.model_validate_json(j) for j in rows], spec.student.corpus)
     arch = "qwen3_5_text" if spec.student.model == "tiny-qwen3_5" else "qwen3"
     config = TINY_DEMO_STUDENT.model_copy(update={"architecture": arch, "pretrain_steps": spec.student.pretrain_steps})
     path = ensure_tiny_student(paths.models, corpus, entities, config)
-    with _BASE_LOCK:
-        _BASE_STUDENTS[key] = path
+    _BASE_STUDENTS[key] = path
     return path
 
 

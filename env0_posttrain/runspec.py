@@ -46,7 +46,8 @@ class TaskSelection(_Section):
 
 PROCESSES_DOC = (
     "worker processes the rollout's episodes are sharded over (one event loop each; the concurrency is split "
-    "between them, and about four slots per process, up to two processes per core, keep each step's delay low). Only models a fresh process can route are sharded (litellm's own providers, env0-oracle); "
+    "between them, and about four slots per process, up to two processes per core, keep each step's delay low). "
+    "Only models a fresh process can route are sharded (litellm's own providers, env0-oracle); "
     "env0-local (the in-process student) always runs in this process"
 )
 
