@@ -113,14 +113,16 @@ def checkpointed_layers(num_layers: int, every_n_layers: int) -> int:
     return math.ceil(num_layers / every_n_layers)
 
 
-def _option(s: ModelShape, k: int | None, offload: bool, budget: float | None, source: str, options) -> MemoryPlan:
+def plan_option(s: ModelShape, k: int | None, offload: bool, budget: float | None, source: str = "spec",
+                options: dict | None = None) -> MemoryPlan:
+    """One option as a plan: `k` = every_n_layers (None: no checkpointing), `offload` with k = 1."""
     n = 0 if k is None else checkpointed_layers(s.num_layers, k)
     peak = predicted_peak_gib(s, n, offload)
     mode: Mode = "offload" if offload else "none" if k is None else "full" if k == 1 else "partial"
     fits = budget is None or peak <= budget - HEADROOM_GIB
     return MemoryPlan(mode=mode, every_n_layers=k, checkpointed_layers=n, activation_offloading=offload,
                       predicted_peak_gib=round(peak, 2), budget_gib=budget, fits=fits, source=source,
-                      options_gib=options)
+                      options_gib=options or {})
 
 
 def plan_memory(s: ModelShape, budget_gib: float | None, forced: bool | None = None) -> MemoryPlan:
@@ -138,9 +140,9 @@ def plan_memory(s: ModelShape, budget_gib: float | None, forced: bool | None = N
     options = {_label(s, k, off): round(predicted_peak_gib(
         s, 0 if k is None else checkpointed_layers(s.num_layers, k), off), 2) for k, off in candidates}
     if forced is not None:
-        return _option(s, 1 if forced else None, False, budget_gib, "spec", options)
+        return plan_option(s, 1 if forced else None, False, budget_gib, "spec", options)
     for k, off in candidates:
-        plan = _option(s, k, off, budget_gib, "memory model", options)
+        plan = plan_option(s, k, off, budget_gib, "memory model", options)
         if plan.fits:
             return plan
     return plan
