@@ -84,7 +84,7 @@ class MemoryPlan(BaseModel):
     def describe(self) -> str:
         what = {"none": "no checkpointing", "full": "every layer checkpointed",
                 "offload": "every layer checkpointed + activation offloading",
-                "partial": f"every {self.every_n_layers}th layer checkpointed ({self.checkpointed_layers} layers)"}[self.mode]
+                "partial": f"every k-th layer checkpointed (k={self.every_n_layers}: {self.checkpointed_layers} layers)"}[self.mode]
         budget = f"{self.budget_gib:.1f}" if self.budget_gib is not None else "?"
         return f"{what}: predicted peak {self.predicted_peak_gib:.1f} of {budget} GiB ({self.source})"
 
