@@ -298,3 +298,11 @@ def test_concatenated_rows_need_the_deltanet_kernels():
         pytest.skip("both kernels are installed here")
     with pytest.raises(ValueError, match="can't keep packed sequences apart"), torch.no_grad():
         tiny_qwen3_5()(**{k: v for k, v in batch.items() if k != "labels"})
+
+
+def test_the_adapter_stage_shows_the_choice_in_its_metadata():
+    from env0_posttrain.stages import _checkpointing_note
+
+    assert _checkpointing_note(None) == "none (CPU)"
+    assert _checkpointing_note(plan_memory(NINE_B, 60.0).model_dump(mode="json")).startswith(
+        "every k-th layer checkpointed (k=2: 16 layers): predicted peak 49.7 of 60.0 GiB")
