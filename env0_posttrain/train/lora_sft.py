@@ -10,6 +10,7 @@ markers. Checkpoints go under `out_dir/checkpoints`; a rerun resumes from the la
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import time
@@ -31,6 +32,7 @@ from env0_posttrain.train.memory_plan import (
 from env0_posttrain.train.metrics_callback import MetricsCallback
 from env0_posttrain.train.rows import rows_to_dataset
 
+log = logging.getLogger(__name__)
 ADAPTER_DIRNAME = "adapter"
 CHECKPOINTS_DIRNAME = "checkpoints"
 
@@ -207,13 +209,13 @@ def train_lora(
     """Train a LoRA adapter on TRL rows; returns where it is and how training went."""
     import torch
     from peft import get_peft_model
-    from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import SFTTrainer
-
-    from transformers import AutoConfig
 
     # Checked before anything is written or loaded: a CUDA run without its kernels stops here, not at step 1.
     kernels = check_kernels(lora, probe_kernels(), uses_linear_attention(AutoConfig.from_pretrained(str(base_path))))
+    for note in kernels.notes:
+        log.warning("slow kernels allowed by the spec: %s", note)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     train_rows, eval_rows = split_eval(train_rows, eval_rows, lora)
@@ -230,6 +232,8 @@ def train_lora(
     model = get_peft_model(model, build_lora_config(lora))
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     plan = apply_memory_plan(lora, device, model, kernels)
+    if plan is not None:
+        (log.info if plan.fits else log.warning)("checkpointing: %s", plan.describe())
     callback = MetricsCallback(on_log)
     trainer = SFTTrainer(
         model=model,
