@@ -140,14 +140,27 @@ class LoraSpec(_Section):
     save_steps: int = Field(default=100, ge=1)
     logging_steps: int = Field(default=10, ge=1)
     bf16: bool | None = Field(default=None, description="None = bf16 exactly when a CUDA GPU is present")
-    gradient_checkpointing: bool | None = None
+    gradient_checkpointing: bool | None = Field(
+        default=None,
+        description="None = on a CUDA GPU the memory plan chooses (see gpu_memory_gb); True = every layer; False = none",
+    )
     packing: bool = False
     group_by_length: bool = Field(
         default=False,
         description="batch rows of similar length together: less padding on padded (CPU) batches, but each batch "
         "then holds one kind of row, which hurt the tiny student's tool choice (see train/demo_recipe.py)",
     )
-    use_liger: bool = False
+    use_liger: bool | None = Field(default=None, description="Liger kernels; None = on exactly when a CUDA GPU is present")
+    allow_slow_kernels: bool = Field(
+        default=False,
+        description="train on CUDA without flash-linear-attention / liger-kernel (the torch fallbacks) instead of "
+        "stopping before step 1; a Qwen3.5 step then takes about 5x as long",
+    )
+    gpu_memory_gb: float | None = Field(
+        default=None, gt=0.0,
+        description="GPU memory budget in GiB (as torch reports it); None = the device's. Chooses no checkpointing, "
+        "checkpointing every k-th layer, or full checkpointing with activation offloading (train/memory_plan.py)",
+    )
     seed: int = 0
     push_to_hub: str | None = Field(default=None, description="hub repo id; token only from HF_TOKEN")
 

@@ -299,11 +299,18 @@ def train_adapter(ctx: StageContext) -> StageResult:
             "steps": result.steps, "first_train_loss": result.first_train_loss, "final_train_loss": result.final_train_loss,
             "final_eval_loss": result.final_eval_loss, "best_step": result.best_step, "runtime_s": round(result.runtime_s, 1),
             "train_tokens": result.train_tokens, "trainable_params": result.trainable_params,
+            "checkpointing": _checkpointing_note(result.memory_plan),
             **{f"plot_{p.stem}": p for p in plots},
         },
         data_version=revision,
         checks=[CheckOutcome("adapter_learned", probe.passed, probe.reason, probe.model_dump(mode="json"))],
     )
+
+
+def _checkpointing_note(plan: dict | None) -> str:
+    from env0_posttrain.train.memory_plan import MemoryPlan
+
+    return MemoryPlan.model_validate(plan).describe() if plan else "none (CPU)"
 
 
 # evals -------------------------------------------------------------------------------------

@@ -1,15 +1,16 @@
 """LoRA SFT with TRL's SFTTrainer and a PEFT LoraConfig, every knob taken from `runspec.LoraSpec`.
 
-The same code trains Qwen3.5-9B on an H100 (bf16, gradient checkpointing, padding-free batches,
-optional Liger kernels) and the tiny offline student on a CPU (fp32, no checkpointing).
+The same code trains Qwen3.5-9B on an H100 (bf16, kernels checked before step 1 by `gpu_kernels`,
+Liger, checkpointing chosen by `memory_plan` for the memory budget, padding-free batches where the
+attention supports them) and the tiny offline student on a CPU (fp32, no checkpointing).
 Loss is on assistant tokens only: TRL swaps in the template's training twin with generation
 markers. Checkpoints go under `out_dir/checkpoints`; a rerun resumes from the last one.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import logging
 import os
 import shutil
 import time
@@ -20,9 +21,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from env0_posttrain.runspec import LoraSpec
+from env0_posttrain.train.gpu_kernels import KernelChoice, check_kernels, probe_kernels, uses_linear_attention
+from env0_posttrain.train.memory_plan import (
+    MemoryPlan,
+    ModelShape,
+    checkpointing_settings,
+    device_memory_gib,
+    plan_memory,
+)
 from env0_posttrain.train.metrics_callback import MetricsCallback
 from env0_posttrain.train.rows import rows_to_dataset
 
+log = logging.getLogger(__name__)
 ADAPTER_DIRNAME = "adapter"
 CHECKPOINTS_DIRNAME = "checkpoints"
 
@@ -45,6 +55,8 @@ class TrainResult(BaseModel):
     resumed_from: str | None = None
     device: str
     trainable_params: int
+    kernels: dict[str, Any] | None = Field(default=None, description="the kernels used (gpu_kernels.KernelChoice)")
+    memory_plan: dict[str, Any] | None = Field(default=None, description="the checkpointing chosen on CUDA and why")
     metrics: list[dict[str, Any]] = Field(default_factory=list)
 
 
@@ -57,11 +69,14 @@ def last_checkpoint(checkpoints_dir: Path) -> Path | None:
     return Path(found) if found else None
 
 
-def resolve_device_settings(lora: LoraSpec) -> dict[str, Any]:
-    """CPU: fp32, no checkpointing. GPU: bf16 and gradient checkpointing unless the spec says otherwise."""
+def resolve_device_settings(lora: LoraSpec, kernels: KernelChoice | None = None) -> dict[str, Any]:
+    """CPU: fp32, no checkpointing, padded batches. GPU: bf16, the checked kernels, and checkpointing as the
+    spec says (None: decided by `apply_memory_plan` once the model is loaded; every layer until then)."""
     import torch
 
     cuda = torch.cuda.is_available()
+    if kernels is None:
+        kernels = check_kernels(lora, probe_kernels(cuda), linear_attention=False)
     bf16 = cuda and torch.cuda.is_bf16_supported() if lora.bf16 is None else lora.bf16
     checkpointing = cuda if lora.gradient_checkpointing is None else lora.gradient_checkpointing
     if not cuda:
@@ -71,11 +86,35 @@ def resolve_device_settings(lora: LoraSpec) -> dict[str, Any]:
         "bf16": bool(bf16),
         "gradient_checkpointing": bool(checkpointing),
         "gradient_checkpointing_kwargs": {"use_reentrant": False} if checkpointing else None,
-        # Padding-free batches need a varlen attention kernel (flash-attention on a GPU); with sdpa
-        # the flattened sequences would attend across each other.
-        "padding_free": bool(cuda and not lora.packing and importlib.util.find_spec("flash_attn") is not None),
-        "use_liger_kernel": bool(lora.use_liger and cuda),
+        "activation_offloading": False,
+        "padding_free": padding_free_supported(lora, kernels),
+        # flash-attention's varlen kernel whenever rows are concatenated (padding-free or packed) and it is there.
+        "attn_implementation": "flash_attention_2" if cuda and kernels.flash_attn and (
+            lora.packing or padding_free_supported(lora, kernels)) else None,
+        "use_liger_kernel": bool(cuda and kernels.use_liger),
     }
+
+
+def padding_free_supported(lora: LoraSpec, kernels: KernelChoice) -> bool:
+    """TRL's padding-free batches (rows concatenated, positions restarting per row, no pad tokens) on CUDA when
+    they save something (batch > 1) and every layer can keep the rows apart: flash-attention's varlen kernel for
+    the attention layers (transformers' sdpa path would build a dense (batch x seq)^2 block mask) and, in Gated
+    DeltaNet layers, fla and causal-conv1d. Packing (`lora.packing`) is TRL's other path and implies padding-free."""
+    if not kernels.cuda or lora.packing or lora.per_device_batch_size < 2:
+        return False
+    return kernels.flash_attn and kernels.keeps_rows_apart
+
+
+def apply_memory_plan(lora: LoraSpec, device: dict[str, Any], model, kernels: KernelChoice) -> MemoryPlan | None:
+    """On CUDA, choose the checkpointing for `lora.gpu_memory_gb` (default: the device's) and put it in `device`."""
+    if device["use_cpu"]:
+        return None
+    shape = ModelShape.of(model, lora.per_device_batch_size * lora.max_seq_length, 2 if device["bf16"] else 4,
+                          kernels.memory_kind)
+    budget = lora.gpu_memory_gb if lora.gpu_memory_gb is not None else device_memory_gib()
+    plan = plan_memory(shape, budget, forced=lora.gradient_checkpointing)
+    device.update(checkpointing_settings(plan))
+    return plan
 
 
 def split_eval(train_rows: Sequence[dict], eval_rows: Sequence[dict] | None, lora: LoraSpec) -> tuple[list, list]:
@@ -130,7 +169,10 @@ def build_sft_config(lora: LoraSpec, out_dir: Path, has_eval: bool, device: dict
         disable_tqdm=True,
         dataloader_num_workers=0,
         dataset_num_proc=None,
-        **{k: device[k] for k in ("use_cpu", "bf16", "gradient_checkpointing", "gradient_checkpointing_kwargs", "use_liger_kernel")},
+        activation_checkpointing=device["gradient_checkpointing"],
+        activation_checkpointing_kwargs=device["gradient_checkpointing_kwargs"],
+        activation_offloading=device.get("activation_offloading", False),
+        **{k: device[k] for k in ("use_cpu", "bf16", "use_liger_kernel")},
     )
 
 
@@ -167,24 +209,31 @@ def train_lora(
     """Train a LoRA adapter on TRL rows; returns where it is and how training went."""
     import torch
     from peft import get_peft_model
-    from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import SFTTrainer
 
+    # Checked before anything is written or loaded: a CUDA run without its kernels stops here, not at step 1.
+    kernels = check_kernels(lora, probe_kernels(), uses_linear_attention(AutoConfig.from_pretrained(str(base_path))))
+    for note in kernels.notes:
+        log.warning("slow kernels allowed by the spec: %s", note)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     train_rows, eval_rows = split_eval(train_rows, eval_rows, lora)
-    device = resolve_device_settings(lora)
+    device = resolve_device_settings(lora, kernels)
     tokenizer = AutoTokenizer.from_pretrained(str(base_path))
     train_ds = _truncate_to_max_length(rows_to_dataset(train_rows, "train_rows"), tokenizer, lora, device)
     eval_ds = _truncate_to_max_length(rows_to_dataset(eval_rows, "eval_rows"), tokenizer, lora, device) if eval_rows else None
     dtype = torch.bfloat16 if device["bf16"] else torch.float32
-    attn = {"attn_implementation": "flash_attention_2"} if device["padding_free"] else {}
+    attn = {"attn_implementation": device["attn_implementation"]} if device["attn_implementation"] else {}
     # The LoRA matrices are drawn when the adapter is attached, before the Trainer seeds anything:
     # without this the adapter (and the eval after it) depended on the process's RNG history.
     set_seed(lora.seed)
     model = AutoModelForCausalLM.from_pretrained(str(base_path), dtype=dtype, **attn)
     model = get_peft_model(model, build_lora_config(lora))
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    plan = apply_memory_plan(lora, device, model, kernels)
+    if plan is not None:
+        (log.info if plan.fits else log.warning)("checkpointing: %s", plan.describe())
     callback = MetricsCallback(on_log)
     trainer = SFTTrainer(
         model=model,
@@ -213,6 +262,7 @@ def train_lora(
     summary = {
         "base_path": str(base_path), "best_step": best_step, "best_eval_loss": state.best_metric,
         "lora": lora.model_dump(mode="json"), "steps": state.global_step,
+        "kernels": kernels.model_dump(mode="json"), "memory_plan": plan.model_dump(mode="json") if plan else None,
     }
     (tmp / "training_summary.json").write_text(json.dumps(summary, indent=2))
     if adapter_dir.exists():
@@ -234,6 +284,8 @@ def train_lora(
         resumed_from=str(resume_from) if resume_from else None,
         device="cuda" if not device["use_cpu"] else "cpu",
         trainable_params=trainable,
+        kernels=kernels.model_dump(mode="json"),
+        memory_plan=plan.model_dump(mode="json") if plan else None,
         metrics=callback.records,
     )
 

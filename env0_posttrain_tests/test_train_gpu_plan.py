@@ -1,0 +1,308 @@
+"""The GPU path without a GPU: the kernel check, the memory plan on fake memory figures, partial
+checkpointing on a tiny Qwen3.5 (same gradients), and when batches go padding-free."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import json
+import sys
+import types
+
+import pytest
+
+from env0_posttrain.runspec import LoraSpec, RunSpec
+from env0_posttrain.train import lora_sft
+from env0_posttrain.train.gpu_kernels import (
+    KernelChoice,
+    KernelError,
+    KernelStatus,
+    check_kernels,
+    probe_kernels,
+    uses_linear_attention,
+)
+from env0_posttrain.train.memory_plan import (
+    MemoryPlan,
+    ModelShape,
+    checkpointed_layers,
+    checkpointing_settings,
+    plan_memory,
+    predicted_peak_gib,
+)
+
+TINY_QWEN3_5 = dict(
+    vocab_size=512, hidden_size=32, intermediate_size=64, num_hidden_layers=4, num_attention_heads=2,
+    num_key_value_heads=1, head_dim=16, linear_num_key_heads=2, linear_num_value_heads=2, linear_key_head_dim=8,
+    linear_value_head_dim=8, linear_conv_kernel_dim=4, max_position_embeddings=256, tie_word_embeddings=False,
+    layer_types=["linear_attention", "linear_attention", "linear_attention", "full_attention"],
+    pad_token_id=0, eos_token_id=1,
+)
+# Qwen3.5-9B's text tower with the seeds' LoRA (r 32 on seven projections), counted on the meta device.
+NINE_B = ModelShape(n_params=8_953_803_264, trainable_params=58_195_968, num_layers=32, hidden_size=4096, tokens=8192)
+H100_GIB = 79.19  # torch's total_memory of an H100 80GB HBM3
+CUDA = KernelStatus(cuda=True, device_name="NVIDIA H100 80GB HBM3", capability=(9, 0), fla=True, liger=True,
+                    triton="3.7.1")
+
+
+def tiny_qwen3_5(seed: int = 0):
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    torch.manual_seed(seed)
+    return AutoModelForCausalLM.from_config(AutoConfig.for_model("qwen3_5_text", **TINY_QWEN3_5))
+
+
+# kernels -------------------------------------------------------------------------------------
+def test_qwen3_5_on_cuda_without_fla_stops_naming_the_package_and_the_cost():
+    status = CUDA.model_copy(update={"fla": False, "fla_error": "flash-linear-attention is not installed"})
+    with pytest.raises(KernelError) as err:
+        check_kernels(LoraSpec(), status, linear_attention=True)
+    message = str(err.value)
+    assert "flash-linear-attention" in message and "56.4 s/step" in message and "11.4 s/step" in message
+    assert "allow_slow_kernels" in message and ".[gpu]" in message
+    slow = check_kernels(LoraSpec(allow_slow_kernels=True), status, linear_attention=True)
+    assert not slow.fla and slow.memory_kind == "torch" and "56.4" in slow.notes[0]
+    # Packed rows cannot be kept apart by the torch path at all: no way around it.
+    with pytest.raises(KernelError, match="packing"):
+        check_kernels(LoraSpec(allow_slow_kernels=True, packing=True), status, linear_attention=True)
+    with pytest.raises(KernelError, match="causal-conv1d.*no wheel"):  # fla alone does not keep conv inputs apart
+        check_kernels(LoraSpec(packing=True), CUDA, linear_attention=True)
+    assert check_kernels(LoraSpec(packing=True), CUDA.model_copy(update={"causal_conv1d": True}), True).fla
+    # A model without Gated DeltaNet layers does not need fla.
+    assert check_kernels(LoraSpec(), status, linear_attention=False).use_liger
+
+
+def test_fla_on_hopper_needs_triton_3_7_1_or_tilelang():
+    old = CUDA.model_copy(update={"triton": "3.6.0"})
+    with pytest.raises(KernelError, match=r"Triton 3\.6\.0.*3\.7\.1"):
+        check_kernels(LoraSpec(allow_slow_kernels=True), old, linear_attention=True)
+    assert check_kernels(LoraSpec(), old.model_copy(update={"tilelang": True}), linear_attention=True).fla
+    assert check_kernels(LoraSpec(), old.model_copy(update={"capability": (8, 0)}), linear_attention=True).fla
+    assert check_kernels(LoraSpec(), CUDA, linear_attention=True).fla  # 3.7.1: torch 2.13.0's own Triton
+
+
+def test_liger_is_on_by_default_exactly_on_cuda():
+    assert check_kernels(LoraSpec(), CUDA, True).use_liger
+    assert not check_kernels(LoraSpec(use_liger=False), CUDA, True).use_liger
+    assert not check_kernels(LoraSpec(use_liger=True), KernelStatus(cuda=False, liger=True), True).use_liger
+    missing = CUDA.model_copy(update={"liger": False})
+    with pytest.raises(KernelError, match="liger-kernel.*10.1 s/step"):
+        check_kernels(LoraSpec(), missing, True)
+    assert not check_kernels(LoraSpec(use_liger=False), missing, True).use_liger
+    assert not check_kernels(LoraSpec(allow_slow_kernels=True), missing, True).use_liger
+    with pytest.raises(KernelError, match="use_liger: true"):  # asked for explicitly: never silently dropped
+        check_kernels(LoraSpec(use_liger=True, allow_slow_kernels=True), missing, True)
+
+
+def _fake_fla(monkeypatch, with_function: bool = True):
+    for name in ("fla", "fla.ops", "fla.ops.gated_delta_rule"):
+        module = types.ModuleType(name)
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None)
+        monkeypatch.setitem(sys.modules, name, module)
+    if with_function:
+        sys.modules["fla.ops.gated_delta_rule"].chunk_gated_delta_rule = lambda *a, **k: None
+
+
+def test_probe_imports_what_transformers_imports(monkeypatch):
+    monkeypatch.setitem(sys.modules, "fla", None)  # not importable
+    status = probe_kernels(cuda=False)
+    assert not status.fla and "not installed" in status.fla_error
+    _fake_fla(monkeypatch, with_function=False)
+    status = probe_kernels(cuda=False)
+    assert not status.fla and "chunk_gated_delta_rule" in status.fla_error
+    _fake_fla(monkeypatch)
+    assert probe_kernels(cuda=False).fla
+
+
+def test_train_lora_on_cuda_stops_before_writing_anything(monkeypatch, tmp_path):
+    import torch
+
+    tiny_qwen3_5().config.save_pretrained(tmp_path / "base")
+    monkeypatch.setitem(sys.modules, "fla", None)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    out = tmp_path / "out"
+    with pytest.raises(KernelError, match="flash-linear-attention"):
+        lora_sft.train_lora([{"input_ids": [2, 3]}], None, LoraSpec(), tmp_path / "base", out)
+    assert not out.exists()
+
+
+def test_config_detection_of_gated_deltanet_layers():
+    assert uses_linear_attention(tiny_qwen3_5().config)
+    from transformers import Qwen3Config
+
+    assert not uses_linear_attention(Qwen3Config(num_hidden_layers=2))
+
+
+def test_spec_fields_round_trip_and_default_to_auto():
+    spec = RunSpec(run_id="g", lora={"gpu_memory_gb": 40, "allow_slow_kernels": True})
+    assert spec.lora.use_liger is None and spec.lora.gradient_checkpointing is None
+    assert RunSpec.model_validate(json.loads(spec.model_dump_json())).lora.gpu_memory_gb == 40.0
+    with pytest.raises(ValueError):
+        LoraSpec(gpu_memory_gb=0)
+
+
+# memory plan ---------------------------------------------------------------------------------
+def test_the_model_reproduces_the_measured_h100_peaks():
+    assert predicted_peak_gib(NINE_B, 0) == pytest.approx(75.1, abs=0.2)
+    assert predicted_peak_gib(NINE_B, 32) == pytest.approx(22.5, abs=0.2)
+    assert predicted_peak_gib(NINE_B, 32, offload=True) < predicted_peak_gib(NINE_B, 32)
+    # Each kernel set the model knows costs what was measured with full checkpointing.
+    assert predicted_peak_gib(NINE_B.model_copy(update={"kernels": "fla"}), 32) == pytest.approx(23.0, abs=0.2)
+    assert predicted_peak_gib(NINE_B.model_copy(update={"kernels": "torch"}), 32) == pytest.approx(25.1, abs=0.2)
+
+
+@pytest.mark.parametrize(("budget", "mode", "k"), [
+    (H100_GIB, "none", None),  # 80 GB: the 7.2 s/step row
+    (60.0, "partial", 2),  # half the layers checkpointed
+    (40.0, "full", 1),  # every k >= 2 keeps too many layers at seq 8192
+    (23.0, "offload", 1),  # full checkpointing's 22.5 does not leave the headroom
+])
+def test_the_fastest_option_that_fits_the_budget(budget, mode, k):
+    plan = plan_memory(NINE_B, budget)
+    assert (plan.mode, plan.every_n_layers, plan.fits, plan.source) == (mode, k, True, "memory model")
+    assert plan.predicted_peak_gib <= budget - 2.0
+    assert plan.options_gib["none"] == pytest.approx(75.1, abs=0.2) and "full+offload" in plan.options_gib
+
+
+def test_more_memory_never_means_more_checkpointing():
+    budgets = [21.0 + 2 * i for i in range(30)]
+    layers = [plan_memory(NINE_B, b).checkpointed_layers for b in budgets]
+    assert layers == sorted(layers, reverse=True) and layers[0] == 32 and layers[-1] == 0
+    assert len(set(layers)) > 3  # partial options are really used between the extremes
+
+
+def test_nothing_fits_and_the_spec_overrides():
+    tight = plan_memory(NINE_B, 16.0)
+    assert tight.mode == "offload" and not tight.fits
+    assert plan_memory(NINE_B, 40.0, forced=False).mode == "none" and not plan_memory(NINE_B, 40.0, forced=False).fits
+    forced = plan_memory(NINE_B, H100_GIB, forced=True)
+    assert (forced.mode, forced.source) == ("full", "spec")
+    half = ModelShape(**(NINE_B.model_dump() | {"tokens": 4096}))  # shorter rows: partial fits at 40 GiB
+    assert plan_memory(half, 40.0).mode == "partial"
+
+
+def test_settings_for_each_mode():
+    assert checkpointing_settings(None)["gradient_checkpointing"] is False
+    s = checkpointing_settings(plan_memory(NINE_B, 60.0))
+    assert s == {"gradient_checkpointing": True, "activation_offloading": False,
+                 "gradient_checkpointing_kwargs": {"use_reentrant": False, "every_n_layers": 2}}
+    s = checkpointing_settings(plan_memory(NINE_B, 23.0))
+    assert s["activation_offloading"] and s["gradient_checkpointing_kwargs"] == {"use_reentrant": False}
+    assert checkpointed_layers(32, 3) == 11 and checkpointed_layers(4, 2) == 2
+
+
+def test_apply_memory_plan_uses_the_devices_memory_unless_the_spec_sets_a_budget(monkeypatch, tmp_path):
+    model = tiny_qwen3_5()
+    kernels = KernelChoice(cuda=True, linear_attention=True, fla=True, use_liger=True, flash_attn=False)
+    cuda_device = {"use_cpu": False, "bf16": True}
+    monkeypatch.setattr(lora_sft, "device_memory_gib", lambda: 80.0)
+    plan = lora_sft.apply_memory_plan(LoraSpec(), dict(cuda_device), model, kernels)
+    assert plan.budget_gib == 80.0 and plan.mode == "none"
+    # A budget below the tiny model's peak with no checkpointing: checkpointing is switched on in the settings.
+    none_peak = predicted_peak_gib(ModelShape.of(model, LoraSpec().max_seq_length, 2, "fla+liger"), 0)
+    device = dict(cuda_device)
+    plan = lora_sft.apply_memory_plan(LoraSpec(gpu_memory_gb=none_peak + 2.0 - 1e-4), device, model, kernels)
+    assert plan.mode != "none" and device["gradient_checkpointing"] and plan.budget_gib < 80
+    cfg = lora_sft.build_sft_config(LoraSpec(), tmp_path, False, device | {"use_cpu": True, "bf16": False,
+                                    "padding_free": False, "use_liger_kernel": False})
+    assert cfg.activation_checkpointing and cfg.activation_checkpointing_kwargs == device["gradient_checkpointing_kwargs"]
+    assert lora_sft.apply_memory_plan(LoraSpec(), {"use_cpu": True}, model, kernels) is None
+    assert isinstance(MemoryPlan.model_validate(plan.model_dump()), MemoryPlan) and "GiB" in plan.describe()
+
+
+# partial checkpointing on the real decoder layers ----------------------------------------------
+def _lora_grads(model, ids):
+    model.train()
+    model.zero_grad()
+    model(input_ids=ids, labels=ids).loss.backward()
+    return {n: p.grad.clone() for n, p in model.named_parameters() if p.requires_grad}
+
+
+def test_every_kth_layer_checkpointing_gives_the_same_gradients():
+    import torch
+    from peft import get_peft_model
+
+    lora = LoraSpec(r=4, alpha=8, dropout=0.0)
+    ids = torch.randint(2, 512, (1, 48), generator=torch.Generator().manual_seed(1))
+    reference = None
+    for k in (None, 2, 1):
+        model = get_peft_model(tiny_qwen3_5(), lora_sft.build_lora_config(lora))
+        calls = [0] * 4
+        if k is not None:
+            model.activation_checkpointing_enable(every_n_layers=k, activation_checkpointing_kwargs={"use_reentrant": False})
+            for i, layer in enumerate(model.base_model.model.model.layers):
+                inner = layer._gradient_checkpointing_func
+
+                def counted(fn, *args, _i=i, _inner=inner, **kw):
+                    calls[_i] += 1
+                    return _inner(fn, *args, **kw)
+
+                layer._gradient_checkpointing_func = counted
+        grads = _lora_grads(model, ids)
+        flags = [layer.gradient_checkpointing for layer in model.base_model.model.model.layers]
+        assert calls == {None: [0, 0, 0, 0], 2: [1, 0, 1, 0], 1: [1, 1, 1, 1]}[k] and calls == [int(f) for f in flags]
+        if reference is None:
+            reference = grads
+        assert grads.keys() == reference.keys() and all(torch.allclose(grads[n], reference[n], atol=1e-6) for n in grads)
+
+
+def test_the_trainer_applies_the_plans_every_n_layers(tmp_path):
+    from datasets import Dataset
+    from peft import get_peft_model
+    from trl import SFTTrainer
+
+    from env0_posttrain.train.tokenizer_build import build_tokenizer
+
+    lora = LoraSpec(r=4, alpha=8, dropout=0.0, max_steps=1, grad_accumulation=1, save_steps=10, logging_steps=1,
+                    eval_fraction=0.0, max_seq_length=64)
+    device = lora_sft.resolve_device_settings(lora)
+    device.update(checkpointing_settings(MemoryPlan(
+        mode="partial", every_n_layers=2, checkpointed_layers=2, activation_offloading=False, predicted_peak_gib=1.0,
+        budget_gib=2.0, fits=True, source="memory model")))
+    model = get_peft_model(tiny_qwen3_5(), lora_sft.build_lora_config(lora))
+    ids = [[2 + (i * 7 + j) % 500 for j in range(32)] for i in range(2)]
+    trainer = SFTTrainer(model=model, args=lora_sft.build_sft_config(lora, tmp_path, False, device, token_rows=True),
+                         train_dataset=Dataset.from_dict({"input_ids": ids, "labels": ids}),
+                         processing_class=build_tokenizer(["bench"], [], 300))
+    trainer.train()
+    assert [layer.gradient_checkpointing for layer in model.base_model.model.model.layers] == [True, False, True, False]
+
+
+# padding-free ------------------------------------------------------------------------------------
+def test_padding_free_only_where_every_layer_keeps_rows_apart():
+    def choice(**kw):
+        return KernelChoice(**({"cuda": True, "linear_attention": True, "fla": True, "use_liger": True,
+                                "flash_attn": True, "causal_conv1d": True} | kw))
+
+    batch4 = LoraSpec(per_device_batch_size=4)
+    assert lora_sft.padding_free_supported(batch4, choice())
+    assert not lora_sft.padding_free_supported(LoraSpec(), choice())  # batch 1 has no padding to save
+    assert not lora_sft.padding_free_supported(batch4, choice(fla=False))  # DeltaNet needs cu_seqlens
+    assert not lora_sft.padding_free_supported(batch4, choice(causal_conv1d=False))  # its conv needs seq_idx
+    assert not lora_sft.padding_free_supported(batch4, choice(flash_attn=False))  # sdpa: dense block mask
+    assert lora_sft.padding_free_supported(batch4, choice(fla=False, causal_conv1d=False, linear_attention=False))
+    assert not lora_sft.padding_free_supported(batch4, choice(cuda=False))
+    assert not lora_sft.padding_free_supported(batch4.model_copy(update={"packing": True}), choice())
+
+
+def test_concatenated_rows_need_the_deltanet_kernels():
+    """Why the rule above asks for fla and causal-conv1d: transformers' torch paths refuse seq_idx / cu_seqlens."""
+    import torch
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+
+    batch = DataCollatorForLanguageModeling(pad_token_id=0, padding_free=True)(
+        [{"input_ids": [2, 3, 4, 5]}, {"input_ids": [6, 7, 8]}])
+    assert batch["input_ids"].shape == (1, 7) and batch["position_ids"].tolist() == [[0, 1, 2, 3, 0, 1, 2]]
+    assert batch["seq_idx"].tolist() == [[0, 0, 0, 0, 1, 1, 1]] and batch["cu_seq_lens_q"].tolist() == [0, 4, 7]
+    status = probe_kernels(cuda=False)
+    if status.fla and status.causal_conv1d:
+        pytest.skip("both kernels are installed here")
+    with pytest.raises(ValueError, match="can't keep packed sequences apart"), torch.no_grad():
+        tiny_qwen3_5()(**{k: v for k, v in batch.items() if k != "labels"})
+
+
+def test_the_adapter_stage_shows_the_choice_in_its_metadata():
+    from env0_posttrain.stages import _checkpointing_note
+
+    assert _checkpointing_note(None) == "none (CPU)"
+    assert _checkpointing_note(plan_memory(NINE_B, 60.0).model_dump(mode="json")).startswith(
+        "every k-th layer checkpointed (k=2: 16 layers): predicted peak 49.7 of 60.0 GiB")
