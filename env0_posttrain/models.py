@@ -34,7 +34,18 @@ def teacher_endpoint(spec: RunSpec, tasks: list | None = None) -> ModelEndpoint:
         from env0_posttrain.agent import register_tasks
 
         register_tasks(tasks)
-    return ModelEndpoint.from_teacher(spec.teacher, seed=spec.tasks.seed)
+    endpoint = ModelEndpoint.from_teacher(spec.teacher, seed=spec.tasks.seed)
+    capture = token_capture_kwargs(spec)
+    return endpoint.model_copy(update={"extra": {**endpoint.extra, **capture}}) if capture else endpoint
+
+
+def token_capture_kwargs(spec: RunSpec) -> dict:
+    """TITO rows from a vLLM teacher need its ids, which vLLM's OpenAI server returns only when the request
+    says `return_token_ids` (top-level `prompt_token_ids`, per-choice `token_ids`); litellm forwards `extra_body`."""
+    wants_ids = spec.sft.format == "tito" and spec.sft.tito_source != "retokenise"
+    if wants_ids and spec.teacher.model.startswith("hosted_vllm/"):
+        return {"extra_body": {"return_token_ids": True}}
+    return {}
 
 
 def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) -> Path | str:
@@ -72,7 +83,8 @@ def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Path
         name = spec.hosting.base_model_name or spec.student.model
         if arm == "sft":
             name = adapter_serving_name(spec.hosting.adapter_name_prefix, training["revision"])
-        return ModelEndpoint(model=f"hosted_vllm/{name}", api_base=spec.hosting.api_base, **sampling)
+        return ModelEndpoint(model=f"hosted_vllm/{name}", api_base=spec.hosting.api_base,
+                             api_key_env=spec.hosting.api_key_env, **sampling)
     base = ensure_base_student(spec, store, run_id, paths)
     if arm == "base":
         model_id = register_local_model(f"{run_id}-base", base)

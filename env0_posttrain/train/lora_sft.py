@@ -186,7 +186,12 @@ def train_lora(
     model = get_peft_model(model, build_lora_config(lora))
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     callback = MetricsCallback(on_log)
-    trainer = SFTTrainer(
+    weighted = "weight" in train_ds.column_names  # TITO rows with per-turn loss weights
+    if weighted:
+        from env0_posttrain.train.weighted_loss import WeightedSFTTrainer as trainer_class
+    else:
+        trainer_class = SFTTrainer
+    trainer = trainer_class(
         model=model,
         args=build_sft_config(lora, out_dir, eval_ds is not None, device, token_rows="input_ids" in train_ds.column_names),
         train_dataset=train_ds,
