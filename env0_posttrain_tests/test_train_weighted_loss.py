@@ -72,3 +72,22 @@ def test_a_rows_weight_scales_its_training_loss(base, tmp_path):
     tripled = train_lora(_rows(base, 3.0), [], spec, base, tmp_path / "tripled")
     assert plain.first_train_loss and tripled.first_train_loss
     assert tripled.first_train_loss == pytest.approx(3 * plain.first_train_loss, rel=1e-3)
+
+
+def test_the_sanity_probe_reads_token_rows_from_their_prompt_ids(base, tmp_path):
+    """TITO rows have no messages: the probe prompts with the rows' unmasked ids and scores their labels."""
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from env0_posttrain.train import sanity_probe
+    from env0_posttrain.train.lora_sft import build_lora_config
+
+    rows = _rows(base, 2.0)
+    trained = train_lora(rows, [], LORA.model_copy(update={"max_steps": 6, "eval_fraction": 0.0}), base, tmp_path / "a")
+    good = sanity_probe(base, trained.adapter_dir, rows, n=4, max_new_tokens=12)
+    assert good.n_prompts == 4 and good.adapter_loss < good.base_loss
+    assert good.passed == (good.n_outputs_differ > 0), good.reason
+    blank = get_peft_model(AutoModelForCausalLM.from_pretrained(base), build_lora_config(LORA))
+    blank.save_pretrained(tmp_path / "blank")
+    bad = sanity_probe(base, tmp_path / "blank", rows, n=4, max_new_tokens=12)
+    assert not bad.passed and bad.n_outputs_differ == 0 and "identical" in bad.reason
