@@ -130,6 +130,27 @@ def test_a_teacher_rendering_another_template_drifts_and_blocks(world):
     assert not _checks(native_only)["tito_drift"].passed
 
 
+def test_the_drift_check_is_also_a_command(world):
+    from typer.testing import CliRunner
+
+    from env0_posttrain.cli import app
+
+    paths, _, student, state = world
+    state.capture_template = THINK_TEMPLATE
+    try:
+        _stage_run(world, "tito-cli-drift")
+    finally:
+        state.capture_template = None
+    _stage_run(world, "tito-cli-clean")
+    runner = CliRunner()
+    drifted = runner.invoke(app, ["sft", "drift", str(paths.artifacts("tito-cli-drift") / "teacher" / "results.jsonl"),
+                                  "--tokenizer", str(student)])
+    assert drifted.exit_code == 1 and "4 rows drifted" in drifted.output and "captured" in drifted.output
+    clean = runner.invoke(app, ["sft", "drift", str(paths.artifacts("tito-cli-clean") / "teacher" / "results.jsonl"),
+                                "--tokenizer", str(student)])
+    assert clean.exit_code == 0 and "0 rows drifted" in clean.output
+
+
 def test_chat_rows_report_the_drift_check_as_not_applicable(world):
     result = _stage_run(world, "chat-rows", format="messages")
     check = _checks(result)["tito_drift"]
