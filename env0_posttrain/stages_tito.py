@@ -30,7 +30,8 @@ def not_tito_check(reason: str) -> CheckOutcome:
     return CheckOutcome(DRIFT_CHECK, True, f"not checked: {reason}", {"checked": False})
 
 
-def drift_outcome(results_path: Path, tokenizer: Any, blocking: bool) -> CheckOutcome:
+def drift_outcome(results_path: Path, tokenizer: Any, drift_check_on: bool, retokenised: bool) -> CheckOutcome:
+    """Blocks on drift unless `sft.drift_check` is off or the rows are re-rendered anyway (`tito_source: retokenise`)."""
     from env0_posttrain.sft import drift_check
 
     report = drift_check(results_path, tokenizer)
@@ -40,9 +41,12 @@ def drift_outcome(results_path: Path, tokenizer: Any, blocking: bool) -> CheckOu
                f"{report.n_exchanges_without_ids} without ids)")
     if not report.n_exchanges_checked:
         summary = f"no captured ids to compare ({report.n_exchanges_without_ids} exchanges without ids)"
+    blocking = drift_check_on and not retokenised
     passed = report.ok or not blocking
-    if not blocking and not report.ok:
+    if not report.ok and not drift_check_on:
         summary += "; sft.drift_check is false, so this does not block"
+    elif not report.ok and retokenised:
+        summary += "; the rows are re-rendered with the student's template (tito_source retokenise), so it does not block"
     by_part: dict[str, int] = {}
     for d in report.drifts:
         by_part[d.part] = by_part.get(d.part, 0) + 1
@@ -67,7 +71,7 @@ def build_tito_sft_rows(ctx: StageContext, round_id: str, n_episodes: int, resul
     spec = ctx.spec
     out = ctx.artifacts("sft")
     tokenizer = student_template(ctx, tokenizer)
-    drift = drift_outcome(results_path, tokenizer, spec.sft.drift_check)
+    drift = drift_outcome(results_path, tokenizer, spec.sft.drift_check, spec.sft.tito_source == "retokenise")
     try:
         rows, report = build_tito_rows(results_path, spec.sft, tokenizer=tokenizer,
                                        max_seq_length=spec.lora.max_seq_length)

@@ -26,6 +26,7 @@ class StubState:
     api_key: str | None = None
     tokenizer: Any = None
     capture_template: str | None = None
+    always_return_ids: bool = False  # as env0's local student does, asked or not
     requests: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -98,7 +99,7 @@ def make_app(state: StubState) -> FastAPI:
         out: dict[str, Any] = {"id": f"chatcmpl-{len(state.requests)}", "object": "chat.completion",
                                "created": int(time.time()), "model": body["model"], "choices": [choice],
                                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
-        if body.get("return_token_ids") and state.tokenizer is not None:
+        if (body.get("return_token_ids") or state.always_return_ids) and state.tokenizer is not None:
             out["prompt_token_ids"], choice["token_ids"] = _ids(state, messages, tools, reply)
         return out
 

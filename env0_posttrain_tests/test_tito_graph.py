@@ -118,8 +118,10 @@ def test_a_teacher_rendering_another_template_drifts_and_blocks(world):
         blocked = _stage_run(world, "tito-drift")
         reported = _stage_run(world, "tito-drift-off", drift_check=False)
         native_only = _stage_run(world, "tito-drift-native", tito_source="native")
+        state.always_return_ids = True
+        retokenised = _stage_run(world, "tito-drift-retok", tito_source="retokenise")
     finally:
-        state.capture_template = None
+        state.capture_template, state.always_return_ids = None, False
     check = _checks(blocked)["tito_drift"]
     assert not check.passed and check.metadata["drifted_episodes"] == check.metadata["episodes"] > 0
     assert "captured" in check.metadata["drifts"][0] and "input" in check.metadata["drifted_exchanges_by_part"]
@@ -128,6 +130,10 @@ def test_a_teacher_rendering_another_template_drifts_and_blocks(world):
     # native rows are still the server's ids, drift or not: the check is what tells them apart
     assert {r["origin"] for r in Store(world[0].db).load_sft_rows("tito-drift-native")} == {"native"}
     assert not _checks(native_only)["tito_drift"].passed
+    # re-rendered rows never carry the server's ids: the drift is shown, and does not block
+    retok = _checks(retokenised)["tito_drift"]
+    assert retok.passed and retok.metadata["drifted_episodes"] > 0 and "tito_source retokenise" in retok.description
+    assert {r["origin"] for r in Store(world[0].db).load_sft_rows("tito-drift-retok")} == {"retokenised"}
 
 
 def test_the_drift_check_is_also_a_command(world):

@@ -19,6 +19,9 @@ from env0_posttrain.agent.messages import assistant_message, parse_arguments, st
 from env0_posttrain.runspec import HostingSpec, RunSpec
 
 
+REQUEST_TIMEOUT_S = 120.0
+
+
 class ServedModelError(RuntimeError):
     """The served endpoint cannot be evaluated as the spec says; the message names the spec field."""
 
@@ -74,7 +77,8 @@ class ServedProbe(BaseModel):
 def _reply(endpoint: ModelEndpoint, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
     from env0_posttrain.agent.llm import litellm
 
-    response = litellm.completion(messages=messages, tools=tools or None, **endpoint.completion_kwargs())
+    response = litellm.completion(messages=messages, tools=tools or None, timeout=REQUEST_TIMEOUT_S,
+                                  **endpoint.completion_kwargs())
     return assistant_message(response.choices[0].message, 0)
 
 
