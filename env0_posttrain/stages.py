@@ -190,11 +190,12 @@ def export_results(ctx: StageContext, episodes: list, tasks: dict) -> tuple[Path
 
 
 def collect_teacher(ctx: StageContext) -> StageResult:
-    from env0_posttrain.models import rollout_settings, teacher_endpoint
+    from env0_posttrain.models import ensure_base_student, rollout_settings, teacher_endpoint
 
     tasks = load_tasks(ctx, ("train",))
     spec = ctx.spec
-    endpoint = teacher_endpoint(spec, tasks)
+    endpoint = teacher_endpoint(spec, tasks, lambda: ensure_base_student(spec, ctx.store, ctx.run_id, ctx.paths),
+                                ctx.run_id)
     round_id, episodes, summary = _rollout(ctx, "teacher", tasks, spec.teacher.trials, endpoint,
                                            rollout_settings(spec, arm="teacher"))
     path, _ = export_results(ctx, episodes, {t.id: t for t in tasks})

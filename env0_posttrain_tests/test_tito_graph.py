@@ -162,3 +162,42 @@ def test_chat_rows_report_the_drift_check_as_not_applicable(world):
     check = _checks(result)["tito_drift"]
     assert check.passed and check.metadata == {"checked": False} and "chat rows" in check.description
     assert all("messages" in r for r in Store(world[0].db).load_sft_rows("chat-rows"))
+
+
+def test_the_runs_own_student_is_a_token_id_returning_teacher(tmp_path):
+    """`teacher.model: env0-local/student` serves the run's base student in-process; its replies carry ids."""
+    from env0_posttrain.train.synthetic_rows import make_synthetic_set
+    from env0_posttrain.train.tiny_student import ensure_tiny_student
+    from env0_posttrain_tests.test_train_lora import STUDENT
+
+    data = make_synthetic_set(8, 2, seed=2)
+    student = ensure_tiny_student(tmp_path / "students", data.corpus, data.entities, STUDENT)
+    paths = Paths.from_env(tmp_path / "data")
+    spec = parse_spec({
+        "run_id": "self-teacher",
+        "tasks": {"n_train": 3, "n_eval": 1, "seed": 3, "templates": starter_template_ids(max_calls=1)},
+        "teacher": {"model": "env0-local/student", "min_pass_rate": 0.0, "max_steps": 2,
+                    "sampling": {"temperature": 1.0, "max_tokens": 24}},  # an 8-step base says nothing greedily
+        "student": {"model": str(student)},
+        "sft": {"format": "tito", "tito_source": "native"},
+    }, "self-teacher")
+    write_spec(spec, paths.runs)
+    ctx = stages.StageContext.load("self-teacher", paths, logging.getLogger("test"))
+    stages.build_task_set(ctx)
+    teacher = stages.collect_teacher(ctx)
+    episodes = ctx.store.load_episodes(teacher.metadata["round_id"])
+    exchanges = [x for e in episodes for x in e.exchanges if x.response is not None]
+    assert episodes and all(x.prompt_token_ids and x.completion_token_ids for x in exchanges)
+    result = stages.build_sft_rows(ctx)
+    rows = ctx.store.load_sft_rows("self-teacher")
+    assert rows, (result.metadata, [(c.name, c.description) for c in result.checks])
+    assert {r["origin"] for r in rows} == {"native"} and result.metadata["format"] == "tito"
+    captured = {(tuple(x.prompt_token_ids), tuple(x.completion_token_ids)) for x in exchanges}
+    assert all((tuple(r["input_ids"][: r["completion_mask"].index(1)]),
+                tuple(r["input_ids"][r["completion_mask"].index(1):])) in captured for r in rows)
+    drift = _checks(result)["tito_drift"]
+    assert drift.metadata["exchanges_checked"] == len(exchanges)
+    # a reply cut at max_tokens has no end-of-turn id, which the template's re-rendering adds: that is drift
+    cut = {e.task_id for e in episodes for x in e.exchanges if x.finish_reason == "length"}
+    assert all(any(task in d for d in drift.metadata["drifts"]) for task in cut)
+    assert drift.passed == (drift.metadata["drifted_episodes"] == 0)
