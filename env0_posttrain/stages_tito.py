@@ -64,6 +64,17 @@ def training_row(row: Any) -> dict[str, Any]:
             "source": row.source.model_dump(mode="json")}
 
 
+def write_tito_parquet(rows: list, path: Path) -> Path:
+    """The {input_ids, output_ids} (+ weight) parquet that verl's TitoSFTDataset-style readers take."""
+    from datasets import Dataset
+
+    tmp = path.with_suffix(".parquet.tmp")
+    Dataset.from_list([{"input_ids": r.input_ids, "output_ids": r.output_ids, "weight": r.weight, "turn": r.turn,
+                        "origin": r.origin, "episode_key": r.source.episode_key} for r in rows]).to_parquet(str(tmp))
+    tmp.replace(path)
+    return path
+
+
 def build_tito_sft_rows(ctx: StageContext, round_id: str, n_episodes: int, results_path: Path, results: list,
                         expected: int, tokenizer: Any) -> StageResult:
     from env0_posttrain.sft import ConversionError, build_tito_rows, validate_rows, write_tito_jsonl
@@ -84,6 +95,7 @@ def build_tito_sft_rows(ctx: StageContext, round_id: str, n_episodes: int, resul
         )
     tito_path = out / "tito.jsonl"
     write_tito_jsonl(rows, tito_path)
+    parquet = write_tito_parquet(rows, out / "tito.parquet")
     validation = validate_rows([r.model_dump(mode="json") for r in rows], source=str(tito_path))
     stored = [training_row(r) for r in rows]
     rewards = {r.episode_key: r.reward for r in results}
@@ -104,7 +116,7 @@ def build_tito_sft_rows(ctx: StageContext, round_id: str, n_episodes: int, resul
             "upweight_copies": report.curation.n_upweight_copies,
             "weighted_rows": sum(r.weight != 1.0 for r in rows), "turns_dropped_overlength": report.curation.n_overlength,
             "train_tokens": sum(len(r.output_ids) for r in rows), "skipped": skipped,
-            "results_jsonl": results_path, "tito_jsonl": tito_path,
+            "results_jsonl": results_path, "tito_jsonl": tito_path, "tito_parquet": parquet,
         },
         data_version=content_hash(stored),
         checks=[

@@ -90,6 +90,11 @@ def test_tito_rows_from_captured_ids_through_the_asset_graph(world):
     assert row["input_ids"] == first.prompt_token_ids + first.completion_token_ids  # the exact captured ids
     assert row["completion_mask"] == [0] * len(first.prompt_token_ids) + [1] * len(first.completion_token_ids)
     assert (paths.artifacts(run) / "sft" / "tito.jsonl").stat().st_size > 0
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(paths.artifacts(run) / "sft" / "tito.parquet").to_pylist()
+    assert [t["input_ids"] + t["output_ids"] for t in table] == [r["input_ids"] for r in rows]
+    assert [t["weight"] for t in table] == [r["weight"] for r in rows]
 
 
 def test_upweighting_by_repetition_copies_first_turn_rows(world):
