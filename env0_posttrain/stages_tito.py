@@ -39,7 +39,10 @@ def drift_outcome(results_path: Path, tokenizer: Any, drift_check_on: bool, reto
     summary = (f"{len(drifted)} of {report.n_rows} episodes drift: captured ids differ from the student's chat "
                f"template re-rendering ({report.n_exchanges_checked} exchanges with ids checked, "
                f"{report.n_exchanges_without_ids} without ids)")
-    if not report.n_exchanges_checked:
+    if report.ok and report.n_exchanges_checked:
+        summary = (f"no drift: the {report.n_exchanges_checked} captured exchanges of {report.n_rows} episodes equal the "
+                   f"student's chat template re-rendering ({report.n_exchanges_without_ids} without ids)")
+    elif not report.n_exchanges_checked:
         summary = f"no captured ids to compare ({report.n_exchanges_without_ids} exchanges without ids)"
     blocking = drift_check_on and not retokenised
     passed = report.ok or not blocking
