@@ -217,6 +217,26 @@ def sft_validate(path: Path) -> None:
         raise typer.Exit(1)
 
 
+@sft_app.command("drift")
+def sft_drift(
+    path: Path,
+    tokenizer: Annotated[str, typer.Option(help="the student's tokenizer: a local path or hub id")],
+    chat_template: Annotated[Optional[Path], typer.Option(help="a jinja template to render with instead")] = None,
+) -> None:
+    """Re-render every captured exchange of a results.jsonl with the student's chat template; exit 1 on drift."""
+    from transformers import AutoTokenizer
+
+    from env0_posttrain.sft import drift_check
+
+    tok = AutoTokenizer.from_pretrained(tokenizer)
+    if chat_template is not None:
+        tok.chat_template = chat_template.read_text()
+    report = drift_check(path, tok)
+    typer.echo(str(report))
+    if not report.ok:
+        raise typer.Exit(1)
+
+
 @ws_app.command("serve")
 def workspace_serve(
     host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model
@@ -28,13 +29,36 @@ def rollout_settings(spec: RunSpec, arm: str) -> AgentSettings:
     return AgentSettings.for_eval(spec.eval)
 
 
-def teacher_endpoint(spec: RunSpec, tasks: list | None = None) -> ModelEndpoint:
-    """The teacher through litellm; the offline oracle needs the tasks it plays registered first."""
+STUDENT_TEACHER = "env0-local/student"  # teacher.model for the run's own base student, served in-process
+
+
+def teacher_endpoint(spec: RunSpec, tasks: list | None = None, base_student: Callable[[], Path | str] | None = None,
+                     run_id: str = "") -> ModelEndpoint:
+    """The teacher through litellm; the offline oracle needs the tasks it plays registered first.
+
+    `env0-local/student` is the run's base student (a token-id-returning teacher without a server:
+    a pipeline check of native TITO capture); `base_student` builds or finds it."""
     if spec.teacher.model.startswith("env0-oracle/") and tasks is not None:
         from env0_posttrain.agent import register_tasks
 
         register_tasks(tasks)
-    return ModelEndpoint.from_teacher(spec.teacher, seed=spec.tasks.seed)
+    endpoint = ModelEndpoint.from_teacher(spec.teacher, seed=spec.tasks.seed)
+    if spec.teacher.model == STUDENT_TEACHER:
+        if base_student is None:
+            raise ValueError(f"teacher.model {STUDENT_TEACHER}: this caller cannot build the run's base student")
+        endpoint = endpoint.model_copy(update={"model": register_local_model(f"{run_id}-student-teacher",
+                                                                               base_student())})
+    capture = token_capture_kwargs(spec)
+    return endpoint.model_copy(update={"extra": {**endpoint.extra, **capture}}) if capture else endpoint
+
+
+def token_capture_kwargs(spec: RunSpec) -> dict:
+    """TITO rows from a vLLM teacher need its ids, which vLLM's OpenAI server returns only when the request
+    says `return_token_ids` (top-level `prompt_token_ids`, per-choice `token_ids`); litellm forwards `extra_body`."""
+    wants_ids = spec.sft.format == "tito" and spec.sft.tito_source != "retokenise"
+    if wants_ids and spec.teacher.model.startswith("hosted_vllm/"):
+        return {"extra_body": {"return_token_ids": True}}
+    return {}
 
 
 def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) -> Path | str:
@@ -61,7 +85,7 @@ def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) 
 
 def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Paths, tasks: list) -> ModelEndpoint:
     if arm == "teacher_eval":
-        return teacher_endpoint(spec, tasks)
+        return teacher_endpoint(spec, tasks, lambda: ensure_base_student(spec, store, run_id, paths), run_id)
     sampling = {"temperature": spec.eval.temperature, "max_tokens": spec.eval.max_tokens}
     training = store.latest_training(run_id) if arm == "sft" else None
     if arm == "sft" and training is None:
@@ -72,7 +96,8 @@ def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Path
         name = spec.hosting.base_model_name or spec.student.model
         if arm == "sft":
             name = adapter_serving_name(spec.hosting.adapter_name_prefix, training["revision"])
-        return ModelEndpoint(model=f"hosted_vllm/{name}", api_base=spec.hosting.api_base, **sampling)
+        return ModelEndpoint(model=f"hosted_vllm/{name}", api_base=spec.hosting.api_base,
+                             api_key_env=spec.hosting.api_key_env, **sampling)
     base = ensure_base_student(spec, store, run_id, paths)
     if arm == "base":
         model_id = register_local_model(f"{run_id}-base", base)

@@ -115,6 +115,18 @@ class SFTDataPolicy(_Section):
         default="auto",
         description="TITO ids from captured token ids, from the student's chat template, or captured when usable",
     )
+    drift_check: bool = Field(
+        default=True,
+        description="TITO rows only: a blocking check on sft_rows that the captured ids equal the student's chat "
+        "template re-rendering the same messages (off = the check only reports)",
+    )
+
+    @model_validator(mode="after")
+    def _weight_needs_tito(self) -> "SFTDataPolicy":
+        if self.upweight_mode == "weight" and self.format != "tito":
+            raise ValueError("sft.upweight_mode 'weight' is a per-turn loss weight and needs sft.format 'tito'; "
+                             "chat rows are upweighted by repetition ('repeat')")
+        return self
 
 
 class LoraSpec(_Section):
@@ -183,6 +195,8 @@ class HostingSpec(_Section):
     api_base: str | None = None
     base_model_name: str | None = Field(default=None, description="served name of the base model")
     adapter_name_prefix: str = Field(default="env0-sft", description="served adapter name is <prefix>-<revision>")
+    api_key_env: str | None = Field(default=None, description="name of the env var holding the server's key; "
+                                                               "never the key")
 
     @model_validator(mode="after")
     def _endpoint_needs_base(self) -> "HostingSpec":

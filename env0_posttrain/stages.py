@@ -190,11 +190,12 @@ def export_results(ctx: StageContext, episodes: list, tasks: dict) -> tuple[Path
 
 
 def collect_teacher(ctx: StageContext) -> StageResult:
-    from env0_posttrain.models import rollout_settings, teacher_endpoint
+    from env0_posttrain.models import ensure_base_student, rollout_settings, teacher_endpoint
 
     tasks = load_tasks(ctx, ("train",))
     spec = ctx.spec
-    endpoint = teacher_endpoint(spec, tasks)
+    endpoint = teacher_endpoint(spec, tasks, lambda: ensure_base_student(spec, ctx.store, ctx.run_id, ctx.paths),
+                                ctx.run_id)
     round_id, episodes, summary = _rollout(ctx, "teacher", tasks, spec.teacher.trials, endpoint,
                                            rollout_settings(spec, arm="teacher"))
     path, _ = export_results(ctx, episodes, {t.id: t for t in tasks})
@@ -229,6 +230,10 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
     results_path, results = export_results(ctx, episodes, tasks)
     expected = expected_episodes(results, ctx.spec.sft)
     tokenizer = AutoTokenizer.from_pretrained(str(ensure_base_student(ctx.spec, ctx.store, ctx.run_id, ctx.paths)))
+    if ctx.spec.sft.format == "tito":
+        from env0_posttrain.stages_tito import build_tito_sft_rows
+
+        return build_tito_sft_rows(ctx, round_id, len(episodes), results_path, results, expected, tokenizer)
     try:  # the expected count is checked below, where declared overlength drops can be told apart
         prime, trl, report = convert_both(results_path, ctx.spec.sft, tokenizer=tokenizer,
                                           max_seq_length=ctx.spec.lora.max_seq_length)
@@ -236,7 +241,8 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
         return StageResult(
             metadata={"source_round": round_id, "error": str(err), "expected_episodes": expected},
             data_version=content_hash("failed", str(err)),
-            checks=[CheckOutcome("rows_valid", False, str(err)), CheckOutcome("expected_row_count", False, str(err))],
+            checks=[CheckOutcome("rows_valid", False, str(err)), CheckOutcome("expected_row_count", False, str(err)),
+                    _not_tito_check()],
         )
     trl_dicts = [r.to_jsonl_dict() for r in trl]
     write_jsonl_atomic(prime, out / "prime-sft.jsonl")
@@ -262,9 +268,16 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
         checks=[
             CheckOutcome("rows_valid", validation.ok, validation.summary(), validation.to_dict()),
             CheckOutcome("expected_row_count", count_ok, count_note, {"overlength": overlength}),
+            _not_tito_check(),
         ],
         markdown={"skipped": md_table([{"reason": k, "rows": v} for k, v in skipped.items()])},
     )
+
+
+def _not_tito_check() -> CheckOutcome:
+    from env0_posttrain.stages_tito import not_tito_check
+
+    return not_tito_check("chat rows (sft.format messages) carry no token ids")
 
 
 # adapter -----------------------------------------------------------------------------------
@@ -320,8 +333,13 @@ def evaluate_arm(ctx: StageContext, arm: str) -> StageResult:
     splits = ("eval", "heldout") if ctx.spec.tasks.n_heldout else ("eval",)
     tasks = load_tasks(ctx, splits)
     endpoint = arm_endpoint(ctx.spec, arm, ctx.store, ctx.run_id, ctx.paths, tasks)
+    served: dict[str, Any] = {}
+    if ctx.spec.hosting.kind == "openai_compatible" and arm in ("base", "sft"):  # listed name, then probe, first
+        from env0_posttrain.evaluate.served import guard_served_arm
+
+        served = guard_served_arm(ctx.spec, arm, endpoint, load_tasks(ctx, ("train",)))
     round_id, episodes, summary = _rollout(ctx, arm, tasks, ctx.spec.eval.trials, endpoint, rollout_settings(ctx.spec, arm))
-    meta = _rollout_metadata(round_id, episodes, summary) | {"model": endpoint.model}
+    meta = _rollout_metadata(round_id, episodes, summary) | {"model": endpoint.model} | served
     ctx.store.record_eval_result(round_id, ctx.run_id, arm, endpoint.model, meta["episodes"], meta["strict_passes"], meta)
     return StageResult(metadata=meta, data_version=_episodes_version(episodes), checks=[_unscored_check(episodes)])
 

@@ -132,8 +132,11 @@ def test_first_turn_upweighting_repeats_the_conversation_cut_after_the_first_tur
 
 
 def test_per_turn_weights_are_refused_for_chat_rows():
-    with pytest.raises(ValueError, match="upweight_mode='weight' needs TITO rows"):
-        convert_rows(_rows([{"i": 0}]), SFTDataPolicy(first_turn_weight=4, upweight_mode="weight"))
+    with pytest.raises(ValueError, match="needs sft.format 'tito'"):  # the spec refuses it ...
+        SFTDataPolicy(first_turn_weight=4, upweight_mode="weight")
+    policy = SFTDataPolicy(first_turn_weight=4).model_copy(update={"upweight_mode": "weight"})
+    with pytest.raises(ValueError, match="upweight_mode='weight' needs TITO rows"):  # ... and so does conversion
+        convert_rows(_rows([{"i": 0}]), policy)
 
 
 def test_overlength_rows_are_dropped_and_counted_with_a_tokenizer():

@@ -20,10 +20,12 @@ from .environment import DEFAULT_ENV, TaskEnv
 from .llm import is_env0_model, is_offline_model, register_free_model
 from .messages import (
     EMPTY_REPLY_NUDGE,
+    STRAY_CALL_NUDGE,
     agent_error_payload,
     assistant_message,
     is_empty,
     parse_arguments,
+    stray_tool_call,
     system_message,
     tool_message,
 )
@@ -92,7 +94,13 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
         msg = assistant_message(outcome.response.choices[0].message, step)
         ex.response = msg
         messages.append(msg)
-        if is_empty(msg):
+        stray = stray_tool_call(msg)
+        if stray is not None:  # a format failure, not a final answer: the call was never run
+            agent_errors += 1
+            counts[stray] += 1
+            consecutive_errors += 1
+            messages.append({"role": "user", "content": STRAY_CALL_NUDGE})
+        elif is_empty(msg):
             agent_errors += 1
             counts["empty_reply"] += 1
             consecutive_errors += 1

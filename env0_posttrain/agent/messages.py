@@ -13,6 +13,13 @@ from typing import Any
 AgentErrorKind = str  # "malformed_call" | "unknown_tool" | "empty_reply" | "bad_request" | "context_window"
 
 EMPTY_REPLY_NUDGE = "Your reply was empty. Call one of the tools, or give your final answer."
+STRAY_CALL_NUDGE = ("Your reply wrote a <tool_call> as text, which was not run. Call the tool through the "
+                    "tool-calling interface, or give your final answer.")
+# A tool call the server's parser did not extract: in the text (no tool parser, or a format it does not
+# read) or swallowed by a reasoning parser (the TITO seed's serve: the whole reply went to reasoning).
+STRAY_CALL_KINDS = ("tool_call_in_content", "tool_call_in_reasoning")
+FORMAT_FAILURE_KINDS = ("malformed_call", "unknown_tool", "empty_reply", *STRAY_CALL_KINDS)
+_CALL_MARKERS = ("<tool_call>", "<function=")
 
 
 def system_message(system_prompt: str, steering_prompt: str | None) -> dict[str, Any]:
@@ -45,6 +52,17 @@ def assistant_message(message: Any, step: int) -> dict[str, Any]:
     if calls:
         out["tool_calls"] = calls
     return out
+
+
+def stray_tool_call(message: dict[str, Any]) -> AgentErrorKind | None:
+    """The kind of a reply with no parsed tool call whose content or reasoning still holds one, else None."""
+    if message.get("tool_calls"):
+        return None
+    for field, kind in (("content", "tool_call_in_content"), ("reasoning_content", "tool_call_in_reasoning")):
+        text = message.get(field) or ""
+        if any(marker in text for marker in _CALL_MARKERS):
+            return kind
+    return None
 
 
 def is_empty(message: dict[str, Any]) -> bool:

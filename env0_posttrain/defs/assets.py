@@ -73,6 +73,8 @@ def teacher_trajectories(context: dg.AssetExecutionContext, env0: Env0Resource):
     check_specs=[
         _check("sft_rows", "rows_valid", "every training row passes validation"),
         _check("sft_rows", "expected_row_count", "conversion yielded the expected number of rows"),
+        _check("sft_rows", "tito_drift", "TITO rows: the captured token ids equal the student's chat template "
+                                         "re-rendering the same messages (sft.drift_check)"),
     ],
     description="Curated training rows: Prime-SFT JSONL, TRL rows and a parquet dataset.",
 )

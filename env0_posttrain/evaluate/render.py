@@ -183,6 +183,16 @@ def _behaviour_section(n: ReportNumbers) -> list[str]:
             _table(["behaviour", "meaning"] + [_label(a) for a in arms], rows, "ll" + "r" * len(arms))]
 
 
+def _format_failure_section(n: ReportNumbers) -> list[str]:
+    from env0_posttrain.agent.messages import FORMAT_FAILURE_KINDS
+
+    rows = [[_label(a), *(m.error_kinds.get(k, 0) for k in FORMAT_FAILURE_KINDS)] for a, m in n.arms.items()]
+    return ["## Format failures by kind",
+            "Replies the harness could not run as tool calls. `tool_call_in_content` / `tool_call_in_reasoning`: a "
+            "`<tool_call>` the server's parser did not extract (no tool parser, or a reasoning parser swallowed it).",
+            _table(["arm", *FORMAT_FAILURE_KINDS], rows)]
+
+
 def _ledger_section(ledger: list[LedgerEntry]) -> list[str]:
     if not ledger:
         return ["## Task set ledger", "No ledger was provided."]
@@ -233,6 +243,7 @@ def render_markdown(
              for a, m in numbers.arms.items() if m.error_kinds]
     if kinds:
         blocks.append("Errors by kind (" + "; ".join(kinds) + ").")
+    blocks += _format_failure_section(numbers)
     blocks += _figure("pass_rate", plot_paths, out_dir)
     blocks += _flip_section(numbers) + _figure("flips", plot_paths, out_dir)
     blocks += _slice_table("family", numbers.per_family, arms) + _figure("per_family", plot_paths, out_dir)

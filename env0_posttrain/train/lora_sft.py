@@ -235,7 +235,12 @@ def train_lora(
     if plan is not None:
         (log.info if plan.fits else log.warning)("checkpointing: %s", plan.describe())
     callback = MetricsCallback(on_log)
-    trainer = SFTTrainer(
+    weighted = "weight" in train_ds.column_names  # TITO rows with per-turn loss weights
+    if weighted:
+        from env0_posttrain.train.weighted_loss import WeightedSFTTrainer as trainer_class
+    else:
+        trainer_class = SFTTrainer
+    trainer = trainer_class(
         model=model,
         args=build_sft_config(lora, out_dir, eval_ds is not None, device, token_rows="input_ids" in train_ds.column_names),
         train_dataset=train_ds,

@@ -79,6 +79,10 @@ def sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Sequence
     rows = list(rows)[:n]
     if not rows:
         raise ValueError("sanity_probe: no rows to probe with")
+    if "input_ids" in rows[0]:  # TITO rows: probe on the captured prompt ids
+        from env0_posttrain.train.probe_tokens import token_sanity_probe
+
+        return token_sanity_probe(base_path, adapter_path, rows, n=n, max_new_tokens=max_new_tokens)
     tok = load_tokenizer_with_parser(base_path)
     prompts, expected = [], []
     for r in rows_to_dataset(rows, "probe_rows"):

@@ -66,18 +66,22 @@ def _call(call: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def _token_row(row: dict[str, Any], where: str) -> dict[str, Any]:
-    """TITO rows: token ids exactly as sampled, with labels (-100 = ignore) or a completion mask."""
+    """TITO rows: token ids exactly as sampled, with labels (-100 = ignore) or a completion mask, and the
+    row's loss weight (TitoRow.weight, default 1), which train.weighted_loss applies to its tokens."""
     ids = row["input_ids"]
     if not isinstance(ids, list) or not ids or not all(isinstance(i, int) for i in ids):
         raise RowError(f"{where}.input_ids: a non-empty list of ints is required")
+    weight = row.get("weight", 1.0)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight > 0:
+        raise RowError(f"{where}.weight: a positive number is required, got {weight!r}")
     if "labels" in row:
         if len(row["labels"]) != len(ids):
             raise RowError(f"{where}.labels: length {len(row['labels'])} != input_ids length {len(ids)}")
-        return {"input_ids": ids, "labels": row["labels"]}
+        return {"input_ids": ids, "labels": row["labels"], "weight": float(weight)}
     mask = row.get("completion_mask") or row.get("assistant_masks")
     if mask is None or len(mask) != len(ids):
         raise RowError(f"{where}.completion_mask: required, same length as input_ids")
-    return {"input_ids": ids, "labels": [t if m else -100 for t, m in zip(ids, mask)]}
+    return {"input_ids": ids, "labels": [t if m else -100 for t, m in zip(ids, mask)], "weight": float(weight)}
 
 
 def rows_to_dataset(rows: Sequence[dict[str, Any]], source: str = "rows"):
@@ -91,5 +95,10 @@ def rows_to_dataset(rows: Sequence[dict[str, Any]], source: str = "rows"):
     if len(kinds) > 1:
         raise RowError(f"{source}: mixes message rows and token (TITO) rows")
     if "input_ids" in norm[0]:
-        return Dataset.from_list(norm, features=Features({"input_ids": Seq(Value("int64")), "labels": Seq(Value("int64"))}))
+        features = {"input_ids": Seq(Value("int64")), "labels": Seq(Value("int64"))}
+        if any(r["weight"] != 1.0 for r in norm):  # unweighted rows train through TRL's own loss, unchanged
+            features["weight"] = Value("float64")
+        else:
+            norm = [{k: v for k, v in r.items() if k != "weight"} for r in norm]
+        return Dataset.from_list(norm, features=Features(features))
     return Dataset.from_list(norm, features=Features({"messages": Json(), "tools": Json()}))
