@@ -1,0 +1,204 @@
+"""Plant an env0 package's needles into our workspace and write the needle manifest its scripts read.
+
+The needle vocabulary per service (learned from env0's seeders, implemented here on our own rows):
+gmail NEEDLES / NEEDLE_THREADS (or `parameterize(rng)`), drive NEEDLES / NORMAL_FILES / TASK_FOLDERS with
+fixed ids, folders as paths and shares, docs from the drive's Google Docs, slack SEED_USERS / SEED_CHANNELS /
+SEED_MESSAGES, calendar NEEDLE_EVENTS (weekday + hour in the coming week). Our own seeded company is the
+default fill. Ids are kept where the package fixes them: verifiers look them up.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import datetime, timedelta
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ...workspace.environment import Workspace
+from ...workspace.services.gmail.data_model import SYSTEM_LABELS
+from ...workspace.services.slack.data_model import SlackUser
+
+FOLDER = "application/vnd.google-apps.folder"
+GDOC = "application/vnd.google-apps.document"
+
+
+def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task_name: str, seed: int) -> dict:
+    """Plant every declared service's needles; returns the manifest (gmail needles, as env0 records them)."""
+    rng = random.Random(seed)
+    needles: list[dict[str, Any]] = []
+    if "gmail" in services:
+        needles = _gmail(ws, mod, rng)
+    if "drive" in services or "docs" in services:
+        _drive(ws, mod)
+    if "slack" in services:
+        _slack(ws, mod)
+    if "calendar" in services:
+        _calendar(ws, mod)
+    ws.snapshot("seed")  # the planted needles are the baseline /_admin/diff compares against
+    return {"task": task_name, "seed": seed, "seeded_at": ws.now.strftime("%Y-%m-%dT%H:%M:%SZ"), "needles": needles}
+
+
+def write_manifest(path: Path, manifest: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(manifest, indent=2, default=str))
+
+
+# -- gmail ----------------------------------------------------------------------------------------
+def _label_ids(ws: Workspace, names: list[str]) -> list[str]:
+    out = []
+    for n in names:
+        if n in SYSTEM_LABELS:
+            out.append(n)
+        else:
+            known = ws.gmail.label_ids_by_name(ws.me.email).get(n)
+            out.append(known or ws.gmail.add_label(n).id)
+    return out
+
+
+def _gmail_needles(mod: ModuleType, rng: random.Random) -> list[dict]:
+    fn = getattr(mod, "parameterize", None)
+    if callable(fn):
+        out = fn(rng)
+        if isinstance(out, tuple):
+            out = out[0]
+        if out and isinstance(out[0], dict) and "subject" in out[0]:
+            return list(out)
+    return [n for n in getattr(mod, "NEEDLES", None) or [] if isinstance(n, dict) and "subject" in n]
+
+
+def _gmail(ws: Workspace, mod: ModuleType, rng: random.Random) -> list[dict]:
+    me, now = ws.me.email, ws.now
+    entries = []
+    for n in _gmail_needles(mod, rng):
+        when = (datetime.fromisoformat(n["received_at"]) if "received_at" in n else
+                now - timedelta(days=n.get("days_ago", rng.randint(1, 30)), hours=rng.randint(6, 18)))
+        labels = _label_ids(ws, list(n.get("labels", ["INBOX"])))
+        to = n.get("to") or me
+        m = ws.gmail.add_message(sender=f"{n['sender_name']} <{n['sender_email']}>", subject=n["subject"],
+                                 body=n["body_plain"], to=[to] if isinstance(to, str) else list(to), labels=labels,
+                                 unread=not n.get("is_read", False), date=when)
+        if n.get("is_starred"):
+            ws.gmail.db.messages[m.id] = m.model_copy(update={"labelIds": m.labelIds + ("STARRED",)})
+        entries.append({"message_id": m.id, "thread_id": m.threadId, "role": n.get("role", "needle"),
+                        "subject": n["subject"], "sender_email": n["sender_email"], "params": n.get("params", {})})
+    for t in getattr(mod, "NEEDLE_THREADS", None) or []:
+        lo, hi = t.get("age_range", (0, 30))
+        base = now - timedelta(days=rng.randint(lo, hi))
+        labels = _label_ids(ws, list(t.get("labels", ["INBOX"])))
+        thread_id, prev = None, None
+        for i, msg in enumerate(t.get("messages", [])):
+            when = min(base + timedelta(minutes=msg.get("minutes_offset", i * rng.randint(30, 480))), now)
+            sent = msg.get("is_sent", False) or msg["sender_email"] == me
+            read = rng.random() < msg.get("is_read_probability", 0.8 if i < len(t["messages"]) - 1 else 0.5)
+            sender = f"{ws.me.name} <{me}>" if sent else f"{msg['sender_name']} <{msg['sender_email']}>"
+            to = msg.get("to_email", msg["sender_email"]) if sent else me
+            m = ws.gmail.add_message(sender=sender, subject=t["subject"], body=msg["body_plain"], to=[to],
+                                     labels=["SENT"] if sent else list(labels), unread=not read, date=when,
+                                     thread_id=thread_id, in_reply_to=prev)
+            thread_id, prev = m.threadId, m.messageIdHeader
+    return entries
+
+
+# -- drive and docs -------------------------------------------------------------------------------
+def _folder(ws: Workspace, path: str | None, cache: dict[str, str]) -> str | None:
+    if not path:
+        return None
+    parent = None
+    for i, part in enumerate(path.strip("/").split("/")):
+        key = "/".join(path.strip("/").split("/")[: i + 1])
+        if key not in cache:
+            cache[key] = ws.drive.add_folder(part, parent=parent).id
+        parent = cache[key]
+    return parent
+
+
+def _put_file(ws: Workspace, spec: dict, cache: dict[str, str]) -> None:
+    now = ws.now
+    shares = list(spec.get("shared_with") or [])
+    if spec.get("overshare"):
+        shares.append(spec["overshare"])
+    users = {s["email"]: s.get("role", "reader") for s in shares if s.get("type", "user") in ("user", "group") and s.get("email")}
+    anyone = next((s.get("role", "reader") for s in shares if s.get("type") == "anyone"), None)
+    domain = next((s.get("role", "reader") for s in shares if s.get("type") == "domain"), None)
+    modified = now - timedelta(days=spec.get("modified_days_ago", spec.get("days_ago", 0)))
+    f = ws.drive.add_file(name=spec["name"], content=spec.get("content_text", ""), mime_type=spec.get("mimeType", GDOC),
+                          parent=_folder(ws, spec.get("folder"), cache), shared_with=users, anyone=anyone,
+                          domain_role=domain, modified=modified, description=spec.get("description"))
+    created = (now - timedelta(days=spec.get("days_ago", 0))).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    perms = tuple(p.model_copy(update={"displayName": next((s.get("display_name") for s in shares
+                                                             if s.get("email") == p.emailAddress), p.displayName)})
+                  for p in f.permissions)
+    fid = spec.get("id") or f.id
+    row = f.model_copy(update={"id": fid, "createdTime": min(created, f.modifiedTime), "permissions": perms})
+    del ws.drive.db.files[f.id]
+    ws.drive.db.files[fid] = row
+    if fid != f.id and f.id in ws.docs.db.documents:
+        doc = ws.docs.db.documents.pop(f.id)
+        ws.docs.db.documents[fid] = doc.model_copy(update={"documentId": fid})
+    if row.mimeType == GDOC and fid not in ws.docs.db.documents:
+        ws.docs.ensure_document(fid, row.name, spec.get("content_text", ""))
+
+
+def _drive(ws: Workspace, mod: ModuleType) -> None:
+    cache: dict[str, str] = {}
+    for path in getattr(mod, "TASK_FOLDERS", None) or []:
+        _folder(ws, path, cache)
+    for spec in list(getattr(mod, "NEEDLES", None) or []) + list(getattr(mod, "NORMAL_FILES", None) or []):
+        if isinstance(spec, dict) and "name" in spec and "subject" not in spec:
+            _put_file(ws, spec, cache)
+
+
+# -- slack ----------------------------------------------------------------------------------------
+def _slack(ws: Workspace, mod: ModuleType) -> None:
+    ids: dict[str, str] = {}
+    by_email = {u.email: u.id for u in ws.slack.db.users.values()}
+    for u in getattr(mod, "SEED_USERS", None) or []:
+        uid = by_email.get(u["email"])
+        if uid is None:
+            uid = "U" + ws.slack.new_id("user", "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789", 10)
+            ws.slack.db.users[uid] = SlackUser(id=uid, name=u["name"], real_name=u["real_name"], email=u["email"],
+                                               title=u.get("title", ""))
+        ids[u["key"]] = uid
+    for u in ws.slack.db.users.values():  # members named by handle when no SEED_USERS key matches
+        ids.setdefault(u.name, u.id)
+        ids.setdefault(u.name.split(".")[0], u.id)
+
+    def uid(key: str) -> str:
+        if key not in ids:
+            new = "U" + ws.slack.new_id("user", "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789", 10)
+            ws.slack.db.users[new] = SlackUser(id=new, name=key, real_name=key.replace("_", " ").title(),
+                                               email=f"{key}@{ws.domain}")
+            ids[key] = new
+        return ids[key]
+
+    for c in getattr(mod, "SEED_CHANNELS", None) or []:
+        members = [uid(k) for k in c.get("members", [])]
+        if ws.slack.me not in members:
+            members.append(ws.slack.me)
+        if ws.slack.channel_by_name(c["name"]) is None:
+            ws.slack.add_channel(c["name"], members=members, private=c.get("is_private", False), topic=c.get("topic", ""),
+                                 purpose=c.get("purpose", ""), creator=uid(c["creator"]) if c.get("creator") else None)
+    seeded = getattr(mod, "SEED_MESSAGES", None) or {}
+    for channel, msgs in seeded.items():
+        if ws.slack.channel_by_name(channel) is None:
+            ws.slack.add_channel(channel, members=[ws.slack.me])
+        rows = sorted(msgs, key=lambda m: -float(m.get("days_ago", 0)))
+        for m in rows:
+            when = ws.now - timedelta(days=float(m.get("days_ago", 0)))
+            parent = ws.slack.add_message(channel, user=uid(m["sender"]), text=m["text"], when=when)
+            for j, r in enumerate(m.get("thread") or []):
+                ws.slack.add_message(channel, user=uid(r["sender"]), text=r["text"],
+                                     when=min(when + timedelta(minutes=5 * (j + 1)), ws.now), thread_ts=parent.ts)
+
+
+# -- calendar -------------------------------------------------------------------------------------
+def _calendar(ws: Workspace, mod: ModuleType) -> None:
+    today = ws.now.replace(hour=0, minute=0, second=0, microsecond=0)
+    for e in getattr(mod, "NEEDLE_EVENTS", None) or []:
+        ahead = (int(e.get("weekday", today.weekday())) - today.weekday()) % 7 or 7
+        start = today + timedelta(days=ahead, hours=float(e.get("start_hour", 9)))
+        end = start + timedelta(hours=float(e.get("duration_hours", 1)))
+        ws.calendar.add_event(summary=e["summary"], start=start, end=end, attendees=list(e.get("attendees") or []),
+                              description=e.get("description"), location=e.get("location"))

@@ -1,0 +1,163 @@
+"""Serve one seeded workspace to an env0 package on loopback: one port, one path prefix per service.
+
+`MOCK_GMAIL_URL` = http://127.0.0.1:PORT/gmail and so on. Under each prefix: `/health`, env0's `/_admin/state`,
+`/_admin/diff` and `/_admin/action_log` (in env0's JSON shapes, see shapes.py), the real API paths (handled by
+our workspace app), and `/_gws`, where our `gws` shim posts one API method call by its method id.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any, Iterator
+from urllib.parse import quote, urlencode
+
+import uvicorn
+
+from ...workspace.environment import Workspace
+from ...workspace.http_app import ApiDispatch, create_app
+from ...workspace.http_routes import Router
+from ...workspace.local_server import free_port
+from ...workspace.tools import TOOLS
+from .shapes import DIFF, STATE
+
+# URL prefix (and env0 service name) -> our service
+PREFIXES = {"gmail": "gmail", "gcal": "calendar", "gdrive": "drive", "gdoc": "docs", "slack": "slack"}
+GWS_SERVICES = {"gmail": "gmail", "calendar": "calendar", "drive": "drive", "docs": "docs"}
+ENV_NAMES = {"gmail": ("MOCK_GMAIL_URL", "GMAIL_URL"), "gcal": ("MOCK_GCAL_URL", "GCAL_URL"),
+             "gdrive": ("MOCK_GDRIVE_URL", "GDRIVE_URL"), "gdoc": ("MOCK_GDOC_URL", "GDOC_URL"),
+             "slack": ("MOCK_SLACK_URL", "SLACK_URL")}
+_BY_METHOD = {(s.service, s.method_id): s for s in TOOLS.values()}
+
+
+class Env0Surface:
+    """The ASGI app: the env0 /_admin surface over a workspace, plus its API paths with an HTTP action log."""
+
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+        self.inner = create_app(lambda: ws)
+        self.dispatch = ApiDispatch(None, Router(), lambda: self.ws)
+        self.initial = {svc: STATE[svc](ws) for svc in set(PREFIXES.values())}
+        self.log: dict[str, list[dict[str, Any]]] = {p: [] for p in PREFIXES}
+
+    # -- gws: one method call by id --------------------------------------------------------------
+    def gws_call(self, prefix: str, req: dict[str, Any]) -> tuple[int, bytes]:
+        svc = GWS_SERVICES.get(str(req.get("service")))
+        spec = _BY_METHOD.get((svc, str(req.get("method_id")))) if svc else None
+        if spec is None:
+            body = {"error": {"code": 400, "message": f"Unknown method: gws {req.get('service')} "
+                              f"{' '.join(str(req.get('method_id', '')).split('.')[1:])}", "reason": "unknownMethod"}}
+            return 400, json.dumps(body).encode()
+        params = dict(req.get("params") or {})
+        path = spec.path
+        for name in spec.path_params:
+            value = params.pop(name, "me" if name == "userId" else None)
+            if value is None:
+                body = {"error": {"code": 400, "message": f"Missing required parameter {name!r} for {spec.method_id}",
+                                  "reason": "required"}}
+                return 400, json.dumps(body).encode()
+            path = re.sub(r"{\+?" + name + "}", quote(str(value), safe=""), path)
+        query = urlencode([(k, v if not isinstance(v, bool) else str(v).lower()) for k, v in params.items()
+                           for v in (v if isinstance(v, list) else [v])])
+        body = json.dumps(req["json"]).encode() if req.get("json") is not None else b""
+        status, payload = self.api(prefix, spec.http_method, "/" + path, query.encode(), body)
+        return status, payload
+
+    def api(self, prefix: str, method: str, path: str, query: bytes, body: bytes,
+            ctype: str = "application/json") -> tuple[int, bytes]:
+        scope = {"path": path, "method": method, "query_string": query, "headers": [(b"content-type", ctype.encode())]}
+        status, payload, _ = _handle(self.dispatch, scope, body)
+        try:
+            req_body = json.loads(body) if body.strip() else None
+        except ValueError:
+            req_body = {"_raw": body.decode("utf-8", "replace")[:2000]}
+        self.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": method,
+                                 "path": path + (("?" + query.decode()) if query and method == "GET" else ""),
+                                 "user_id": "user1", "request_body": req_body, "response_status": status})
+        return status, payload
+
+    def tool_call(self, spec: Any, arguments: dict[str, Any]) -> Any:
+        """An agent's tool call, logged as the HTTP request it stands for (env0 verifiers read paths)."""
+        res = self.ws.call(spec.name, arguments, source="env0")
+        path = spec.path
+        for name in spec.path_params:
+            path = re.sub(r"{\+?" + name + "}", quote(str(arguments.get(name, "me")), safe=""), path)
+        prefix = next(p for p, s in PREFIXES.items() if s == spec.service) if spec.service in PREFIXES.values() else None
+        if prefix is not None:
+            body = arguments.get("body") if spec.service != "slack" else arguments
+            self.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": spec.http_method,
+                                     "path": "/" + path, "user_id": "user1", "request_body": body,
+                                     "response_status": res.status if not res.ok else spec.status})
+        return res
+
+    # -- ASGI ------------------------------------------------------------------------------------
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.inner(scope, receive, send)
+            return
+        parts = scope["path"].split("/", 2)
+        prefix, rest = (parts[1], "/" + (parts[2] if len(parts) > 2 else "")) if len(parts) > 1 else ("", "/")
+        if prefix not in PREFIXES:
+            await self.inner(scope, receive, send)
+            return
+        body = b""
+        while True:
+            msg = await receive()
+            body += msg.get("body", b"")
+            if not msg.get("more_body"):
+                break
+        svc = PREFIXES[prefix]
+        with self.ws.lock:
+            if rest in ("/health", "/_admin/health"):
+                status, payload = 200, b'{"status":"ok"}'
+            elif rest == "/_admin/state":
+                status, payload = 200, json.dumps(STATE[svc](self.ws)).encode()
+            elif rest == "/_admin/diff":
+                status, payload = 200, json.dumps(DIFF[svc](self.initial[svc], STATE[svc](self.ws))).encode()
+            elif rest == "/_admin/action_log":
+                status, payload = 200, json.dumps({"entries": self.log[prefix], "count": len(self.log[prefix])}).encode()
+            elif rest == "/_gws":
+                status, payload = self.gws_call(prefix, json.loads(body or b"{}"))
+            else:
+                ctype = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"content-type"), "")
+                status, payload = self.api(prefix, scope["method"], rest, scope.get("query_string", b""), body, ctype)
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+        await send({"type": "http.response.body", "body": payload})
+
+
+def _handle(dispatch: ApiDispatch, scope: dict[str, Any], body: bytes) -> tuple[int, bytes, str]:
+    from ...workspace.errors import ApiError, google_error
+
+    try:
+        return dispatch.handle(scope, body)
+    except ApiError as e:
+        return e.status, json.dumps(e.body).encode(), ""
+    except Exception:  # noqa: BLE001 - a handler bug answers 500 in the API's shape, as the workspace app does
+        return 500, json.dumps(google_error(500, "Internal error encountered.", "backendError").body).encode(), ""
+
+
+@contextmanager
+def serve(ws: Workspace) -> Iterator[tuple[dict[str, str], Env0Surface]]:
+    """Yields (env vars naming each service URL, the surface); loopback only, free port."""
+    surface = Env0Surface(ws)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(surface, host="127.0.0.1", port=port, log_level="error", access_log=False,
+                                           timeout_graceful_shutdown=1, lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 20
+    while not server.started:
+        if time.time() > deadline or not thread.is_alive():
+            raise RuntimeError("env0 surface did not start")
+        time.sleep(0.01)
+    env = {name: f"http://127.0.0.1:{port}/{prefix}" for prefix, names in ENV_NAMES.items() for name in names}
+    try:
+        yield env, surface
+    finally:
+        server.should_exit = server.force_exit = True
+        thread.join(timeout=10)
