@@ -28,8 +28,9 @@ from .shapes import DIFF, STATE
 # URL prefix (and env0 service name) -> our service
 PREFIXES = {"gmail": "gmail", "gcal": "calendar", "gdrive": "drive", "gdoc": "docs", "slack": "slack"}
 GWS_SERVICES = {"gmail": "gmail", "calendar": "calendar", "drive": "drive", "docs": "docs"}
-ENV_NAMES = {"gmail": ("MOCK_GMAIL_URL", "GMAIL_URL"), "gcal": ("MOCK_GCAL_URL", "GCAL_URL"),
-             "gdrive": ("MOCK_GDRIVE_URL", "GDRIVE_URL"), "gdoc": ("MOCK_GDOC_URL", "GDOC_URL"),
+# env0 names its URLs MOCK_*_URL; env-0 packages (BenchFlow 1.3) read GMAIL_URL, CALENDAR_URL, DRIVE_URL, ...
+ENV_NAMES = {"gmail": ("MOCK_GMAIL_URL", "GMAIL_URL"), "gcal": ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL"),
+             "gdrive": ("MOCK_GDRIVE_URL", "GDRIVE_URL", "DRIVE_URL"), "gdoc": ("MOCK_GDOC_URL", "GDOC_URL", "DOCS_URL"),
              "slack": ("MOCK_SLACK_URL", "SLACK_URL")}
 _BY_METHOD = {(s.service, s.method_id): s for s in TOOLS.values()}
 
