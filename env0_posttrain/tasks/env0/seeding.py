@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ...workspace.base import DIGITS, make_id
 from ...workspace.environment import Workspace
 from ...workspace.services.gmail.data_model import SYSTEM_LABELS
 from ...workspace.services.slack.data_model import SlackUser
@@ -127,10 +128,14 @@ def _put_file(ws: Workspace, spec: dict, cache: dict[str, str]) -> None:
                           parent=_folder(ws, spec.get("folder"), cache), shared_with=users, anyone=anyone,
                           domain_role=domain, modified=modified, description=spec.get("description"))
     created = (now - timedelta(days=spec.get("days_ago", 0))).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-    perms = tuple(p.model_copy(update={"displayName": next((s.get("display_name") for s in shares
-                                                             if s.get("email") == p.emailAddress), p.displayName)})
-                  for p in f.permissions)
     fid = spec.get("id") or f.id
+    # env0 gives every planted share its own permission id and its verifiers map a deleted id back to one file
+    # through the action log; Drive reuses a user's id across files, so planted shares get per-file ids here
+    perms = tuple(p if p.role == "owner" else
+                  p.model_copy(update={"id": make_id(ws.seed, f"perm.{fid}", i, DIGITS, 20),
+                                       "displayName": next((s.get("display_name") for s in shares
+                                                            if s.get("email") == p.emailAddress), p.displayName)})
+                  for i, p in enumerate(f.permissions))
     row = f.model_copy(update={"id": fid, "createdTime": min(created, f.modifiedTime), "permissions": perms})
     del ws.drive.db.files[f.id]
     ws.drive.db.files[fid] = row

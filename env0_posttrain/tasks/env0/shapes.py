@@ -66,7 +66,7 @@ def drive_state(ws: Workspace) -> dict[str, Any]:
                       "writersCanShare": True, "shortcutTargetId": None, "shortcutTargetMimeType": None,
                       "hasContentText": f.content is not None or f.id in ws.docs.db.documents, "hasContentBlob": False})
         for p in f.permissions:
-            perms.append({"id": f"{f.id}:{p.id}", "fileId": f.id, "role": p.role, "type": p.type,
+            perms.append({"id": p.id, "fileId": f.id, "role": p.role, "type": p.type,
                           "emailAddress": p.emailAddress, "displayName": p.displayName, "domain": p.domain,
                           "inherited": False, "inheritedFrom": None, "expirationTime": None, "pendingOwner": False})
     me = ws.me
@@ -200,8 +200,16 @@ def gmail_diff(old: dict, cur: dict) -> dict:
 
 
 def drive_diff(old: dict, cur: dict) -> dict:
-    return {"files": _diff(old["files"], cur["files"], deleted="id"),
-            "permissions": _diff(old["permissions"], cur["permissions"], deleted="id")}
+    # our permission ids are unique per file (a user's id, "anyoneWithLink"), as in Drive; env0's are global,
+    # so permissions are matched on (fileId, id) and reported with Drive's id
+    keyed = lambda ps: [{**p, "_k": f"{p['fileId']}/{p['id']}"} for p in ps]  # noqa: E731
+    perms = _diff(keyed(old["permissions"]), keyed(cur["permissions"]), key="_k", deleted="full")
+    strip = lambda p: {"id": p["id"], **{k: v for k, v in p.items() if k not in ("_k", "id")}}  # noqa: E731
+    perms = {"added": [strip(p) for p in perms["added"]],
+             "updated": [{"id": p["_k"].split("/", 1)[1], **{k: v for k, v in p.items() if k != "_k"}}
+                         for p in perms["updated"]],
+             "deleted": [{"id": p["id"]} for p in perms["deleted"]]}
+    return {"files": _diff(old["files"], cur["files"], deleted="id"), "permissions": perms}
 
 
 def docs_diff(old: dict, cur: dict) -> dict:
