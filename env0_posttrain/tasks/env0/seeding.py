@@ -29,6 +29,9 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
     """Plant every declared service's needles; returns the manifest (gmail needles, as env0 records them)."""
     rng = random.Random(seed)
     needles: list[dict[str, Any]] = []
+    for svc in services:
+        if _fill_config(mod, svc, services).get("target_count") == "fixed_only":
+            _clear_fill(ws, svc)
     if "gmail" in services:
         needles = _gmail(ws, mod, rng)
     if "drive" in services or "docs" in services:
@@ -39,6 +42,29 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
         _calendar(ws, mod)
     ws.snapshot("seed")  # the planted needles are the baseline /_admin/diff compares against
     return {"task": task_name, "seed": seed, "seeded_at": ws.now.strftime("%Y-%m-%dT%H:%M:%SZ"), "needles": needles}
+
+
+_FILL_NAMES = {"gmail": "GMAIL_FILL_CONFIG", "calendar": "GCAL_FILL_CONFIG", "drive": "GDRIVE_FILL_CONFIG",
+               "docs": "GDRIVE_FILL_CONFIG", "slack": "SLACK_FILL_CONFIG"}
+
+
+def _fill_config(mod: ModuleType, svc: str, services: tuple[str, ...]) -> dict:
+    """The service's own *_FILL_CONFIG, else FILL_CONFIG when the package seeds one service family only."""
+    own = getattr(mod, _FILL_NAMES[svc], None)
+    if isinstance(own, dict):
+        return own
+    shared = getattr(mod, "FILL_CONFIG", None)
+    return shared if isinstance(shared, dict) and len(set(services) - {"docs"}) <= 1 else {}
+
+
+def _clear_fill(ws: Workspace, svc: str) -> None:
+    """`target_count: "fixed_only"`: the package wants its needles alone, without the default fill."""
+    roots = {ws.drive.root_id(p.email) for p in ws.directory}
+    tables = {"gmail": [ws.gmail.db.messages], "calendar": [ws.calendar.db.events], "slack": [ws.slack.db.messages],
+              "drive": [ws.drive.db.files, ws.docs.db.documents], "docs": [ws.drive.db.files, ws.docs.db.documents]}
+    for table in tables[svc]:
+        for key in [k for k in table if k not in roots]:
+            del table[key]  # one by one: Table counts versions on delete, dict.clear would bypass the memo
 
 
 def write_manifest(path: Path, manifest: dict) -> None:
