@@ -95,8 +95,20 @@ def _gmail_needles(mod: ModuleType, rng: random.Random) -> list[dict]:
     return [n for n in getattr(mod, "NEEDLES", None) or [] if isinstance(n, dict) and "subject" in n]
 
 
+def _drop_fill_labels(ws: Workspace) -> None:
+    """env0's gmail fill has system labels only; verifiers find "the label the agent made" by name, so our fill's
+    user labels (e.g. a "Vendors" label) would be taken for the agent's. They go, and off their messages too."""
+    gone = {l.id for l in ws.gmail.db.labels.values() if l.userId == ws.me.email}
+    for key in [k for k, l in ws.gmail.db.labels.items() if l.id in gone and l.userId == ws.me.email]:
+        del ws.gmail.db.labels[key]
+    for mid, m in list(ws.gmail.db.messages.items()):
+        if m.userId == ws.me.email and gone & set(m.labelIds):
+            ws.gmail.db.messages[mid] = m.model_copy(update={"labelIds": tuple(x for x in m.labelIds if x not in gone)})
+
+
 def _gmail(ws: Workspace, mod: ModuleType, rng: random.Random) -> list[dict]:
     me, now = ws.me.email, ws.now
+    _drop_fill_labels(ws)
     entries = []
     for n in _gmail_needles(mod, rng):
         when = (datetime.fromisoformat(n["received_at"]) if "received_at" in n else
