@@ -77,7 +77,7 @@ class Env0Surface:
         except ValueError:
             req_body = {"_raw": body.decode("utf-8", "replace")[:2000]}
         self.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": method,
-                                 "path": path + (("?" + query.decode()) if query and method == "GET" else ""),
+                                 "path": path + (("?" + query.decode()) if query else ""),
                                  "user_id": "user1", "request_body": req_body, "response_status": status})
         return status, payload
 

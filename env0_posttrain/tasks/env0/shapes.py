@@ -113,11 +113,11 @@ def slack_state(ws: Workspace) -> dict[str, Any]:
         for r in m.reactions:
             reactions += [{"id": f"{key}:{r.name}:{u}", "message_id": key, "user_id": u, "emoji_name": r.name}
                           for u in r.users]
-    team = {"workspace": {"id": "W1", "name": ws.company.name if hasattr(ws.company, "name") else ws.domain,
+    team = {"workspace": {"id": "workspace_001", "name": ws.company.name if hasattr(ws.company, "name") else ws.domain,
                           "domain": ws.domain, "team_id": "T1"},
             "users": users, "channels": channels, "channel_members": members, "messages": msgs,
             "reactions": reactions, "files": [], "pins": [], "reminders": []}
-    return {"workspaces": {"W1": team}, "timestamp": _now(ws)}
+    return {"workspaces": {"workspace_001": team}, "timestamp": _now(ws)}
 
 
 def calendar_state(ws: Workspace) -> dict[str, Any]:
