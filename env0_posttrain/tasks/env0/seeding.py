@@ -26,7 +26,8 @@ GDOC = "application/vnd.google-apps.document"
 
 
 def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task_name: str, seed: int) -> dict:
-    """Plant every declared service's needles; returns the manifest (gmail needles, as env0 records them)."""
+    """Plant every declared service's needles; returns the manifest (gmail needles, as env0 records them), with the
+    slack invite triggers under "_invite_triggers" (the runner hands them to the server, not to the manifest file)."""
     rng = random.Random(seed)
     needles: list[dict[str, Any]] = []
     for svc in services:
@@ -36,12 +37,14 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
         needles = _gmail(ws, mod, rng)
     if "drive" in services or "docs" in services:
         _drive(ws, mod)
+    triggers: list[tuple[str, str]] = []
     if "slack" in services:
-        _slack(ws, mod)
+        _slack(ws, mod, triggers)
     if "calendar" in services:
         _calendar(ws, mod)
     ws.snapshot("seed")  # the planted needles are the baseline /_admin/diff compares against
-    return {"task": task_name, "seed": seed, "seeded_at": ws.now.strftime("%Y-%m-%dT%H:%M:%SZ"), "needles": needles}
+    return {"task": task_name, "seed": seed, "seeded_at": ws.now.strftime("%Y-%m-%dT%H:%M:%SZ"), "needles": needles,
+            "_invite_triggers": triggers}
 
 
 _FILL_NAMES = {"gmail": "GMAIL_FILL_CONFIG", "calendar": "GCAL_FILL_CONFIG", "drive": "GDRIVE_FILL_CONFIG",
@@ -194,7 +197,8 @@ def _drive(ws: Workspace, mod: ModuleType) -> None:
 
 
 # -- slack ----------------------------------------------------------------------------------------
-def _slack(ws: Workspace, mod: ModuleType) -> None:
+def _slack(ws: Workspace, mod: ModuleType, triggers: list[tuple[str, str]]) -> None:
+    """SEED_INVITE_TRIGGERS (a person who, once DMed, invites the agent to a private channel) go to `triggers`."""
     ids: dict[str, str] = {}
     by_email = {u.email: u.id for u in ws.slack.db.users.values()}
     for u in getattr(mod, "SEED_USERS", None) or []:
@@ -218,11 +222,15 @@ def _slack(ws: Workspace, mod: ModuleType) -> None:
 
     for c in getattr(mod, "SEED_CHANNELS", None) or []:
         members = [uid(k) for k in c.get("members", [])]
-        if ws.slack.me not in members:
-            members.append(ws.slack.me)
+        if ws.slack.me not in members and not c.get("is_private", False):
+            members.append(ws.slack.me)  # env0's agent reads and posts in public channels; private ones need an invite
         if ws.slack.channel_by_name(c["name"]) is None:
             ws.slack.add_channel(c["name"], members=members, private=c.get("is_private", False), topic=c.get("topic", ""),
                                  purpose=c.get("purpose", ""), creator=uid(c["creator"]) if c.get("creator") else None)
+    for t in getattr(mod, "SEED_INVITE_TRIGGERS", None) or []:
+        chan = ws.slack.channel_by_name(t["grant_channel"])
+        if chan is not None and t.get("when_dm_to"):
+            triggers.append((uid(t["when_dm_to"]), chan.id))
     seeded = getattr(mod, "SEED_MESSAGES", None) or {}
     for channel, msgs in seeded.items():
         if ws.slack.channel_by_name(channel) is None:

@@ -38,8 +38,9 @@ _BY_METHOD = {(s.service, s.method_id): s for s in TOOLS.values()}
 class Env0Surface:
     """The ASGI app: the env0 /_admin surface over a workspace, plus its API paths with an HTTP action log."""
 
-    def __init__(self, ws: Workspace):
+    def __init__(self, ws: Workspace, invite_triggers: list[tuple[str, str]] | None = None):
         self.ws = ws
+        self.triggers = list(invite_triggers or [])
         self.inner = create_app(lambda: ws)
         self.dispatch = ApiDispatch(None, Router(), lambda: self.ws)
         self.initial = {svc: STATE[svc](ws) for svc in set(PREFIXES.values())}
@@ -72,6 +73,8 @@ class Env0Surface:
             ctype: str = "application/json") -> tuple[int, bytes]:
         scope = {"path": path, "method": method, "query_string": query, "headers": [(b"content-type", ctype.encode())]}
         status, payload, _ = _handle(self.dispatch, scope, body)
+        if self.triggers and path == "/api/chat.postMessage" and status == 200:
+            self._fire_triggers(payload)
         try:
             req_body = json.loads(body) if body.strip() else None
         except ValueError:
@@ -94,6 +97,21 @@ class Env0Surface:
                                      "path": "/" + path, "user_id": "user1", "request_body": body,
                                      "response_status": res.status if not res.ok else spec.status})
         return res
+
+    def _fire_triggers(self, payload: bytes) -> None:
+        """A package's invite trigger: DMing that person gets the agent invited to a private channel (env0 does
+        this in its mock's chat.postMessage; here the surface does it, the workspace stays the real API)."""
+        try:
+            answer = json.loads(payload)
+        except ValueError:
+            return
+        chan = self.ws.slack.db.channels.get(str(answer.get("channel"))) if answer.get("ok") else None
+        if chan is None or not chan.is_im:
+            return
+        for user, grant in self.triggers:
+            target = self.ws.slack.db.channels.get(grant)
+            if user in chan.members and target is not None and self.ws.slack.me not in target.members:
+                self.ws.slack.db.channels[grant] = target.model_copy(update={"members": target.members + (self.ws.slack.me,)})
 
     # -- ASGI ------------------------------------------------------------------------------------
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -143,9 +161,10 @@ def _handle(dispatch: ApiDispatch, scope: dict[str, Any], body: bytes) -> tuple[
 
 
 @contextmanager
-def serve(ws: Workspace) -> Iterator[tuple[dict[str, str], Env0Surface]]:
+def serve(ws: Workspace, invite_triggers: list[tuple[str, str]] | None = None
+          ) -> Iterator[tuple[dict[str, str], Env0Surface]]:
     """Yields (env vars naming each service URL, the surface); loopback only, free port."""
-    surface = Env0Surface(ws)
+    surface = Env0Surface(ws, invite_triggers)
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(surface, host="127.0.0.1", port=port, log_level="error", access_log=False,
                                            timeout_graceful_shutdown=1, lifespan="off"))
