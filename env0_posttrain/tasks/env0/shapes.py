@@ -97,7 +97,7 @@ def slack_state(ws: Workspace) -> dict[str, Any]:
         channels.append({"id": c.id, "name": c.name, "is_private": c.is_private, "is_archived": c.is_archived,
                          "is_im": c.is_im, "is_mpim": False, "creator_id": c.creator, "topic": c.topic,
                          "purpose": c.purpose, "created_at": datetime.fromtimestamp(c.created, tz=timezone.utc)
-                         .replace(tzinfo=None).isoformat()})
+                         .replace(tzinfo=None).isoformat(), **({"user": c.im_user} if c.is_im else {})})
         members += [{"channel_id": c.id, "user_id": u} for u in c.members]
     msgs, reactions = [], []
     threads: dict[tuple[str, str], int] = {}
