@@ -194,6 +194,10 @@ def _drive(ws: Workspace, mod: ModuleType) -> None:
     for spec in list(getattr(mod, "NEEDLES", None) or []) + list(getattr(mod, "NORMAL_FILES", None) or []):
         if isinstance(spec, dict) and "name" in spec and "subject" not in spec:
             _put_file(ws, spec, cache)
+    for c in getattr(mod, "COMMENTS", None) or []:
+        if c.get("file_id") in ws.drive.db.files:
+            ws.drive.add_comment(c["file_id"], c["content"], author=c.get("author"),
+                                 quoted=c.get("quoted_text"), when=ws.now - timedelta(days=c.get("days_ago", 0)))
 
 
 # -- slack ----------------------------------------------------------------------------------------

@@ -83,8 +83,12 @@ def docs_state(ws: Workspace) -> dict[str, Any]:
                      "revisionId": str(d.revision), "createdTime": _iso(f.createdTime) if f else None,
                      "modifiedTime": _iso(f.modifiedTime) if f else None, "trashed": bool(f and f.trashed)})
     me = ws.me
+    comments = [{"id": c.id, "documentId": c.fileId, "authorId": c.authorEmail, "content": c.content,
+                 "resolved": c.resolved, "quotedText": c.quotedText, "replies": [], "createdTime": _iso(c.createdTime),
+                 "modifiedTime": _iso(c.modifiedTime)}
+                for c in ws.drive.db.comments.values() if c.fileId in ws.docs.db.documents]
     return {"users": {"user1": {"user": {"id": "user1", "email": me.email, "displayName": me.name},
-                                "documents": docs, "comments": [], "permissions": [], "revisions": []}},
+                                "documents": docs, "comments": comments, "permissions": [], "revisions": []}},
             "timestamp": _now(ws)}
 
 
@@ -220,7 +224,10 @@ def docs_diff(old: dict, cur: dict) -> dict:
             out["added"][uid] = u
             continue
         ud = {"documents": _diff(o["documents"], u["documents"])}
-        if any(ud["documents"].values()):
+        comments = _diff(o["comments"], u["comments"])
+        if any(comments.values()):
+            ud["comments"] = comments
+        if any(ud["documents"].values()) or "comments" in ud:
             out["updated"][uid] = ud
     return out
 
