@@ -1,6 +1,6 @@
 """env0 task packages through our runtime: oracle reward, no-op reward and seconds per package.
 
-    .venv/bin/python bench/env0_packages.py DIR [DIR ...] [--noop]
+    .venv/bin/python bench/env0_packages.py DIR [DIR ...] [--noop] [--env0-root ENV0_CHECKOUT]
 
 Each DIR is a package or a folder of packages (folders with tests/test.sh). "seed" is building our
 workspace and planting the needles, "solve" running solution/solve.sh, "verify" running tests/test.sh
@@ -36,14 +36,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="+", type=Path)
     ap.add_argument("--noop", action="store_true", help="also run the verifier on the untouched seeded state")
+    ap.add_argument("--env0-root", type=Path, help="an env0 checkout, for packages using its gcal seed packs")
     args = ap.parse_args()
     pkgs = packages(args.dirs)
     print(f"# {len(pkgs)} packages, load average {os.getloadavg()[0]:.2f}")
     print(f"{'package':55s} {'oracle':>7s} {'no-op':>7s} {'seed s':>7s} {'solve s':>8s} {'verify s':>9s} {'total s':>8s}")
     full, t0, errors = 0, time.perf_counter(), []
     for p in pkgs:
-        res = run_and_record(p, oracle=True)
-        noop = run_and_record(p, oracle=False) if args.noop else None
+        res = run_and_record(p, oracle=True, env0_root=args.env0_root)
+        noop = run_and_record(p, oracle=False, env0_root=args.env0_root) if args.noop else None
         full += res.reward == 1.0
         s = res.seconds
         label = f"{p.parent.name}/{p.name}"

@@ -25,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     ep.add_argument("--calls", type=Path, help="JSON list of {name, arguments} (our tool names)")
     ep.add_argument("--reward-file", type=Path, help="where to write env0's reward.json (or the verifier_error)")
     ep.add_argument("--seed", type=int, default=0, help="seed of the default fill and of the needles' parameters")
+    ep.add_argument("--env0-root", type=Path, help="an env0 checkout, for packages that use its env-owned gcal "
+                    "seed packs (default: $ENV0_ROOT)")
     args = parser.parse_args(argv)
     if args.command == "env0":
         return _env0(args)
@@ -50,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
 def _env0(args: argparse.Namespace) -> int:
     from env0_posttrain.tasks.env0.runner import run_and_record
 
-    res = run_and_record(args.package_dir, args.reward_file, oracle=args.oracle, calls=args.calls, seed=args.seed)
+    res = run_and_record(args.package_dir, args.reward_file, oracle=args.oracle, calls=args.calls, seed=args.seed,
+                         env0_root=args.env0_root)
     print(res.model_dump_json(indent=2))
     if res.verifier_error:
         print(f"error: {res.verifier_error}", file=sys.stderr)

@@ -121,6 +121,7 @@ def load_needles(path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # dataclasses (and pickling) look the module up while it executes
     sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(mod)
@@ -128,4 +129,5 @@ def load_needles(path: Path) -> ModuleType:
         raise Env0Error("load needles", path, f"{type(e).__name__}: {e}") from e
     finally:
         sys.path.remove(str(path.parent))
+        sys.modules.pop(name, None)
     return mod

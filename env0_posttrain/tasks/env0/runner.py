@@ -90,7 +90,7 @@ def _replay(surface: Any, calls_path: Path) -> int:
 
 
 def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | None = None, seed: int = 0,
-                now: datetime | None = None, keep: Path | None = None) -> Env0Result:
+                now: datetime | None = None, keep: Path | None = None, env0_root: Path | None = None) -> Env0Result:
     """Raises Env0Error; `run_and_record` turns that into a verifier_error reward file."""
     t0 = time.perf_counter()
     pkg: Env0Package = load_package(package_dir)
@@ -98,7 +98,8 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
     ws = Workspace.seeded(seed, now)
     mod = pkg.load_needles()
     try:
-        manifest = seed_package(ws, mod, pkg.services, pkg.name, seed)
+        root = env0_root or (Path(os.environ["ENV0_ROOT"]) if os.environ.get("ENV0_ROOT") else None)
+        manifest = seed_package(ws, mod, pkg.services, pkg.name, seed, env0_root=root)
     except Env0Error:
         raise
     except Exception as e:  # noqa: BLE001 - a needle the seeder cannot read names the file

@@ -11,21 +11,24 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import datetime, timedelta
+from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from ...workspace.base import DIGITS, make_id
 from ...workspace.environment import Workspace
 from ...workspace.services.gmail.data_model import SYSTEM_LABELS
 from ...workspace.services.slack.data_model import SlackUser
+from .package import Env0Error, load_needles
 
 FOLDER = "application/vnd.google-apps.folder"
 GDOC = "application/vnd.google-apps.document"
 
 
-def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task_name: str, seed: int) -> dict:
+def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task_name: str, seed: int,
+                 env0_root: Path | None = None) -> dict:
     """Plant every declared service's needles; returns the manifest (gmail needles, as env0 records them), with the
     slack invite triggers under "_invite_triggers" (the runner hands them to the server, not to the manifest file)."""
     rng = random.Random(seed)
@@ -41,7 +44,9 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
     if "slack" in services:
         _slack(ws, mod, triggers)
     if "calendar" in services:
-        _calendar(ws, mod)
+        conf = getattr(mod, "GCAL_FILL_CONFIG", None) or {}
+        names = conf.get("seed_packs") or []
+        _calendar(ws, mod, rng, load_seed_packs(env0_root, list(names), Path(getattr(mod, "__file__", "needles.py"))))
     ws.snapshot("seed")  # the planted needles are the baseline /_admin/diff compares against
     return {"task": task_name, "seed": seed, "seeded_at": ws.now.strftime("%Y-%m-%dT%H:%M:%SZ"), "needles": needles,
             "_invite_triggers": triggers}
@@ -249,11 +254,67 @@ def _slack(ws: Workspace, mod: ModuleType, triggers: list[tuple[str, str]]) -> N
 
 
 # -- calendar -------------------------------------------------------------------------------------
-def _calendar(ws: Workspace, mod: ModuleType) -> None:
-    today = ws.now.replace(hour=0, minute=0, second=0, microsecond=0)
-    for e in getattr(mod, "NEEDLE_EVENTS", None) or []:
-        ahead = (int(e.get("weekday", today.weekday())) - today.weekday()) % 7 or 7
-        start = today + timedelta(days=ahead, hours=float(e.get("start_hour", 9)))
-        end = start + timedelta(hours=float(e.get("duration_hours", 1)))
-        ws.calendar.add_event(summary=e["summary"], start=start, end=end, attendees=list(e.get("attendees") or []),
-                              description=e.get("description"), location=e.get("location"))
+LOCAL_TZ = ZoneInfo("America/Los_Angeles")  # env0's calendar user: relative hours are local, start_iso is UTC
+
+
+def _event_times(e: dict, now: datetime, rng: random.Random) -> tuple[datetime, datetime, bool]:
+    """(start, end, all_day) in UTC from env0's event template fields, by env0's rules."""
+    if e.get("start_iso"):
+        start = datetime.fromisoformat(str(e["start_iso"]).replace("Z", "+00:00"))
+        end = (datetime.fromisoformat(str(e["end_iso"]).replace("Z", "+00:00")) if e.get("end_iso")
+               else start + timedelta(hours=float(e.get("duration_hours", 1))))
+        return start, end, False
+    today = now.astimezone(LOCAL_TZ).date()
+    if e.get("start_date"):
+        day = date.fromisoformat(str(e["start_date"]))
+    elif e.get("weekday") is not None:
+        ahead = (int(e["weekday"]) - today.weekday()) % 7 or 7
+        day = today + timedelta(days=ahead + 7 * int(e.get("week_offset", 0)))
+    elif "days_from_now" in e:
+        day = today + timedelta(days=int(e["days_from_now"]))
+    else:
+        lo, hi = e.get("days_from_now_range", (-30, 30))
+        day = today + timedelta(days=rng.randint(int(lo), int(hi)))
+    if e.get("all_day"):
+        start = datetime.combine(day, time.min, tzinfo=timezone.utc)
+        return start, start + timedelta(days=max(1, int(e.get("duration_days", 1)))), True
+    hour = float(e["start_hour"]) if "start_hour" in e else float(rng.choice(e.get("start_hour_choices", [9, 10, 14])))
+    hours = float(e["duration_hours"]) if "duration_hours" in e else float(rng.choice(e.get("duration_hours_choices", [1, 2])))
+    start = datetime.combine(day, time(int(hour), int(round((hour % 1) * 60))), tzinfo=LOCAL_TZ).astimezone(timezone.utc)
+    return start, start + timedelta(hours=max(0.25, hours)), False
+
+
+def load_seed_packs(env0_root: Path | None, names: list[str], needles_path: Path) -> list[dict]:
+    """Events of env0's env-owned gcal seed packs, read at run time from the user's env0 checkout (never copied)."""
+    if not names:
+        return []
+    if env0_root is None:
+        raise Env0Error("seed needles", needles_path, f"uses env0's gcal seed packs {names}; pass --env0-root "
+                        "(an env0 checkout) or set ENV0_ROOT")
+    path = Path(env0_root) / "packages" / "environments" / "mock-gcal" / "mock_gcal" / "seed" / "task_packs.py"
+    mod = load_needles(path)
+    events: list[dict] = []
+    for name in names:
+        try:
+            pack = mod.get_seed_pack(name)
+        except Exception as e:  # noqa: BLE001 - env0 raises ValueError listing the packs it has
+            raise Env0Error("seed needles", path, str(e)) from None
+        events += [dict(x) for x in tuple(pack.needle_events) + tuple(pack.recurring_needles)]
+    return events
+
+
+def _calendar(ws: Workspace, mod: ModuleType, rng: random.Random, packs: list[dict]) -> None:
+    conf = getattr(mod, "GCAL_FILL_CONFIG", None) or {}
+    own = list(getattr(mod, "NEEDLE_EVENTS", None) or []) if conf.get("include_needles", True) else []
+    cals: dict[str, str] = {"primary": ws.me.email}
+    for e in packs + own:
+        start, end, all_day = _event_times(e, ws.now, rng)
+        key = str(e.get("calendar") or "primary")
+        if key not in cals:
+            cals[key] = ws.calendar.add_calendar(summary=key.replace("_", " ").title(), owner=ws.me.email).id
+        ev = ws.calendar.add_event(summary=e["summary"], start=start, end=end, attendees=list(e.get("attendees") or []),
+                                   description=e.get("description"), location=e.get("location"), all_day=all_day,
+                                   organizer=cals[key] if key != "primary" else None)
+        if e.get("recurrence"):
+            rec = e["recurrence"] if isinstance(e["recurrence"], list) else [e["recurrence"]]
+            ws.calendar.db.events[ev.id] = ev.model_copy(update={"recurrence": tuple(rec)})
