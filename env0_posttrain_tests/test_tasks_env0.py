@@ -109,3 +109,24 @@ def test_load_package_raises_env0_error(tmp_path: Path) -> None:
     with pytest.raises(Env0Error) as err:
         load_package(tmp_path)
     assert err.value.step == "read task.toml"
+
+
+ARCHIVE = Path(__file__).parent / "fixtures" / "env0_archive"
+ENV0_ROOT = Path(__file__).parent / "fixtures" / "env0_root"  # a stand-in env0 checkout with one gcal seed pack
+
+
+def test_drive_docs_calendar_package_with_a_seed_pack(tmp_path: Path) -> None:
+    """Fixed file ids, folder paths, shares, comments, docs comments, a pack event and a fixed_only calendar."""
+    res = run_and_record(ARCHIVE, tmp_path / "r.json", oracle=True, env0_root=ENV0_ROOT)
+    assert res.verifier_error is None, res.verifier_error
+    assert res.reward == 1.0 and res.result["metrics"]["seeded_comment"] is True
+    assert res.result["metrics"]["patch_calls"] == 1  # the move is one PATCH in env0's action log
+    noop = run_and_record(ARCHIVE, env0_root=ENV0_ROOT)
+    assert noop.reward == 0.0
+
+
+def test_seed_pack_without_an_env0_checkout_is_a_named_error(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    assert main(["env0", str(ARCHIVE), "--oracle", "--reward-file", str(out)]) == 2
+    err = json.loads(out.read_text())["verifier_error"]
+    assert err.startswith("seed needles:") and "needles.py" in err and "archive_week" in err and "--env0-root" in err

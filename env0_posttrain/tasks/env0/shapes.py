@@ -131,8 +131,8 @@ def calendar_state(ws: Workspace) -> dict[str, Any]:
     me = ws.me.email
     events = []
     for e in ws.calendar.db.events.values():
-        if not ws.calendar.on_calendar(e, me):
-            continue
+        if not ws.calendar.on_calendar(e, me) or e.status == "cancelled":
+            continue  # Calendar keeps a deleted event as status "cancelled"; env0 removes the row
         start, end = e.start.get("dateTime") or e.start.get("date"), e.end.get("dateTime") or e.end.get("date")
         events.append({"id": e.id, "calendarId": "primary" if e.calendarId == me else e.calendarId,
                        "summary": e.summary, "description": e.description, "location": e.location, "status": e.status,
