@@ -125,7 +125,8 @@ def test_drive_docs_calendar_package_with_a_seed_pack(tmp_path: Path) -> None:
     assert noop.reward == 0.0
 
 
-def test_seed_pack_without_an_env0_checkout_is_a_named_error(tmp_path: Path) -> None:
+def test_seed_pack_without_an_env0_checkout_is_a_named_error(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("ENV0_ROOT", raising=False)
     out = tmp_path / "r.json"
     assert main(["env0", str(ARCHIVE), "--oracle", "--reward-file", str(out)]) == 2
     err = json.loads(out.read_text())["verifier_error"]
