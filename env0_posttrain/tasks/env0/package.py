@@ -84,10 +84,15 @@ def _read_meta(root: Path) -> tuple[dict[str, Any], str | None]:
 def _services(root: Path, meta: dict[str, Any]) -> list[str]:
     declared = (meta.get("environment") or {}).get("services") or []
     out = [SERVICE_MAP[s] for s in declared if s in SERVICE_MAP]
+    unknown = [s for s in declared if s not in SERVICE_MAP]
     docker = root / "environment" / "Dockerfile"
     if docker.is_file():  # env-0 packages declare services only through their seed commands
-        for m in re.finditer(r"(?:^|[\s&;])(mock-)?(gmail|gcal|gdrive|gdoc|slack) +--db", docker.read_text()):
-            out.append(SERVICE_MAP[m.group(2)])
+        for m in re.finditer(r"(?:^|[\s&;])(mock-)?([a-z]+) +--db", docker.read_text()):
+            (out if m.group(2) in SERVICE_MAP else unknown).append(SERVICE_MAP.get(m.group(2), m.group(2)))
+    if unknown:
+        raise Env0Error("read services", docker if docker.is_file() else root / "task.toml",
+                        f"needs services this runtime does not serve: {', '.join(sorted(set(unknown)))} "
+                        f"(served: gmail, gcal, gdrive, gdoc, slack)")
     return list(dict.fromkeys(out))
 
 
