@@ -108,11 +108,11 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
     tmp = Path(tempfile.mkdtemp(prefix="env0-"))
     try:
         manifest_path = tmp / "oracle" / "manifest.json"
-        triggers = manifest.pop("_invite_triggers", [])
+        extras = manifest.pop("_extras", {})
         write_manifest(manifest_path, manifest)
         logs = tmp / "logs" / "verifier"
         logs.mkdir(parents=True)
-        with serve(ws, triggers) as (urls, surface):
+        with serve(ws, extras) as (urls, surface):
             env = {**os.environ, **urls, "NEEDLE_MANIFEST": str(manifest_path), "TASK_ROOT": str(pkg.root),
                    "TASKS_DIR": str(pkg.root.parent), "TASK_NAME": pkg.name, "LOGS_DIR": str(logs),
                    "SLACK_BOT_TOKEN": "mock-bot-token", "SLACK_USER_TOKEN": "mock-user-token", "HOME": str(tmp),

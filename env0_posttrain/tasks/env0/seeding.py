@@ -9,6 +9,7 @@ default fill. Ids are kept where the package fixes them: verifiers look them up.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from datetime import date, datetime, time, timedelta, timezone
@@ -29,8 +30,8 @@ GDOC = "application/vnd.google-apps.document"
 
 def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task_name: str, seed: int,
                  env0_root: Path | None = None) -> dict:
-    """Plant every declared service's needles; returns the manifest (gmail needles, as env0 records them), with the
-    slack invite triggers under "_invite_triggers" (the runner hands them to the server, not to the manifest file)."""
+    """Plant every declared service's needles; returns the manifest (gmail needles, as env0 records them), with what
+    our rows cannot hold under "_extras" (the runner hands it to the server, not to the manifest file)."""
     rng = random.Random(seed)
     needles: list[dict[str, Any]] = []
     for svc in services:
@@ -40,16 +41,16 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
         needles = _gmail(ws, mod, rng)
     if "drive" in services or "docs" in services:
         _drive(ws, mod)
-    triggers: list[tuple[str, str]] = []
+    extras: dict[str, Any] = {}
     if "slack" in services:
-        _slack(ws, mod, triggers)
+        _slack(ws, mod, extras)
     if "calendar" in services:
         conf = getattr(mod, "GCAL_FILL_CONFIG", None) or {}
         names = conf.get("seed_packs") or []
         _calendar(ws, mod, rng, load_seed_packs(env0_root, list(names), Path(getattr(mod, "__file__", "needles.py"))))
     ws.snapshot("seed")  # the planted needles are the baseline /_admin/diff compares against
     return {"task": task_name, "seed": seed, "seeded_at": ws.now.strftime("%Y-%m-%dT%H:%M:%SZ"), "needles": needles,
-            "_invite_triggers": triggers}
+            "_extras": extras}
 
 
 _FILL_NAMES = {"gmail": "GMAIL_FILL_CONFIG", "calendar": "GCAL_FILL_CONFIG", "drive": "GDRIVE_FILL_CONFIG",
@@ -206,16 +207,22 @@ def _drive(ws: Workspace, mod: ModuleType) -> None:
 
 
 # -- slack ----------------------------------------------------------------------------------------
-def _slack(ws: Workspace, mod: ModuleType, triggers: list[tuple[str, str]]) -> None:
-    """SEED_INVITE_TRIGGERS (a person who, once DMed, invites the agent to a private channel) go to `triggers`."""
+def _slack(ws: Workspace, mod: ModuleType, extras: dict[str, Any]) -> None:
+    """What our Slack rows do not hold goes to `extras` for the server: SEED_INVITE_TRIGGERS (a person who, once
+    DMed, invites the agent to a private channel), pinned messages and bot users (env0's state shows both)."""
+    triggers: list[tuple[str, str]] = extras.setdefault("triggers", [])
     ids: dict[str, str] = {}
+    bots: set[str] = set()
     by_email = {u.email: u.id for u in ws.slack.db.users.values()}
     for u in getattr(mod, "SEED_USERS", None) or []:
-        uid = by_email.get(u["email"])
+        uid = by_email.get(u.get("email", "")) if u.get("email") else None
         if uid is None:
-            uid = "U" + ws.slack.new_id("user", "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789", 10)
-            ws.slack.db.users[uid] = SlackUser(id=uid, name=u["name"], real_name=u["real_name"], email=u["email"],
-                                               title=u.get("title", ""))
+            uid = u.get("id") or "U" + ws.slack.new_id("user", "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789", 10)
+            ws.slack.db.users[uid] = SlackUser(id=uid, name=u["name"], real_name=u.get("real_name", u["name"]),
+                                               email=u.get("email", ""), title=u.get("title", ""),
+                                               is_admin=bool(u.get("is_admin", False)))
+        if u.get("is_bot"):
+            bots.add(uid)
         ids[u["key"]] = uid
     for u in ws.slack.db.users.values():  # members named by handle when no SEED_USERS key matches
         ids.setdefault(u.name, u.id)
@@ -229,13 +236,24 @@ def _slack(ws: Workspace, mod: ModuleType, triggers: list[tuple[str, str]]) -> N
             ids[key] = new
         return ids[key]
 
+    pins: list[Any] = []
     for c in getattr(mod, "SEED_CHANNELS", None) or []:
         members = [uid(k) for k in c.get("members", [])]
         if ws.slack.me not in members and not c.get("is_private", False):
             members.append(ws.slack.me)  # env0's agent reads and posts in public channels; private ones need an invite
         if ws.slack.channel_by_name(c["name"]) is None:
-            ws.slack.add_channel(c["name"], members=members, private=c.get("is_private", False), topic=c.get("topic", ""),
-                                 purpose=c.get("purpose", ""), creator=uid(c["creator"]) if c.get("creator") else None)
+            made = ws.slack.add_channel(c["name"], members=members, private=c.get("is_private", False),
+                                        topic=c.get("topic", ""), purpose=c.get("purpose", ""),
+                                        creator=uid(c["creator"]) if c.get("creator") else None)
+            if c.get("id") and c["id"] != made.id:  # verifiers look channels up by the package's fixed id
+                del ws.slack.db.channels[made.id]
+                ws.slack.db.channels[c["id"]] = made.model_copy(update={"id": c["id"]})
+        for pin in c.get("pins") or []:
+            when = ws.now - timedelta(days=float(pin.get("days_ago", 1)))
+            m = ws.slack.add_message(c["name"], user=uid(pin.get("pinned_by", "alex")), text=pin.get("text", ""), when=when)
+            pins.append(m)
+    extras.setdefault("pins", []).extend(f"{m.channel}/{m.ts}" for m in pins)
+    extras.setdefault("bots", []).extend(sorted(bots))
     for t in getattr(mod, "SEED_INVITE_TRIGGERS", None) or []:
         chan = ws.slack.channel_by_name(t["grant_channel"])
         if chan is not None and t.get("when_dm_to"):
@@ -244,13 +262,26 @@ def _slack(ws: Workspace, mod: ModuleType, triggers: list[tuple[str, str]]) -> N
     for channel, msgs in seeded.items():
         if ws.slack.channel_by_name(channel) is None:
             ws.slack.add_channel(channel, members=[ws.slack.me])
-        rows = sorted(msgs, key=lambda m: -float(m.get("days_ago", 0)))
-        for m in rows:
-            when = ws.now - timedelta(days=float(m.get("days_ago", 0)))
-            parent = ws.slack.add_message(channel, user=uid(m["sender"]), text=m["text"], when=when)
+        when_of = functools.partial(_posted_at, ws.now, len(msgs))
+        for i, m in sorted(enumerate(msgs), key=lambda im: when_of(*im)):
+            reactions: dict[str, list[str]] = {}
+            for r in m.get("reactions") or []:
+                reactions.setdefault(r.get("emoji", "thumbsup"), []).extend(uid(k) for k in r.get("users", []))
+            parent = ws.slack.add_message(channel, user=uid(m["sender"]), text=m["text"], when=min(when_of(i, m), ws.now),
+                                          reactions=reactions)
+            when = when_of(i, m)
             for j, r in enumerate(m.get("thread") or []):
                 ws.slack.add_message(channel, user=uid(r["sender"]), text=r["text"],
                                      when=min(when + timedelta(minutes=5 * (j + 1)), ws.now), thread_ts=parent.ts)
+
+
+def _posted_at(now: datetime, n: int, i: int, m: dict) -> datetime:
+    """env0's message times: days_ago / hours_ago, else one hour apart ending now; i-th message 0.1 s later."""
+    if "days_ago" in m:
+        return now - timedelta(days=float(m["days_ago"]), seconds=-0.1 * i)
+    if "hours_ago" in m:
+        return now - timedelta(hours=float(m["hours_ago"]), seconds=-0.1 * i)
+    return now - timedelta(hours=n - i)
 
 
 # -- calendar -------------------------------------------------------------------------------------
@@ -259,6 +290,16 @@ LOCAL_TZ = ZoneInfo("America/Los_Angeles")  # env0's calendar user: relative hou
 
 def _event_times(e: dict, now: datetime, rng: random.Random) -> tuple[datetime, datetime, bool]:
     """(start, end, all_day) in UTC from env0's event template fields, by env0's rules."""
+    if isinstance(e.get("start"), dict):  # an API-shaped event: {"dateTime": ...} or {"date": ...}, naive = local
+        def at(t: dict) -> datetime:
+            if t.get("date") and not t.get("dateTime"):
+                return datetime.combine(date.fromisoformat(t["date"]), time.min, tzinfo=timezone.utc)
+            dt = datetime.fromisoformat(str(t["dateTime"]).replace("Z", "+00:00"))
+            return (dt if dt.tzinfo else dt.replace(tzinfo=ZoneInfo(t.get("timeZone") or "America/Los_Angeles"))
+                    ).astimezone(timezone.utc)
+        start = at(e["start"])
+        end = at(e["end"]) if isinstance(e.get("end"), dict) else start + timedelta(hours=1)
+        return start, end, "date" in e["start"] and not e["start"].get("dateTime")
     if e.get("start_iso"):
         start = datetime.fromisoformat(str(e["start_iso"]).replace("Z", "+00:00"))
         end = (datetime.fromisoformat(str(e["end_iso"]).replace("Z", "+00:00")) if e.get("end_iso")
@@ -312,7 +353,8 @@ def _calendar(ws: Workspace, mod: ModuleType, rng: random.Random, packs: list[di
         key = str(e.get("calendar") or "primary")
         if key not in cals:
             cals[key] = ws.calendar.add_calendar(summary=key.replace("_", " ").title(), owner=ws.me.email).id
-        ev = ws.calendar.add_event(summary=e["summary"], start=start, end=end, attendees=list(e.get("attendees") or []),
+        attendees = [a["email"] if isinstance(a, dict) else a for a in e.get("attendees") or []]
+        ev = ws.calendar.add_event(summary=e["summary"], start=start, end=end, attendees=attendees,
                                    description=e.get("description"), location=e.get("location"), all_day=all_day,
                                    organizer=cals[key] if key != "primary" else None)
         if e.get("recurrence"):

@@ -39,13 +39,17 @@ _BY_METHOD = {(s.service, s.method_id): s for s in TOOLS.values()}
 class Env0Surface:
     """The ASGI app: the env0 /_admin surface over a workspace, plus its API paths with an HTTP action log."""
 
-    def __init__(self, ws: Workspace, invite_triggers: list[tuple[str, str]] | None = None):
+    def __init__(self, ws: Workspace, extras: dict[str, Any] | None = None):
         self.ws = ws
-        self.triggers = list(invite_triggers or [])
+        self.extras = dict(extras or {})
+        self.triggers = [tuple(t) for t in self.extras.get("triggers", [])]
         self.inner = create_app(lambda: ws)
         self.dispatch = ApiDispatch(None, Router(), lambda: self.ws)
-        self.initial = {svc: STATE[svc](ws) for svc in set(PREFIXES.values())}
+        self.initial = {svc: self.state(svc) for svc in set(PREFIXES.values())}
         self.log: dict[str, list[dict[str, Any]]] = {p: [] for p in PREFIXES}
+
+    def state(self, svc: str) -> dict[str, Any]:
+        return STATE[svc](self.ws, self.extras) if svc == "slack" else STATE[svc](self.ws)
 
     # -- gws: one method call by id --------------------------------------------------------------
     def gws_call(self, prefix: str, req: dict[str, Any]) -> tuple[int, bytes]:
@@ -159,9 +163,9 @@ class Env0Surface:
             if rest in ("/health", "/_admin/health"):
                 status, payload = 200, b'{"status":"ok"}'
             elif rest == "/_admin/state":
-                status, payload = 200, json.dumps(STATE[svc](self.ws)).encode()
+                status, payload = 200, json.dumps(self.state(svc)).encode()
             elif rest == "/_admin/diff":
-                status, payload = 200, json.dumps(DIFF[svc](self.initial[svc], STATE[svc](self.ws))).encode()
+                status, payload = 200, json.dumps(DIFF[svc](self.initial[svc], self.state(svc))).encode()
             elif rest == "/_admin/action_log":
                 status, payload = 200, json.dumps({"entries": self.log[prefix], "count": len(self.log[prefix])}).encode()
             elif rest == "/_gws":
@@ -188,10 +192,9 @@ def _handle(dispatch: ApiDispatch, scope: dict[str, Any], body: bytes) -> tuple[
 
 
 @contextmanager
-def serve(ws: Workspace, invite_triggers: list[tuple[str, str]] | None = None
-          ) -> Iterator[tuple[dict[str, str], Env0Surface]]:
+def serve(ws: Workspace, extras: dict[str, Any] | None = None) -> Iterator[tuple[dict[str, str], Env0Surface]]:
     """Yields (env vars naming each service URL, the surface); loopback only, free port."""
-    surface = Env0Surface(ws, invite_triggers)
+    surface = Env0Surface(ws, extras)
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(surface, host="127.0.0.1", port=port, log_level="error", access_log=False,
                                            timeout_graceful_shutdown=1, lifespan="off"))
