@@ -76,6 +76,8 @@ class Env0Surface:
 
     def api(self, prefix: str, method: str, path: str, query: bytes, body: bytes,
             ctype: str = "application/json") -> tuple[int, bytes]:
+        if prefix == "gcal" and body.strip():
+            body = _local_times(body)
         scope = {"path": path, "method": method, "query_string": query, "headers": [(b"content-type", ctype.encode())]}
         status, payload, _ = _handle(self.dispatch, scope, body)
         if self.triggers and path == "/api/chat.postMessage" and status == 200:
@@ -178,6 +180,25 @@ class Env0Surface:
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
         await send({"type": "http.response.body", "body": payload})
+
+
+def _local_times(body: bytes) -> bytes:
+    """env0's calendar reads a dateTime without offset or timeZone in the user's zone (America/Los_Angeles);
+    Google answers 400 "Missing time zone definition". env0 packages rely on the former, so the zone is added."""
+    try:
+        req = json.loads(body)
+    except ValueError:
+        return body
+    if not isinstance(req, dict):
+        return body
+    changed = False
+    for key in ("start", "end", "originalStartTime"):
+        t = req.get(key)
+        if isinstance(t, dict) and isinstance(t.get("dateTime"), str) and not t.get("timeZone") \
+                and not re.search(r"(Z|[+-]\d\d:?\d\d)$", t["dateTime"]):
+            req[key] = {**t, "timeZone": "America/Los_Angeles"}
+            changed = True
+    return json.dumps(req).encode() if changed else body
 
 
 def _handle(dispatch: ApiDispatch, scope: dict[str, Any], body: bytes) -> tuple[int, bytes, str]:
