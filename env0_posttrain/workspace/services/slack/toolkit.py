@@ -233,6 +233,23 @@ class Slack(Service):
         self.db.channels[c.id] = c
         return {"ok": True, "channel": self.channel_json(c)}
 
+    @api("conversations.kick", "POST api/conversations.kick", "Remove a user from a channel.", writes=True,
+         params={"channel": "", "user": "user id"})
+    def conversations_kick(self, channel: str, user: str) -> dict[str, Any]:
+        c = self._chan(channel, member=True)
+        if c.is_im:
+            raise slack_error("method_not_supported_for_channel_type")
+        if user == self.me:
+            raise slack_error("cant_kick_self")
+        if user not in self.db.users:
+            raise slack_error("user_not_found")
+        if user not in c.members:
+            raise slack_error("not_in_channel")
+        if c.is_general:
+            raise slack_error("cant_kick_from_general")
+        self.db.channels[c.id] = c.model_copy(update={"members": tuple(m for m in c.members if m != user)})
+        return {"ok": True}
+
     @api("conversations.members", "POST api/conversations.members", "User ids of a channel's members.",
          params={"channel": "", "limit": "", "cursor": ""})
     def conversations_members(self, channel: str, limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
