@@ -208,11 +208,10 @@ def _drive(ws: Workspace, mod: ModuleType) -> None:
 
 # -- slack ----------------------------------------------------------------------------------------
 def _slack(ws: Workspace, mod: ModuleType, extras: dict[str, Any]) -> None:
-    """What our Slack rows do not hold goes to `extras` for the server: SEED_INVITE_TRIGGERS (a person who, once
-    DMed, invites the agent to a private channel), pinned messages and bot users (env0's state shows both)."""
+    """SEED_INVITE_TRIGGERS (a person who, once DMed, invites the agent to a private channel: env0's mock does it,
+    Slack has no such thing) go to `extras` for the server."""
     triggers: list[tuple[str, str]] = extras.setdefault("triggers", [])
     ids: dict[str, str] = {}
-    bots: set[str] = set()
     by_email = {u.email: u.id for u in ws.slack.db.users.values()}
     for u in getattr(mod, "SEED_USERS", None) or []:
         uid = by_email.get(u.get("email", "")) if u.get("email") else None
@@ -220,9 +219,7 @@ def _slack(ws: Workspace, mod: ModuleType, extras: dict[str, Any]) -> None:
             uid = u.get("id") or "U" + ws.slack.new_id("user", "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789", 10)
             ws.slack.db.users[uid] = SlackUser(id=uid, name=u["name"], real_name=u.get("real_name", u["name"]),
                                                email=u.get("email", ""), title=u.get("title", ""),
-                                               is_admin=bool(u.get("is_admin", False)))
-        if u.get("is_bot"):
-            bots.add(uid)
+                                               is_admin=bool(u.get("is_admin", False)), is_bot=u.get("is_bot") or None)
         ids[u["key"]] = uid
     for u in ws.slack.db.users.values():  # members named by handle when no SEED_USERS key matches
         ids.setdefault(u.name, u.id)
@@ -236,7 +233,6 @@ def _slack(ws: Workspace, mod: ModuleType, extras: dict[str, Any]) -> None:
             ids[key] = new
         return ids[key]
 
-    pins: list[Any] = []
     for c in getattr(mod, "SEED_CHANNELS", None) or []:
         members = [uid(k) for k in c.get("members", [])]
         if ws.slack.me not in members and not c.get("is_private", False):
@@ -251,9 +247,7 @@ def _slack(ws: Workspace, mod: ModuleType, extras: dict[str, Any]) -> None:
         for pin in c.get("pins") or []:
             when = ws.now - timedelta(days=float(pin.get("days_ago", 1)))
             m = ws.slack.add_message(c["name"], user=uid(pin.get("pinned_by", "alex")), text=pin.get("text", ""), when=when)
-            pins.append(m)
-    extras.setdefault("pins", []).extend(f"{m.channel}/{m.ts}" for m in pins)
-    extras.setdefault("bots", []).extend(sorted(bots))
+            ws.slack.db.messages[f"{m.channel}/{m.ts}"] = m.model_copy(update={"pinned_to": (m.channel,)})
     for t in getattr(mod, "SEED_INVITE_TRIGGERS", None) or []:
         chan = ws.slack.channel_by_name(t["grant_channel"])
         if chan is not None and t.get("when_dm_to"):

@@ -49,7 +49,7 @@ class Env0Surface:
         self.log: dict[str, list[dict[str, Any]]] = {p: [] for p in PREFIXES}
 
     def state(self, svc: str) -> dict[str, Any]:
-        return STATE[svc](self.ws, self.extras) if svc == "slack" else STATE[svc](self.ws)
+        return STATE[svc](self.ws)
 
     # -- gws: one method call by id --------------------------------------------------------------
     def gws_call(self, prefix: str, req: dict[str, Any]) -> tuple[int, bytes]:

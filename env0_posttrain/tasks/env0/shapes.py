@@ -95,11 +95,10 @@ def docs_state(ws: Workspace) -> dict[str, Any]:
             "timestamp": _now(ws)}
 
 
-def slack_state(ws: Workspace, extras: dict[str, Any] | None = None) -> dict[str, Any]:
+def slack_state(ws: Workspace) -> dict[str, Any]:
     db = ws.slack.db
-    pinned, bots = set((extras or {}).get("pins", [])), set((extras or {}).get("bots", []))
     users = [{"id": u.id, "name": u.name, "real_name": u.real_name, "email": u.email, "title": u.title,
-              "is_admin": u.is_admin, "is_bot": u.id in bots, "is_deleted": u.deleted, "tz": u.tz} for u in db.users.values()]
+              "is_admin": u.is_admin, "is_bot": bool(u.is_bot), "is_deleted": u.deleted, "tz": u.tz} for u in db.users.values()]
     channels, members = [], []
     for c in db.channels.values():
         channels.append({"id": c.id, "name": c.name, "is_private": c.is_private, "is_archived": c.is_archived,
@@ -116,13 +115,13 @@ def slack_state(ws: Workspace, extras: dict[str, Any] | None = None) -> dict[str
         msgs.append({"id": key, "channel_id": m.channel, "user_id": m.user, "text": m.text, "ts": m.ts,
                      "thread_ts": m.thread_ts, "is_edited": m.edited is not None,
                      "edited_ts": (m.edited or {}).get("ts"), "reply_count": threads.get((m.channel, m.ts), 0),
-                     "is_pinned": key in pinned, "created_at": datetime.fromtimestamp(float(m.ts), tz=timezone.utc)
+                     "is_pinned": bool(m.pinned_to), "created_at": datetime.fromtimestamp(float(m.ts), tz=timezone.utc)
                      .replace(tzinfo=None).isoformat()})
         for r in m.reactions:
             reactions += [{"id": f"{key}:{r.name}:{u}", "message_id": key, "user_id": u, "emoji_name": r.name}
                           for u in r.users]
-    pins = [{"id": f"pin:{k}", "channel_id": db.messages[k].channel, "message_id": k, "user_id": db.messages[k].user,
-             "created_at": None} for k in sorted(pinned) if k in db.messages]
+    pins = [{"id": f"pin:{k}", "channel_id": m.channel, "message_id": k, "user_id": m.user, "created_at": None}
+            for k, m in sorted(db.messages.items()) if m.pinned_to]
     team = {"workspace": {"id": "workspace_001", "name": ws.company.name if hasattr(ws.company, "name") else ws.domain,
                           "domain": ws.domain, "team_id": "T1"},
             "users": users, "channels": channels, "channel_members": members, "messages": msgs,

@@ -96,6 +96,8 @@ class Slack(Service):
             out["edited"] = dict(m.edited)
         if m.reactions:
             out["reactions"] = [{"name": r.name, "users": list(r.users), "count": len(r.users)} for r in m.reactions]
+        if m.pinned_to:
+            out["pinned_to"] = list(m.pinned_to)
         return out
 
     def _thread(self, channel: str, ts: str) -> list[Message]:
@@ -119,7 +121,7 @@ class Slack(Service):
     def user_json(self, u: SlackUser) -> dict[str, Any]:
         first, _, last = u.real_name.partition(" ")
         return {"id": u.id, "team_id": TEAM, "name": u.name, "deleted": u.deleted, "real_name": u.real_name,
-                "tz": u.tz, "is_admin": u.is_admin, "is_owner": False, "is_bot": False, "is_app_user": False,
+                "tz": u.tz, "is_admin": u.is_admin, "is_owner": False, "is_bot": bool(u.is_bot), "is_app_user": False,
                 "profile": {"title": u.title, "real_name": u.real_name, "display_name": u.name,
                             "first_name": first, "last_name": last, "email": u.email, "team": TEAM}}
 
@@ -248,6 +250,42 @@ class Slack(Service):
         if c.is_general:
             raise slack_error("cant_kick_from_general")
         self.db.channels[c.id] = c.model_copy(update={"members": tuple(m for m in c.members if m != user)})
+        return {"ok": True}
+
+    @api("conversations.archive", "POST api/conversations.archive", "Archive a channel.", writes=True,
+         params={"channel": ""})
+    def conversations_archive(self, channel: str) -> dict[str, Any]:
+        c = self._chan(channel)
+        if c.is_archived:
+            raise slack_error("already_archived")
+        if c.is_general:
+            raise slack_error("cant_archive_general")
+        if c.is_im:
+            raise slack_error("method_not_supported_for_channel_type")
+        if c.is_private and self.me not in c.members:
+            raise slack_error("not_in_channel")
+        self.db.channels[c.id] = c.model_copy(update={"is_archived": True})
+        return {"ok": True}
+
+    @api("pins.list", "POST api/pins.list", "Items pinned in a channel.", params={"channel": ""})
+    def pins_list(self, channel: str) -> dict[str, Any]:
+        c = self._chan(channel)
+        threads = self._index()[1]
+        items = [{"type": "message", "channel": c.id, "created": int(float(m.ts)), "created_by": m.user,
+                  "message": {**self.message_json(m, threads), "pinned_to": list(m.pinned_to or ())}}
+                 for m in self.history(c.id) if c.id in (m.pinned_to or ())]
+        return {"ok": True, "items": items}
+
+    @api("pins.add", "POST api/pins.add", "Pin a message to its channel.", writes=True,
+         params={"channel": "", "timestamp": "message ts"})
+    def pins_add(self, channel: str, timestamp: str) -> dict[str, Any]:
+        c = self._chan(channel, member=True)
+        m = self.db.messages.get(f"{c.id}/{timestamp}")
+        if m is None:
+            raise slack_error("message_not_found")
+        if c.id in (m.pinned_to or ()):
+            raise slack_error("already_pinned")
+        self.db.messages[f"{c.id}/{m.ts}"] = m.model_copy(update={"pinned_to": (m.pinned_to or ()) + (c.id,)})
         return {"ok": True}
 
     @api("conversations.members", "POST api/conversations.members", "User ids of a channel's members.",
