@@ -131,3 +131,18 @@ def test_seed_pack_without_an_env0_checkout_is_a_named_error(tmp_path: Path, mon
     assert main(["env0", str(ARCHIVE), "--oracle", "--reward-file", str(out)]) == 2
     err = json.loads(out.read_text())["verifier_error"]
     assert err.startswith("seed needles:") and "needles.py" in err and "archive_week" in err and "--env0-root" in err
+
+
+def test_gws_shim_usage_errors(capsys, monkeypatch) -> None:
+    from env0_posttrain.tasks.env0 import gws
+
+    monkeypatch.setenv("MOCK_GMAIL_URL", "http://127.0.0.1:9")
+    for argv, says in ((["gmail", "users", "messages", "list", "--params", "{bad"], "not valid JSON"),
+                       (["gmail", "users", "messages", "list", "--page-all"], "unknown flag --page-all"),
+                       (["gmail", "users"], "expected: gws <service>")):
+        with pytest.raises(SystemExit) as ex:
+            gws.main(argv)
+        assert ex.value.code == 2 and says in capsys.readouterr().err
+    assert gws.main(["stripe", "charges", "list"]) == 2 and "unknown gws service" in capsys.readouterr().err
+    assert gws.parse(["drive", "files", "list", "--params={\"q\": \"x\"}"]) == {
+        "service": "drive", "method_id": "drive.files.list", "params": {"q": "x"}, "json": None}

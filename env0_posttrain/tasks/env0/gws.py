@@ -33,11 +33,7 @@ def parse(argv: list[str]) -> dict:
                     flags[key] = json.loads(val)
                 except ValueError as e:
                     raise SystemExit(_usage(f"--{key} is not valid JSON: {e}"))
-            elif key in ("format",):  # accepted, JSON is the only output
-                i += 1
-            elif key in ("page-all", "dry-run"):
-                flags[key] = True
-            else:
+            else:  # gws's other flags (--page-all, --format, --upload ...) are not implemented: say so
                 raise SystemExit(_usage(f"unknown flag --{key}"))
         else:
             words.append(a)

@@ -90,7 +90,7 @@ def _replay(surface: Any, calls_path: Path) -> int:
 
 
 def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | None = None, seed: int = 0,
-                now: datetime | None = None, keep: Path | None = None, env0_root: Path | None = None) -> Env0Result:
+                now: datetime | None = None, env0_root: Path | None = None) -> Env0Result:
     """Raises Env0Error; `run_and_record` turns that into a verifier_error reward file."""
     t0 = time.perf_counter()
     pkg: Env0Package = load_package(package_dir)
@@ -133,8 +133,6 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise Env0Error("read reward", pkg.test_sh, f"the verifier wrote no reward to $LOGS_DIR/reward.json "
                             f"({type(e).__name__}: {e})") from None
-        if keep is not None:
-            shutil.copytree(tmp, keep, dirs_exist_ok=True)
         return Env0Result(package=pkg.name, reward=reward, result=result, calls=n,
                           seconds={"seed": round(t_seed - t0, 3), "solve": round(t_solve - t_seed, 3),
                                    "verify": round(t_verify - t_solve, 3), "total": round(t_verify - t0, 3)})

@@ -94,6 +94,8 @@ class Env0Surface:
     def tool_call(self, spec: Any, arguments: dict[str, Any]) -> Any:
         """An agent's tool call, logged as the HTTP request it stands for (env0 verifiers read paths)."""
         res = self.ws.call(spec.name, arguments, source="env0")
+        if self.triggers and spec.name == "slack_chat_postMessage" and res.ok:
+            self._fire_triggers(json.dumps(res.body).encode())
         path = spec.path
         for name in spec.path_params:
             path = re.sub(r"{\+?" + name + "}", quote(str(arguments.get(name, "me")), safe=""), path)
