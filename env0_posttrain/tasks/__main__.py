@@ -19,7 +19,17 @@ def main(argv: list[str] | None = None) -> int:
     rp.add_argument("--calls", type=Path, help="JSON list of {name, arguments}")
     rp.add_argument("--answer-file", type=Path, help="the agent's final answer (text); absent file = no answer")
     rp.add_argument("--reward-file", type=Path, help="where to write the reward")
+    ep = sub.add_parser("env0", help="run one env0 task package unchanged: seed, solve.sh or --calls, test.sh")
+    ep.add_argument("package_dir", type=Path)
+    ep.add_argument("--oracle", action="store_true", help="run solution/solve.sh as the agent")
+    ep.add_argument("--calls", type=Path, help="JSON list of {name, arguments} (our tool names)")
+    ep.add_argument("--reward-file", type=Path, help="where to write env0's reward.json (or the verifier_error)")
+    ep.add_argument("--seed", type=int, default=0, help="seed of the default fill and of the needles' parameters")
+    ep.add_argument("--env0-root", type=Path, help="an env0 checkout, for packages that use its env-owned gcal "
+                    "seed packs (default: $ENV0_ROOT)")
     args = parser.parse_args(argv)
+    if args.command == "env0":
+        return _env0(args)
     try:
         if args.oracle:
             calls = args.task_dir / "solution" / "oracle.json"
@@ -36,6 +46,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.reward_file:
         write_reward(args.reward_file, verdict["reward"])
     print(json.dumps(verdict, indent=2))
+    return 0
+
+
+def _env0(args: argparse.Namespace) -> int:
+    from env0_posttrain.tasks.env0.runner import run_and_record
+
+    res = run_and_record(args.package_dir, args.reward_file, oracle=args.oracle, calls=args.calls, seed=args.seed,
+                         env0_root=args.env0_root)
+    print(res.model_dump_json(indent=2))
+    if res.verifier_error:
+        print(f"error: {res.verifier_error}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Drive state: files (folders, uploaded files and Google Docs stubs) with their permissions."""
+"""Drive state: files (folders, uploaded files and Google Docs stubs) with their permissions, and comments."""
 
 from __future__ import annotations
 
@@ -35,5 +35,18 @@ class File(Row):
     version: int = 1
 
 
+class Comment(Row):
+    id: str
+    fileId: str
+    authorEmail: str
+    authorName: str
+    content: str
+    quotedText: str | None = None
+    createdTime: str
+    modifiedTime: str
+    resolved: bool = False
+
+
 class DriveDB(DB):
     files: dict[str, File] = table()
+    comments: dict[str, Comment] = table()

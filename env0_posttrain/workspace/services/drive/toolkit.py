@@ -1,4 +1,4 @@
-"""Drive v3 methods (files, permissions) and the seeding helpers."""
+"""Drive v3 methods (files, permissions, comments) and the seeding helpers."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from ...base import DRIVE_ALPHABET, DIGITS, Service, api, make_id
 from ...errors import bad_request, forbidden, google_error
 from ...paging import check_size, page, select_fields
 from .access import FileView, file_json, file_not_found, listed_for, perm_json, role_of
+from .comments import Comments
 from .data_model import FOLDER, GDOC, GOOGLE_PREFIX, DriveDB, File, Permission
 from .query import DriveQuery
 
@@ -20,7 +21,7 @@ _ORDER = {"name": lambda f: f.name.lower(), "modifiedTime": lambda f: f.modified
           "starred": lambda f: not f.starred}
 
 
-class Drive(Service):
+class Drive(Comments, Service):
     name = "drive"
     DB = DriveDB
     db: DriveDB

@@ -92,6 +92,34 @@ class Gmail(Mailbox):
         m = self.relabel(m, add, remove)
         return {"id": m.id, "threadId": m.threadId, "labelIds": list(m.labelIds)}
 
+    @api("gmail.users.messages.batchModify", f"POST {P}/messages/batchModify",
+         "Add/remove labels on many messages at once (up to 1000 ids).", writes=True, status=204,
+         params={"body": "{ids: [..], addLabelIds: [..], removeLabelIds: [..]}"})
+    def messages_batchModify(self, body: dict, userId: str = "me") -> None:
+        owner = self.owner(userId)
+        ids, add, remove = body.get("ids") or [], body.get("addLabelIds") or [], body.get("removeLabelIds") or []
+        if not all(isinstance(x, list) for x in (ids, add, remove)):
+            raise bad_request("Invalid JSON payload received. ids, addLabelIds and removeLabelIds must be lists",
+                              "invalidArgument")
+        if len(ids) > 1000:
+            raise bad_request("Too many ids (at most 1000)", "invalidArgument")
+        self.check_labels(owner, add + remove)
+        for m in [self._msg(owner, i) for i in ids]:  # every id is checked before any message changes
+            self.relabel(m, add, remove)
+
+    @api("gmail.users.messages.batchDelete", f"POST {P}/messages/batchDelete",
+         "Delete many messages permanently (not to trash).", writes=True, status=204,
+         params={"body": "{ids: [..]}"})
+    def messages_batchDelete(self, body: dict, userId: str = "me") -> None:
+        owner = self.owner(userId)
+        ids = body.get("ids") or []
+        if not isinstance(ids, list):
+            raise bad_request("Invalid JSON payload received. ids must be a list", "invalidArgument")
+        if len(ids) > 1000:
+            raise bad_request("Too many ids (at most 1000)", "invalidArgument")
+        for m in [self._msg(owner, i) for i in ids]:  # every id is checked before any message goes
+            self.messages_delete(m.id, userId)
+
     @api("gmail.users.messages.trash", f"POST {P}/messages/{{id}}/trash", "Move a message to trash.", writes=True,
          params={"id": ""})
     def messages_trash(self, id: str, userId: str = "me") -> dict[str, Any]:

@@ -16,6 +16,7 @@ class SlackUser(Row):
     is_admin: bool = False
     deleted: bool = False
     tz: str = "America/Los_Angeles"
+    is_bot: bool | None = None  # None (not False) keeps the dumps of existing workspaces unchanged
 
 
 class Channel(Row):
@@ -46,6 +47,7 @@ class Message(Row):
     thread_ts: str | None = None
     reactions: tuple[Reaction, ...] = ()
     edited: dict[str, Any] | None = None
+    pinned_to: tuple[str, ...] | None = None
 
 
 class SlackDB(DB):

@@ -12,6 +12,7 @@ from typing import Any
 from ...base import SLACK_ALPHABET, Service, api
 from ...errors import slack_error
 from ...paging import page
+from .channel_admin import ChannelAdmin
 from .data_model import Channel, Message, Reaction, SlackDB, SlackUser
 
 TEAM = "T0ENV0WRK"
@@ -33,7 +34,7 @@ def _limit(limit: int | None, default: int, maximum: int = 1000) -> int:
     return min(limit, maximum)
 
 
-class Slack(Service):
+class Slack(ChannelAdmin, Service):
     name = "slack"
     DB = SlackDB
     db: SlackDB
@@ -96,6 +97,8 @@ class Slack(Service):
             out["edited"] = dict(m.edited)
         if m.reactions:
             out["reactions"] = [{"name": r.name, "users": list(r.users), "count": len(r.users)} for r in m.reactions]
+        if m.pinned_to:
+            out["pinned_to"] = list(m.pinned_to)
         return out
 
     def _thread(self, channel: str, ts: str) -> list[Message]:
@@ -119,7 +122,7 @@ class Slack(Service):
     def user_json(self, u: SlackUser) -> dict[str, Any]:
         first, _, last = u.real_name.partition(" ")
         return {"id": u.id, "team_id": TEAM, "name": u.name, "deleted": u.deleted, "real_name": u.real_name,
-                "tz": u.tz, "is_admin": u.is_admin, "is_owner": False, "is_bot": False, "is_app_user": False,
+                "tz": u.tz, "is_admin": u.is_admin, "is_owner": False, "is_bot": bool(u.is_bot), "is_app_user": False,
                 "profile": {"title": u.title, "real_name": u.real_name, "display_name": u.name,
                             "first_name": first, "last_name": last, "email": u.email, "team": TEAM}}
 

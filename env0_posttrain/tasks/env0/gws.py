@@ -1,0 +1,81 @@
+"""`gws <service> <resource...> <method> [--params JSON] [--json JSON]`: the Google Workspace CLI surface env0's
+solve.sh scripts call, answered by our workspace (standard library only, so each call starts fast).
+
+Routes to $MOCK_<SERVICE>_URL/_gws; prints the API's JSON response; exits 1 with the error body on stderr on
+an API error, 2 on a usage error (unknown flag, bad JSON), 3 when the service is not reachable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+
+URL_VARS = {"gmail": "MOCK_GMAIL_URL", "calendar": "MOCK_GCAL_URL", "docs": "MOCK_GDOC_URL",
+            "drive": "MOCK_GDRIVE_URL"}
+
+
+def parse(argv: list[str]) -> dict:
+    words, flags, i = [], {}, 0
+    while i < len(argv):
+        a = argv[i]
+        if a.startswith("--"):
+            key, _, val = a[2:].partition("=")
+            if key in ("params", "json"):
+                if not val:
+                    i += 1
+                    if i >= len(argv):
+                        raise SystemExit(_usage(f"--{key} needs a JSON value"))
+                    val = argv[i]
+                try:
+                    flags[key] = json.loads(val)
+                except ValueError as e:
+                    raise SystemExit(_usage(f"--{key} is not valid JSON: {e}"))
+            else:  # gws's other flags (--page-all, --format, --upload ...) are not implemented: say so
+                raise SystemExit(_usage(f"unknown flag --{key}"))
+        else:
+            words.append(a)
+        i += 1
+    if len(words) < 3:
+        raise SystemExit(_usage("expected: gws <service> <resource> [<sub-resource>] <method>"))
+    service = words[0]
+    return {"service": service, "method_id": ".".join(words), "params": flags.get("params") or {},
+            "json": flags.get("json")}
+
+
+def _usage(msg: str) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    req = parse(list(sys.argv[1:] if argv is None else argv))
+    var = URL_VARS.get(req["service"])
+    base = os.environ.get(var or "", "") if var else ""
+    if not base:
+        print(f"error: unknown gws service {req['service']!r} (known: {', '.join(URL_VARS)})", file=sys.stderr)
+        return 2
+    data = json.dumps(req).encode()
+    http = urllib.request.Request(base.rstrip("/") + "/_gws", data=data, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(http, timeout=60) as resp:
+            body = resp.read()
+    except urllib.error.HTTPError as e:
+        sys.stderr.write(e.read().decode("utf-8", "replace") + "\n")
+        return 1
+    except OSError as e:
+        print(f"error: {req['service']} service is not running at {base}: {e}", file=sys.stderr)
+        return 3
+    text = body.decode("utf-8", "replace")
+    try:
+        text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        pass
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""An env0 task package on disk: its metadata, instruction, declared services and needles module.
+
+Errors name the file and the step (`Env0Error`), so a bad package in a corpus of thousands is found at once.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import tomllib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+# env0 service names (task.toml, Dockerfile seeds, test.sh URLs) -> our workspace services
+SERVICE_MAP = {"mock-gmail": "gmail", "gmail": "gmail", "mock-gcal": "calendar", "gcal": "calendar",
+               "mock-gdrive": "drive", "gdrive": "drive", "mock-gdoc": "docs", "gdoc": "docs",
+               "mock-slack": "slack", "slack": "slack"}
+# which needles attributes feed which service (used when the package does not list its services)
+_HINTS = {"gmail": ("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), "calendar": ("NEEDLE_EVENTS", "GCAL_FILL_CONFIG"),
+          "slack": ("SEED_CHANNELS", "SEED_MESSAGES", "SEED_USERS"), "drive": ("NORMAL_FILES",)}
+
+
+class Env0Error(RuntimeError):
+    """A package could not be run; says which file and which step."""
+
+    def __init__(self, step: str, path: Path | str, message: str):
+        self.step, self.path = step, str(path)
+        super().__init__(f"{step}: {path}: {message}")
+
+
+class Env0Package(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    root: Path
+    name: str
+    instruction: str
+    services: tuple[str, ...]
+    agent_timeout_s: float = 600.0
+    verifier_timeout_s: float = 120.0
+
+    @property
+    def needles_path(self) -> Path:
+        return self.root / "data" / "needles.py"
+
+    @property
+    def solve_sh(self) -> Path:
+        return self.root / "solution" / "solve.sh"
+
+    @property
+    def test_sh(self) -> Path:
+        return self.root / "tests" / "test.sh"
+
+    def load_needles(self) -> ModuleType:
+        return load_needles(self.needles_path)
+
+
+def _read_meta(root: Path) -> tuple[dict[str, Any], str | None]:
+    """task.toml (env0) or task.md front matter (env-0 / BenchFlow 1.3); the latter may carry the prompt."""
+    toml_path, md_path = root / "task.toml", root / "task.md"
+    if toml_path.is_file():
+        try:
+            return tomllib.loads(toml_path.read_text()), None
+        except tomllib.TOMLDecodeError as e:
+            raise Env0Error("read task.toml", toml_path, str(e)) from None
+    if md_path.is_file():
+        text = md_path.read_text()
+        m = re.match(r"^---\n(.*?)\n---\n?(.*)$", text, re.S)
+        if not m:
+            raise Env0Error("read task.md", md_path, "no YAML front matter between --- lines")
+        try:
+            meta = yaml.safe_load(m.group(1)) or {}
+        except yaml.YAMLError as e:
+            raise Env0Error("read task.md", md_path, str(e)) from None
+        prompt = re.split(r"^## prompt\s*$", m.group(2), flags=re.M)
+        return meta, (prompt[1].strip() if len(prompt) > 1 else None)
+    raise Env0Error("read task.toml", toml_path, "missing (neither task.toml nor task.md)")
+
+
+def _services(root: Path, meta: dict[str, Any]) -> list[str]:
+    declared = (meta.get("environment") or {}).get("services") or []
+    out = [SERVICE_MAP[s] for s in declared if s in SERVICE_MAP]
+    unknown = [s for s in declared if s not in SERVICE_MAP]
+    docker = root / "environment" / "Dockerfile"
+    if docker.is_file():  # env-0 packages declare services only through their seed commands
+        for m in re.finditer(r"(?:^|[\s&;])(mock-)?([a-z]+) +--db", docker.read_text()):
+            (out if m.group(2) in SERVICE_MAP else unknown).append(SERVICE_MAP.get(m.group(2), m.group(2)))
+    if unknown:
+        raise Env0Error("read services", docker if docker.is_file() else root / "task.toml",
+                        f"needs services this runtime does not serve: {', '.join(sorted(set(unknown)))} "
+                        f"(served: gmail, gcal, gdrive, gdoc, slack)")
+    return list(dict.fromkeys(out))
+
+
+def load_package(root: Path | str) -> Env0Package:
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise Env0Error("read package", root, "not a directory")
+    meta, prompt = _read_meta(root)
+    instr = root / "instruction.md"
+    instruction = instr.read_text().strip() if instr.is_file() else (prompt or "")
+    if not instruction:
+        raise Env0Error("read instruction", instr, "missing (no instruction.md and no '## prompt' in task.md)")
+    for need, step in ((root / "data" / "needles.py", "read needles"), (root / "tests" / "test.sh", "read verifier")):
+        if not need.is_file():
+            raise Env0Error(step, need, "missing")
+    services = _services(root, meta)
+    if not services:
+        mod = load_needles(root / "data" / "needles.py")
+        services = [s for s, attrs in _HINTS.items() if any(getattr(mod, a, None) for a in attrs)] or ["gmail"]
+    name = str(((meta.get("task") or {}).get("name") or root.name)).split("/")[-1]
+    return Env0Package(root=root, name=name, instruction=instruction, services=tuple(services),
+                       agent_timeout_s=float((meta.get("agent") or {}).get("timeout_sec", 600)),
+                       verifier_timeout_s=float((meta.get("verifier") or {}).get("timeout_sec", 120)))
+
+
+def load_needles(path: Path) -> ModuleType:
+    """Import data/needles.py as its own module (it may import siblings from data/, so that folder is on sys.path)."""
+    if not path.is_file():
+        raise Env0Error("load needles", path, "missing")
+    name = f"_env0_needles_{abs(hash(str(path)))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # dataclasses (and pickling) look the module up while it executes
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as e:  # noqa: BLE001 - any error in a package's own code is reported, not raised raw
+        raise Env0Error("load needles", path, f"{type(e).__name__}: {e}") from e
+    finally:
+        sys.path.remove(str(path.parent))
+        sys.modules.pop(name, None)
+    return mod

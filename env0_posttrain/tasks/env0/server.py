@@ -1,0 +1,236 @@
+"""Serve one seeded workspace to an env0 package on loopback: one port, one path prefix per service.
+
+`MOCK_GMAIL_URL` = http://127.0.0.1:PORT/gmail and so on. Under each prefix: `/health`, env0's `/_admin/state`,
+`/_admin/diff` and `/_admin/action_log` (in env0's JSON shapes, see shapes.py), the real API paths (handled by
+our workspace app), and `/_gws`, where our `gws` shim posts one API method call by its method id.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any, Iterator
+from urllib.parse import quote, urlencode
+
+import uvicorn
+
+from ...workspace.environment import Workspace
+from ...workspace.http_app import ApiDispatch, create_app
+from ...workspace.http_routes import Router
+from ...workspace.local_server import free_port
+from ...workspace.tools import TOOLS
+from .shapes import DIFF, STATE
+
+# URL prefix (and env0 service name) -> our service
+PREFIXES = {"gmail": "gmail", "gcal": "calendar", "gdrive": "drive", "gdoc": "docs", "slack": "slack"}
+GWS_SERVICES = {"gmail": "gmail", "calendar": "calendar", "drive": "drive", "docs": "docs"}
+# env0 names its URLs MOCK_*_URL; env-0 packages (BenchFlow 1.3) read GMAIL_URL, CALENDAR_URL, DRIVE_URL, ...
+ENV_NAMES = {"gmail": ("MOCK_GMAIL_URL", "GMAIL_URL"), "gcal": ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL"),
+             "gdrive": ("MOCK_GDRIVE_URL", "GDRIVE_URL", "DRIVE_URL"), "gdoc": ("MOCK_GDOC_URL", "GDOC_URL", "DOCS_URL"),
+             "slack": ("MOCK_SLACK_URL", "SLACK_URL")}
+_DOC_COMMENTS = re.compile(r"/v1/documents/([^/]+)/comments")
+_BY_METHOD = {(s.service, s.method_id): s for s in TOOLS.values()}
+
+
+class Env0Surface:
+    """The ASGI app: the env0 /_admin surface over a workspace, plus its API paths with an HTTP action log."""
+
+    def __init__(self, ws: Workspace, extras: dict[str, Any] | None = None):
+        self.ws = ws
+        self.extras = dict(extras or {})
+        self.triggers = [tuple(t) for t in self.extras.get("triggers", [])]
+        self.inner = create_app(lambda: ws)
+        self.dispatch = ApiDispatch(None, Router(), lambda: self.ws)
+        self.initial = {svc: self.state(svc) for svc in set(PREFIXES.values())}
+        self.log: dict[str, list[dict[str, Any]]] = {p: [] for p in PREFIXES}
+
+    def state(self, svc: str) -> dict[str, Any]:
+        return STATE[svc](self.ws)
+
+    # -- gws: one method call by id --------------------------------------------------------------
+    def gws_call(self, prefix: str, req: dict[str, Any]) -> tuple[int, bytes]:
+        svc = GWS_SERVICES.get(str(req.get("service")))
+        spec = _BY_METHOD.get((svc, str(req.get("method_id")))) if svc else None
+        if spec is None:
+            body = {"error": {"code": 400, "message": f"Unknown method: gws {req.get('service')} "
+                              f"{' '.join(str(req.get('method_id', '')).split('.')[1:])}", "reason": "unknownMethod"}}
+            return 400, json.dumps(body).encode()
+        params = dict(req.get("params") or {})
+        path = spec.path
+        for name in spec.path_params:
+            value = params.pop(name, "me" if name == "userId" else None)
+            if value is None:
+                body = {"error": {"code": 400, "message": f"Missing required parameter {name!r} for {spec.method_id}",
+                                  "reason": "required"}}
+                return 400, json.dumps(body).encode()
+            path = re.sub(r"{\+?" + name + "}", quote(str(value), safe=""), path)
+        query = urlencode([(k, v if not isinstance(v, bool) else str(v).lower()) for k, v in params.items()
+                           for v in (v if isinstance(v, list) else [v])])
+        body = json.dumps(req["json"]).encode() if req.get("json") is not None else b""
+        status, payload = self.api(prefix, spec.http_method, "/" + path, query.encode(), body)
+        return status, payload
+
+    def api(self, prefix: str, method: str, path: str, query: bytes, body: bytes,
+            ctype: str = "application/json") -> tuple[int, bytes]:
+        if prefix == "gcal" and body.strip():
+            body = _local_times(body)
+        scope = {"path": path, "method": method, "query_string": query, "headers": [(b"content-type", ctype.encode())]}
+        status, payload, _ = _handle(self.dispatch, scope, body)
+        if self.triggers and path == "/api/chat.postMessage" and status == 200:
+            self._fire_triggers(payload)
+        try:
+            req_body = json.loads(body) if body.strip() else None
+        except ValueError:
+            req_body = {"_raw": body.decode("utf-8", "replace")[:2000]}
+        self.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": method,
+                                 "path": path + (("?" + query.decode()) if query else ""),
+                                 "user_id": "user1", "request_body": req_body, "response_status": status})
+        return status, payload
+
+    def tool_call(self, spec: Any, arguments: dict[str, Any]) -> Any:
+        """An agent's tool call, logged as the HTTP request it stands for (env0 verifiers read paths)."""
+        res = self.ws.call(spec.name, arguments, source="env0")
+        if self.triggers and spec.name == "slack_chat_postMessage" and res.ok:
+            self._fire_triggers(json.dumps(res.body).encode())
+        path = spec.path
+        for name in spec.path_params:
+            path = re.sub(r"{\+?" + name + "}", quote(str(arguments.get(name, "me")), safe=""), path)
+        prefix = next(p for p, s in PREFIXES.items() if s == spec.service) if spec.service in PREFIXES.values() else None
+        if prefix is not None:
+            body = arguments.get("body") if spec.service != "slack" else arguments
+            self.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": spec.http_method,
+                                     "path": "/" + path, "user_id": "user1", "request_body": body,
+                                     "response_status": res.status if not res.ok else spec.status})
+        return res
+
+    def doc_comments(self, prefix: str, method: str, path: str, body: bytes) -> tuple[int, bytes]:
+        """env0's Docs mock has /v1/documents/{id}/comments; the Docs API has no comments (Drive holds them), so
+        this maps onto Drive comments.list / comments.create of the same file, logged under the docs path."""
+        doc_id = _DOC_COMMENTS.fullmatch(path).group(1)  # type: ignore[union-attr]
+        if method == "GET":
+            res = self.ws.call("drive_comments_list", {"fileId": doc_id, "fields": "*", "pageSize": 100}, source="env0")
+        else:
+            try:
+                req = json.loads(body or b"{}")
+            except ValueError:
+                req = {}
+            args = {"content": req.get("content")}
+            if req.get("quotedText") or (req.get("quotedFileContent") or {}).get("value"):
+                args["quotedFileContent"] = {"value": req.get("quotedText") or req["quotedFileContent"]["value"]}
+            res = self.ws.call("drive_comments_create", {"fileId": doc_id, "fields": "*", "body": args}, source="env0")
+        status = res.status if not res.ok else 200
+        try:
+            req_body = json.loads(body) if body.strip() else None
+        except ValueError:
+            req_body = None
+        self.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": method, "path": path,
+                                 "user_id": "user1", "request_body": req_body, "response_status": status})
+        return status, json.dumps(res.body).encode()
+
+    def _fire_triggers(self, payload: bytes) -> None:
+        """A package's invite trigger: DMing that person gets the agent invited to a private channel (env0 does
+        this in its mock's chat.postMessage; here the surface does it, the workspace stays the real API)."""
+        try:
+            answer = json.loads(payload)
+        except ValueError:
+            return
+        chan = self.ws.slack.db.channels.get(str(answer.get("channel"))) if answer.get("ok") else None
+        if chan is None or not chan.is_im:
+            return
+        for user, grant in self.triggers:
+            target = self.ws.slack.db.channels.get(grant)
+            if user in chan.members and target is not None and self.ws.slack.me not in target.members:
+                self.ws.slack.db.channels[grant] = target.model_copy(update={"members": target.members + (self.ws.slack.me,)})
+
+    # -- ASGI ------------------------------------------------------------------------------------
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.inner(scope, receive, send)
+            return
+        parts = scope["path"].split("/", 2)
+        prefix, rest = (parts[1], "/" + (parts[2] if len(parts) > 2 else "")) if len(parts) > 1 else ("", "/")
+        if prefix not in PREFIXES:
+            await self.inner(scope, receive, send)
+            return
+        body = b""
+        while True:
+            msg = await receive()
+            body += msg.get("body", b"")
+            if not msg.get("more_body"):
+                break
+        svc = PREFIXES[prefix]
+        with self.ws.lock:
+            if rest in ("/health", "/_admin/health"):
+                status, payload = 200, b'{"status":"ok"}'
+            elif rest == "/_admin/state":
+                status, payload = 200, json.dumps(self.state(svc)).encode()
+            elif rest == "/_admin/diff":
+                status, payload = 200, json.dumps(DIFF[svc](self.initial[svc], self.state(svc))).encode()
+            elif rest == "/_admin/action_log":
+                status, payload = 200, json.dumps({"entries": self.log[prefix], "count": len(self.log[prefix])}).encode()
+            elif rest == "/_gws":
+                status, payload = self.gws_call(prefix, json.loads(body or b"{}"))
+            elif svc == "docs" and _DOC_COMMENTS.fullmatch(rest):
+                status, payload = self.doc_comments(prefix, scope["method"], rest, body)
+            else:
+                ctype = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"content-type"), "")
+                status, payload = self.api(prefix, scope["method"], rest, scope.get("query_string", b""), body, ctype)
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+        await send({"type": "http.response.body", "body": payload})
+
+
+def _local_times(body: bytes) -> bytes:
+    """env0's calendar reads a dateTime without offset or timeZone in the user's zone (America/Los_Angeles);
+    Google answers 400 "Missing time zone definition". env0 packages rely on the former, so the zone is added."""
+    try:
+        req = json.loads(body)
+    except ValueError:
+        return body
+    if not isinstance(req, dict):
+        return body
+    changed = False
+    for key in ("start", "end", "originalStartTime"):
+        t = req.get(key)
+        if isinstance(t, dict) and isinstance(t.get("dateTime"), str) and not t.get("timeZone") \
+                and not re.search(r"(Z|[+-]\d\d:?\d\d)$", t["dateTime"]):
+            req[key] = {**t, "timeZone": "America/Los_Angeles"}
+            changed = True
+    return json.dumps(req).encode() if changed else body
+
+
+def _handle(dispatch: ApiDispatch, scope: dict[str, Any], body: bytes) -> tuple[int, bytes, str]:
+    from ...workspace.errors import ApiError, google_error
+
+    try:
+        return dispatch.handle(scope, body)
+    except ApiError as e:
+        return e.status, json.dumps(e.body).encode(), ""
+    except Exception:  # noqa: BLE001 - a handler bug answers 500 in the API's shape, as the workspace app does
+        return 500, json.dumps(google_error(500, "Internal error encountered.", "backendError").body).encode(), ""
+
+
+@contextmanager
+def serve(ws: Workspace, extras: dict[str, Any] | None = None) -> Iterator[tuple[dict[str, str], Env0Surface]]:
+    """Yields (env vars naming each service URL, the surface); loopback only, free port."""
+    surface = Env0Surface(ws, extras)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(surface, host="127.0.0.1", port=port, log_level="error", access_log=False,
+                                           timeout_graceful_shutdown=1, lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 20
+    while not server.started:
+        if time.time() > deadline or not thread.is_alive():
+            raise RuntimeError("env0 surface did not start")
+        time.sleep(0.01)
+    env = {name: f"http://127.0.0.1:{port}/{prefix}" for prefix, names in ENV_NAMES.items() for name in names}
+    try:
+        yield env, surface
+    finally:
+        server.should_exit = server.force_exit = True
+        thread.join(timeout=10)

@@ -1,0 +1,268 @@
+"""Our workspace state in env0's /_admin/state and /_admin/diff JSON shapes, one function per service.
+
+The verifiers of env0 packages read these exact keys (e.g. gmail `users.<id>.messages[].isSent`, drive
+`files[].parentId`, slack `workspaces.<id>.channel_members`), so each projection follows env0's field names;
+diffs are computed between two projections the way env0 computes them (by id; gmail and docs report the
+changed fields of an update, calendar, drive-less slack channels the whole row).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from ...workspace.environment import Workspace
+
+FOLDER = "application/vnd.google-apps.folder"
+
+
+def _iso_ms(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).replace(tzinfo=None).isoformat()
+
+
+def _iso(rfc: str | None) -> str | None:
+    return rfc.replace(".000Z", "").replace("Z", "") if rfc else None
+
+
+# -- state --------------------------------------------------------------------------------------
+def gmail_state(ws: Workspace) -> dict[str, Any]:
+    me = ws.me.email
+    msgs = []
+    for m in ws.gmail.db.messages.values():
+        if m.userId != me:
+            continue
+        labels = set(m.labelIds)
+        msgs.append({"id": m.id, "threadId": m.threadId, "sender": m.sender, "to": ", ".join(m.to),
+                     "cc": ", ".join(m.cc), "bcc": ", ".join(m.bcc), "subject": m.subject, "snippet": m.body[:200],
+                     "body": m.body, "bodyHtml": "", "internalDate": _iso_ms(m.internalDate),
+                     "isRead": "UNREAD" not in labels, "isStarred": "STARRED" in labels, "isTrash": "TRASH" in labels,
+                     "isSpam": "SPAM" in labels, "isDraft": "DRAFT" in labels, "isSent": "SENT" in labels,
+                     "labelIds": [x for x in m.labelIds if x not in ("UNREAD", "STARRED")],
+                     "messageIdHeader": m.messageIdHeader, "inReplyTo": m.inReplyTo or "", "references": m.references or ""})
+    threads = {m["threadId"]: m["snippet"] for m in msgs}
+    labels = [{"id": x, "name": x, "type": "system"} for x in ("INBOX", "SENT", "DRAFT", "SPAM", "TRASH", "UNREAD",
+                                                               "STARRED", "IMPORTANT")]
+    labels += [{"id": l.id, "name": l.name, "type": l.type} for l in ws.gmail.db.labels.values() if l.userId == me]
+    user = {"user": {"id": "user1", "email": me, "displayName": ws.me.name, "historyId": ws.gmail.db.history},
+            "messages": msgs, "threads": [{"id": t, "snippet": s, "historyId": 1} for t, s in threads.items()],
+            "labels": labels, "drafts": [{"id": d.id, "messageId": d.messageId} for d in ws.gmail.db.drafts.values()
+                                         if d.userId == me],
+            "filters": [], "contacts": [{"id": p.user_id, "name": p.name, "email": p.email} for p in ws.directory],
+            "sendAs": [{"sendAsEmail": me, "displayName": ws.me.name, "isPrimary": True, "isDefault": True}],
+            "forwardingAddresses": [], "delegates": []}
+    return {"users": {"user1": user}, "timestamp": _now(ws)}
+
+
+def drive_state(ws: Workspace) -> dict[str, Any]:
+    files, perms = [], []
+    roots = {ws.drive.root_id(p.email) for p in ws.directory}
+    for f in ws.drive.db.files.values():
+        if f.id in roots:  # env0 has no row for My Drive: a top-level file's path starts at its own name
+            continue
+        owner = ws.person(f.ownerEmail)
+        files.append({"id": f.id, "name": f.name, "mimeType": f.mimeType, "parentId": f.parents[0] if f.parents else None,
+                      "ownerId": owner.user_id if owner else f.ownerEmail, "lastModifyingUserId": owner.user_id if owner else None,
+                      "createdTime": _iso(f.createdTime), "modifiedTime": _iso(f.modifiedTime), "viewedByMeTime": None,
+                      "trashed": f.trashed, "starred": f.starred, "explicitlyTrashed": f.trashed,
+                      "size": len(f.content or "") if f.mimeType != FOLDER else None, "description": f.description,
+                      "properties": None, "version": f.version, "webViewLink": f"https://drive.google.com/file/d/{f.id}/view",
+                      "writersCanShare": True, "shortcutTargetId": None, "shortcutTargetMimeType": None,
+                      "hasContentText": f.content is not None or f.id in ws.docs.db.documents, "hasContentBlob": False})
+        for p in f.permissions:
+            perms.append({"id": p.id, "fileId": f.id, "role": p.role, "type": p.type,
+                          "emailAddress": p.emailAddress, "displayName": p.displayName, "domain": p.domain,
+                          "inherited": False, "inheritedFrom": None, "expirationTime": None, "pendingOwner": False})
+    me = ws.me
+    return {"users": {me.user_id: {"user": {"id": me.user_id, "email": me.email, "displayName": me.name}}},
+            "files": files, "permissions": perms, "timestamp": _now(ws)}
+
+
+def docs_state(ws: Workspace) -> dict[str, Any]:
+    docs = []
+    for d in ws.docs.db.documents.values():
+        f = ws.drive.db.files.get(d.documentId)
+        rendered = ws.docs.render(d)
+        docs.append({"id": d.documentId, "title": d.title, "body": rendered.get("body", {}),
+                     "revisionId": str(d.revision), "createdTime": _iso(f.createdTime) if f else None,
+                     "modifiedTime": _iso(f.modifiedTime) if f else None, "trashed": bool(f and f.trashed)})
+    me = ws.me
+    comments = [{"id": c.id, "documentId": c.fileId, "authorId": c.authorEmail, "content": c.content,
+                 "resolved": c.resolved, "quotedText": c.quotedText, "replies": [], "createdTime": _iso(c.createdTime),
+                 "modifiedTime": _iso(c.modifiedTime)}
+                for c in ws.drive.db.comments.values() if c.fileId in ws.docs.db.documents]
+    return {"users": {"user1": {"user": {"id": "user1", "email": me.email, "displayName": me.name},
+                                "documents": docs, "comments": comments, "permissions": [], "revisions": []}},
+            "timestamp": _now(ws)}
+
+
+def slack_state(ws: Workspace) -> dict[str, Any]:
+    db = ws.slack.db
+    users = [{"id": u.id, "name": u.name, "real_name": u.real_name, "email": u.email, "title": u.title,
+              "is_admin": u.is_admin, "is_bot": bool(u.is_bot), "is_deleted": u.deleted, "tz": u.tz} for u in db.users.values()]
+    channels, members = [], []
+    for c in db.channels.values():
+        channels.append({"id": c.id, "name": c.name, "is_private": c.is_private, "is_archived": c.is_archived,
+                         "is_im": c.is_im, "is_mpim": False, "creator_id": c.creator, "topic": c.topic,
+                         "purpose": c.purpose, "created_at": datetime.fromtimestamp(c.created, tz=timezone.utc)
+                         .replace(tzinfo=None).isoformat(), **({"user": c.im_user} if c.is_im else {})})
+        members += [{"channel_id": c.id, "user_id": u} for u in c.members]
+    msgs, reactions = [], []
+    threads: dict[tuple[str, str], int] = {}
+    for m in db.messages.values():
+        if m.thread_ts and m.thread_ts != m.ts:
+            threads[(m.channel, m.thread_ts)] = threads.get((m.channel, m.thread_ts), 0) + 1
+    for key, m in db.messages.items():
+        msgs.append({"id": key, "channel_id": m.channel, "user_id": m.user, "text": m.text, "ts": m.ts,
+                     "thread_ts": m.thread_ts, "is_edited": m.edited is not None,
+                     "edited_ts": (m.edited or {}).get("ts"), "reply_count": threads.get((m.channel, m.ts), 0),
+                     "is_pinned": bool(m.pinned_to), "created_at": datetime.fromtimestamp(float(m.ts), tz=timezone.utc)
+                     .replace(tzinfo=None).isoformat()})
+        for r in m.reactions:
+            reactions += [{"id": f"{key}:{r.name}:{u}", "message_id": key, "user_id": u, "emoji_name": r.name}
+                          for u in r.users]
+    pins = [{"id": f"pin:{k}", "channel_id": m.channel, "message_id": k, "user_id": m.user, "created_at": None}
+            for k, m in sorted(db.messages.items()) if m.pinned_to]
+    team = {"workspace": {"id": "workspace_001", "name": ws.company.name if hasattr(ws.company, "name") else ws.domain,
+                          "domain": ws.domain, "team_id": "T1"},
+            "users": users, "channels": channels, "channel_members": members, "messages": msgs,
+            "reactions": reactions, "files": [], "pins": pins, "reminders": []}
+    return {"workspaces": {"workspace_001": team}, "timestamp": _now(ws)}
+
+
+def calendar_state(ws: Workspace) -> dict[str, Any]:
+    me = ws.me.email
+    events = []
+    for e in ws.calendar.db.events.values():
+        if not ws.calendar.on_calendar(e, me) or e.status == "cancelled":
+            continue  # Calendar keeps a deleted event as status "cancelled"; env0 removes the row
+        start, end = e.start.get("dateTime") or e.start.get("date"), e.end.get("dateTime") or e.end.get("date")
+        events.append({"id": e.id, "calendarId": "primary" if e.calendarId == me else e.calendarId,
+                       "summary": e.summary, "description": e.description, "location": e.location, "status": e.status,
+                       "start": start, "end": end, "startIsDate": "date" in e.start, "endIsDate": "date" in e.end,
+                       "attendees": [a.dump() for a in e.attendees], "iCalUID": f"{e.id}@google.com",
+                       "sequence": e.sequence, "recurrence": list(e.recurrence) if e.recurrence else None,
+                       "created": e.created, "updated": e.updated})
+    cals = [{"id": "primary" if c.id == me else c.id, "summary": c.summary, "description": c.description,
+             "timeZone": c.timeZone, "accessRole": "owner" if c.owner == me else (c.meRole or "freeBusyReader"),
+             "primary": c.id == me} for c in ws.calendar.db.calendars.values()
+            if c.owner == me or c.meRole]
+    user = {"user": {"id": "user1", "email": me, "displayName": ws.me.name, "timezone": "UTC", "historyId": 1},
+            "calendars": cals, "acls": [], "events": events}
+    return {"users": {"user1": user}, "timestamp": _now(ws)}
+
+
+def _now(ws: Workspace) -> str:
+    return ws.now.replace(tzinfo=None).isoformat()
+
+
+STATE: dict[str, Callable[[Workspace], dict[str, Any]]] = {
+    "gmail": gmail_state, "drive": drive_state, "docs": docs_state, "slack": slack_state, "calendar": calendar_state}
+
+
+# -- diff ---------------------------------------------------------------------------------------
+def _by(items: list[dict], key: str) -> dict[str, dict]:
+    return {str(i[key]): i for i in items}
+
+
+def _changes(cur: dict, old: dict) -> dict:
+    return {k: v for k, v in cur.items() if old.get(k) != v}
+
+
+def _diff(old: list[dict], cur: list[dict], key: str = "id", updated: str = "changes", deleted: str = "full") -> dict:
+    o, c = _by(old, key), _by(cur, key)
+    out: dict[str, list] = {"added": [v for k, v in c.items() if k not in o], "updated": [], "deleted": []}
+    for k, v in c.items():
+        if k in o and v != o[k]:
+            out["updated"].append({key: k, **_changes(v, o[k])} if updated == "changes" else v)
+    out["deleted"] = [o[k] if deleted == "full" else {key: k} for k in o if k not in c]
+    return out
+
+
+def _any(d: dict) -> bool:
+    return any(bool(v) for part in d.values() for v in (part.values() if isinstance(part, dict) else [part]))
+
+
+def gmail_diff(old: dict, cur: dict) -> dict:
+    out: dict[str, dict] = {"added": {}, "updated": {}, "deleted": {}}
+    for uid, u in cur["users"].items():
+        o = old["users"].get(uid)
+        if o is None:
+            out["added"][uid] = u
+            continue
+        msgs = _diff(o["messages"], u["messages"])
+        before = _by(o["messages"], "id")
+        for upd in msgs["updated"]:
+            if "labelIds" in upd:
+                was, now = set(before[upd["id"]]["labelIds"]), set(upd["labelIds"])
+                if now - was:
+                    upd["labelsAdded"] = sorted(now - was)
+                if was - now:
+                    upd["labelsRemoved"] = sorted(was - now)
+        ud: dict[str, Any] = {"messages": msgs}
+        ol, cl = _by(o["labels"], "id"), _by(u["labels"], "id")
+        labels = {"added": [v for k, v in cl.items() if k not in ol], "removed": [v for k, v in ol.items() if k not in cl]}
+        if any(labels.values()):
+            ud["labels"] = labels
+        if any(msgs.values()) or "labels" in ud:
+            out["updated"][uid] = ud
+    return out
+
+
+def drive_diff(old: dict, cur: dict) -> dict:
+    # our permission ids are unique per file (a user's id, "anyoneWithLink"), as in Drive; env0's are global,
+    # so permissions are matched on (fileId, id) and reported with Drive's id
+    keyed = lambda ps: [{**p, "_k": f"{p['fileId']}/{p['id']}"} for p in ps]  # noqa: E731
+    perms = _diff(keyed(old["permissions"]), keyed(cur["permissions"]), key="_k", deleted="full")
+    strip = lambda p: {"id": p["id"], **{k: v for k, v in p.items() if k not in ("_k", "id")}}  # noqa: E731
+    perms = {"added": [strip(p) for p in perms["added"]],
+             "updated": [{"id": p["_k"].split("/", 1)[1], **{k: v for k, v in p.items() if k != "_k"}}
+                         for p in perms["updated"]],
+             "deleted": [{"id": p["id"]} for p in perms["deleted"]]}
+    return {"files": _diff(old["files"], cur["files"], deleted="id"), "permissions": perms}
+
+
+def docs_diff(old: dict, cur: dict) -> dict:
+    out: dict[str, dict] = {"added": {}, "updated": {}, "deleted": {}}
+    for uid, u in cur["users"].items():
+        o = old["users"].get(uid)
+        if o is None:
+            out["added"][uid] = u
+            continue
+        ud = {"documents": _diff(o["documents"], u["documents"])}
+        comments = _diff(o["comments"], u["comments"])
+        if any(comments.values()):
+            ud["comments"] = comments
+        if any(ud["documents"].values()) or "comments" in ud:
+            out["updated"][uid] = ud
+    return out
+
+
+def slack_diff(old: dict, cur: dict) -> dict:
+    out: dict[str, dict] = {"added": {}, "updated": {}, "deleted": {}}
+    for wid, w in cur["workspaces"].items():
+        o = old["workspaces"].get(wid)
+        if o is None:
+            out["added"][wid] = w
+            continue
+        pair = lambda xs: {(m["channel_id"], m["user_id"]) for m in xs}  # noqa: E731
+        cm, om = pair(w["channel_members"]), pair(o["channel_members"])
+        wd = {"messages": _diff(o["messages"], w["messages"], key="ts", deleted="id"),
+              "channels": _diff(o["channels"], w["channels"], updated="full", deleted="id"),
+              "reactions": {k: v for k, v in _diff(o["reactions"], w["reactions"], deleted="id").items() if k != "updated"},
+              "channel_members": {"added": [{"channel_id": c, "user_id": u} for c, u in sorted(cm - om)],
+                                  "deleted": [{"channel_id": c, "user_id": u} for c, u in sorted(om - cm)]}}
+        if _any(wd):
+            out["updated"][wid] = wd
+    return out
+
+
+def calendar_diff(old: dict, cur: dict) -> dict:
+    out: dict[str, dict] = {"users": {}}
+    for uid in sorted(set(old["users"]) | set(cur["users"])):
+        o, c = old["users"].get(uid, {}), cur["users"].get(uid, {})
+        out["users"][uid] = {k: _diff(o.get(k, []), c.get(k, []), updated="full") for k in ("calendars", "acls", "events")}
+    return out
+
+
+DIFF: dict[str, Callable[[dict, dict], dict]] = {
+    "gmail": gmail_diff, "drive": drive_diff, "docs": docs_diff, "slack": slack_diff, "calendar": calendar_diff}
