@@ -125,8 +125,14 @@ def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None) 
     for k, v in sorted(timings.items(), key=lambda kv: -kv[1]):
         typer.echo(f"  {k:32s} {v:8.1f}")
     if not result.success:
-        failed = [e.step_key for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
-        _fail(f"run {run_id}: failed steps {failed}; see the Dagster UI (env0-posttrain ui) for the logs")
+        failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+        for e in failures:  # a stopped rollout's one message says what to fix; print it last, where it is seen
+            data = e.step_failure_data
+            reason = data.user_failure_data.description if data and data.user_failure_data else None
+            if reason:
+                typer.secho(f"\n{e.step_key}: {reason}", fg=typer.colors.RED, err=True)
+        _fail(f"run {run_id}: failed steps {[e.step_key for e in failures]}; see the Dagster UI (env0-posttrain ui) "
+              "for the logs")
     rep = Store(paths.db).latest_report(run_id)
     if rep:
         typer.echo(f"\nreport: {Path(rep['report_dir']) / 'report.html'}")

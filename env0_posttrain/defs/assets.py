@@ -6,7 +6,7 @@ the graph's edges are plain `deps` (lineage without moving data through Dagster)
 import dagster as dg
 
 from env0_posttrain import stages
-from env0_posttrain.defs.metadata import to_result
+from env0_posttrain.defs.metadata import run_stage, to_result
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
@@ -59,7 +59,7 @@ def task_set(context: dg.AssetExecutionContext, env0: Env0Resource):
     description="Teacher rollouts on the train split through the one agent harness (results.jsonl shaped).",
 )
 def teacher_trajectories(context: dg.AssetExecutionContext, env0: Env0Resource):
-    return to_result(stages.collect_teacher(_ctx(context, env0)), "teacher_trajectories")
+    return to_result(run_stage(stages.collect_teacher, _ctx(context, env0)), "teacher_trajectories")
 
 
 @dg.asset(
@@ -111,7 +111,7 @@ def _eval_asset(name: str, arm: str, deps: list, description: str, pool: str):
         description=description,
     )
     def _asset(context: dg.AssetExecutionContext, env0: Env0Resource):
-        return to_result(stages.evaluate_arm(_ctx(context, env0), arm), name)
+        return to_result(run_stage(stages.evaluate_arm, _ctx(context, env0), arm), name)
 
     return _asset
 
