@@ -28,6 +28,7 @@ app.add_typer(sft_app, name="sft")
 app.add_typer(ws_app, name="workspace")
 
 DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="data root (default: ENV0_DATA_DIR or ./data)")]
+Verbose = Annotated[bool, typer.Option("--verbose", help="also print Dagster's DEBUG events (every step event)")]
 
 
 def _fail(msg: str) -> None:
@@ -111,16 +112,19 @@ def run_materialize(
     run_id: str,
     select: Annotated[list[str], typer.Option(help="asset names; default: the whole graph")] = [],
     data_dir: DataDir = None,
+    verbose: Verbose = False,
 ) -> None:
     """Materialize a run's assets in this process (the UI shows the run)."""
-    _materialize_and_print(run_id, Paths.from_env(data_dir), select or None)
+    _materialize_and_print(run_id, Paths.from_env(data_dir), select or None, verbose)
 
 
-def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None) -> None:
+def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, verbose: bool = False) -> None:
+    from env0_posttrain.console import dagster_log_level, show_logs
     from env0_posttrain.defs.launch import instance_for, materialize_run
     from env0_posttrain.store import Store
 
-    result, timings = materialize_run(run_id, paths, instance_for(paths), select)
+    show_logs(verbose)
+    result, timings = materialize_run(run_id, paths, instance_for(paths), select, log_level=dagster_log_level(verbose))
     typer.echo("\nstep timings (s):")
     for k, v in sorted(timings.items(), key=lambda kv: -kv[1]):
         typer.echo(f"  {k:32s} {v:8.1f}")
@@ -144,6 +148,7 @@ def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None) 
 def demo(
     run_id: Annotated[str, typer.Option(help="run id of the demo partition")] = "demo",
     data_dir: DataDir = None,
+    verbose: Verbose = False,
 ) -> None:
     """Create the demo spec (offline oracle teacher, tiny student) and materialize the whole graph."""
     from env0_posttrain.presets import preset_data
@@ -152,7 +157,7 @@ def demo(
     spec = parse_spec(preset_data("demo", run_id), "demo preset")
     create_run(spec, paths)
     t0 = time.time()
-    _materialize_and_print(run_id, paths, None)
+    _materialize_and_print(run_id, paths, None, verbose)
     typer.echo(f"demo wall time: {time.time() - t0:.0f} s")
 
 

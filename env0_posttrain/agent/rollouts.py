@@ -148,7 +148,7 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
     stops: Counter = Counter()
     errors: Counter = Counter()
     rewards: list[float] = []
-    bar = tqdm(total=len(todo), desc=f"{arm} {endpoint.model}", unit="ep", disable=not progress, leave=False)
+    bar = tqdm(total=len(todo), desc=f"{arm} {endpoint.model}", unit="ep", disable=not progress, leave=True)
     t0 = time.perf_counter()
 
     def account(ep: Episode) -> None:
