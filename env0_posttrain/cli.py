@@ -26,6 +26,9 @@ ws_app = typer.Typer(help="The mock workspace.", no_args_is_help=True)
 app.add_typer(run_app, name="run")
 app.add_typer(sft_app, name="sft")
 app.add_typer(ws_app, name="workspace")
+auto_app = typer.Typer(help="Schedules and sensors: on/off state in the instance; the daemon of `ui` runs them.",
+                       no_args_is_help=True)
+app.add_typer(auto_app, name="automation")
 
 DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="data root (default: ENV0_DATA_DIR or ./data)")]
 Verbose = Annotated[bool, typer.Option("--verbose", help="also print Dagster's DEBUG events (every step event)")]
@@ -215,6 +218,45 @@ def backfill(
         typer.echo(f"{rid:40s} teacher={model}")
     typer.echo(f"backfill {info.backfill_id} requested over {len(info.run_ids)} partitions; the daemon runs it "
                "(`env0-posttrain ui` starts one) and the UI lists it under Runs > Backfills")
+
+
+def _print_automation(rows) -> None:
+    for r in rows:
+        typer.echo(f"{r.kind:9s} {r.name:38s} {r.status:8s} (default {r.default})")
+
+
+@auto_app.command("status")
+def automation_status_cmd(data_dir: DataDir = None) -> None:
+    """Each schedule and sensor with its state now and its default."""
+    from env0_posttrain.defs.automation import automation_status
+    from env0_posttrain.defs.launch import instance_for
+
+    _print_automation(automation_status(instance_for(Paths.from_env(data_dir))))
+
+
+def _set_automation(names: list[str], running: bool, data_dir: Path | None) -> None:
+    from env0_posttrain.defs.automation import set_automation
+    from env0_posttrain.defs.launch import instance_for
+
+    try:
+        _print_automation(set_automation(instance_for(Paths.from_env(data_dir)), names, running))
+    except KeyError as err:
+        _fail(str(err.args[0]))
+    typer.echo("only a running daemon acts on these (`env0-posttrain ui` starts one)")
+
+
+@auto_app.command("start")
+def automation_start(names: Annotated[Optional[list[str]], typer.Argument(help="default: all")] = None,
+                     data_dir: DataDir = None) -> None:
+    """Turn schedules / sensors on (e.g. nightly_eval_schedule, default_automation_condition_sensor)."""
+    _set_automation(names or [], True, data_dir)
+
+
+@auto_app.command("stop")
+def automation_stop(names: Annotated[Optional[list[str]], typer.Argument(help="default: all")] = None,
+                    data_dir: DataDir = None) -> None:
+    """Turn schedules / sensors off."""
+    _set_automation(names or [], False, data_dir)
 
 
 @sft_app.command("validate")
