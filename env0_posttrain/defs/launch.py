@@ -14,6 +14,7 @@ from env0_posttrain.defs.assets import RUN_ASSETS
 from env0_posttrain.defs.console_logger import compact_console_logger
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
+from env0_posttrain.defs.stale_runs import process_tags, sweep_dead_runs
 from env0_posttrain.paths import Paths
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +54,7 @@ def materialize_run(
     """Materialize the run's assets in this process (no per-step process start-up), with step timings.
     `log_level` is the console's: Dagster logs every event at DEBUG, the stages' own lines at INFO."""
     register_partition(instance, run_id)
+    sweep_dead_runs(instance, run_id)  # a killed earlier run would hold its pool slots forever
     assets = RUN_ASSETS
     sel = None if not selection else dg.AssetSelection.assets(*selection)
     t0 = time.time()
@@ -76,7 +78,7 @@ def materialize_run(
 
 
 def run_tags() -> dict[str, str]:
-    return {"env0/launched_by": "cli"}
+    return {"env0/launched_by": "cli", **process_tags()}
 
 
 def step_timings(instance: dg.DagsterInstance, dagster_run_id: str) -> dict[str, float]:
