@@ -145,3 +145,21 @@ def test_the_stage_names_the_spec_field_and_keeps_the_stored_episodes(tmp_path: 
     assert info.value.spec_field == "teacher.api_base" and "`teacher.api_base`" in msg and "1 of 4 episodes" in msg
     assert store.done_keys(round_id) == {(tasks[0].id, 0)}
     assert store.rounds("ff", "teacher")[0]["status"] == "running", "left open: a rerun resumes it"
+
+
+@pytest.mark.slow
+def test_a_real_refused_port_stops_a_sharded_rollout():
+    """litellm's own OpenAI client against a closed local port, episodes in two worker processes."""
+    import socket
+
+    from env0_posttrain.tasks import generate_tasks
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    endpoint = ModelEndpoint(model="openai/gpt-x", api_base=f"http://127.0.0.1:{port}/v1", extra={"api_key": "sk-x"})
+    settings = AgentSettings(concurrency=4, processes=2, max_retries=5, max_refills=3)
+    with pytest.raises(FatalModelError) as info:
+        run_rollouts_sync(generate_tasks(0, per_template=1)[:8], "teacher", 1, endpoint, settings, "ff-real", set(),
+                          None, progress=False)
+    assert info.value.kind == "connection_refused" and info.value.model == "openai/gpt-x"
