@@ -47,3 +47,48 @@ def test_a_task_whose_template_id_is_not_a_string_is_refused(tmp_path: Path, tas
     toml.write_text(toml.read_text().replace(f'template_id = "{task.template_id}"', 'template_id = ["a", "b"]'))
     with pytest.raises(TaskDirError, match=r"task\.toml.*template_id"):
         import_task_dir(d)
+
+
+def _call(name: str, arguments: str) -> dict:
+    return {"role": "assistant", "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": name, "arguments": arguments}}]}
+
+
+REPLIES = {  # the model's replies in turn (then "done"), and the agent errors they must count
+    "lone surrogate in the text": ([{"role": "assistant", "content": "done \ud800"}], {}),
+    "lone surrogate in the arguments": ([_call("notes_create", '{"title": "a\\ud800", "body": "b"}'),
+                                         _call("notes_list", "{}")], {}),  # the list echoes the title
+    "arguments nested 5000 deep": ([_call("notes_create", "[" * 5000 + "]" * 5000)], {"malformed_call": 1}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REPLIES))
+def test_odd_model_replies_end_in_a_storable_scored_episode(tmp_path: Path, case: str):
+    import asyncio
+
+    from env0_posttrain.agent import AgentSettings, ModelEndpoint, run_episode
+    from env0_posttrain.agent.llm import register_provider
+    from env0_posttrain.agent.provider_base import Env0Provider, fill_response
+    from env0_posttrain.agent.records import Episode
+    from env0_posttrain.store import Store
+    from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
+
+    replies, errors = REPLIES[case]
+
+    class Odd(Env0Provider):
+        calls = 0
+
+        async def respond(self, model, messages, options, meta, model_response):
+            self.calls += 1
+            done = {"role": "assistant", "content": "done"}
+            return fill_response(model_response, model, replies[self.calls - 1] if self.calls <= len(replies) else done)
+
+    register_provider("env0-odd", Odd())
+    ep = asyncio.run(run_episode(notes_task(1), ModelEndpoint(model="env0-odd/m"), AgentSettings(max_steps=4),
+                                 "teacher", 0, "odd", env=NotesEnv()))
+    assert ep.stop_condition == "agent_completed" and ep.verifier is not None and ep.error_counts == errors
+    store = Store(tmp_path / "db.duckdb")
+    rid = store.open_round("odd", "teacher", "env0-odd/m", 1)
+    store.write_episode(rid, ep)  # storable: valid UTF-8 throughout
+    (back,) = store.load_episodes(rid)
+    assert back == Episode.model_validate_json(ep.model_dump_json())
