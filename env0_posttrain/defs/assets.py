@@ -10,6 +10,7 @@ from env0_posttrain.defs.metadata import run_stage, to_result
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
+from env0_posttrain.parent_watch import die_with_parent
 
 ROLLOUT_RETRY = dg.RetryPolicy(max_retries=2, delay=5, backoff=dg.Backoff.EXPONENTIAL)
 # Concurrency pools (limits in dagster.yaml): the teacher's API quota, local/served student
@@ -27,6 +28,7 @@ def _check(asset: str, name: str, description: str) -> dg.AssetCheckSpec:
 
 
 def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> stages.StageContext:
+    die_with_parent()  # a step process must not outlive a killed run worker (parent_watch.py)
     return stages.StageContext.load(context.partition_key, env0.paths(), context.log)
 
 
