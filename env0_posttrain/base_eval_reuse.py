@@ -62,7 +62,8 @@ def find_reusable(store: Store, key: str, run_id: str, arm: str, planned: int) -
     _ensure_table(store)
     rows = store.query(
         "SELECT r.round_id, r.run_id FROM eval_reuse_keys k JOIN rounds r USING (round_id) "
-        "WHERE k.reuse_key = ? AND k.arm = ? AND k.reused_from_round IS NULL AND r.run_id <> ? AND r.status = 'finished' AND r.n_expected = ? "
+        "WHERE k.reuse_key = ? AND k.arm = ? AND k.reused_from_round IS NULL AND r.run_id <> ? "
+        "AND r.status = 'finished' AND r.n_expected = ? "
         "AND (SELECT count(*) FROM episodes e WHERE e.round_id = r.round_id) = r.n_expected "
         "AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.round_id = r.round_id "
         "  AND e.stop_condition IN ('infra_error', 'verifier_error')) "
@@ -79,7 +80,8 @@ def remember(store: Store, round_id: str, run_id: str, arm: str, key: str, reuse
                     [round_id, run_id, arm, key, reused_from, time.time()])
 
 
-def copy_round(store: Store, source_round: str, source_run: str, run_id: str, arm: str, key: str) -> tuple[str, list, dict]:
+def copy_round(store: Store, source_round: str, source_run: str, run_id: str, arm: str,
+               key: str) -> tuple[str, list, dict]:
     """The source round's episodes as a new finished round of `run_id`, in one transaction."""
     src = store.query("SELECT model, n_expected, summary_json FROM rounds WHERE round_id = ?", [source_round])[0]
     model, n_expected, summary_json = src
@@ -97,7 +99,8 @@ def copy_round(store: Store, source_round: str, source_run: str, run_id: str, ar
             [[round_id, run_id, e.arm, e.task_id, e.trial, e.model, e.reward, e.passed, e.stop_condition,
               e.n_tool_calls, e.duration_s, e.model_dump_json(), now] for e in episodes],
         )
-        con.execute("INSERT INTO eval_reuse_keys VALUES (?, ?, ?, ?, ?, ?)", [round_id, run_id, arm, key, source_round, now])
+        con.execute("INSERT INTO eval_reuse_keys VALUES (?, ?, ?, ?, ?, ?)",
+                    [round_id, run_id, arm, key, source_round, now])
     return round_id, episodes, summary
 
 

@@ -59,12 +59,14 @@ def test_n_teacher_clones_cost_one_base_eval(env):
     for teacher in ("openai/gpt-x", "fireworks_ai/qwen"):
         clone = clone_for_teacher(source, teacher)
         res = evaluate_arm(ctx(clone), "base")
-        assert res.metadata["reused_from_run"] == "src" and res.metadata["reused_from_round"] == first.metadata["round_id"]
+        assert res.metadata["reused_from_run"] == "src"
+        assert res.metadata["reused_from_round"] == first.metadata["round_id"]
         assert res.metadata["episodes"] == first.metadata["episodes"] == 6
         assert res.metadata["strict_passes"] == first.metadata["strict_passes"]
         assert res.data_version == first.data_version  # the same episodes
         eps = store.load_episodes(res.metadata["round_id"])
-        assert {e.run_id for e in eps} == {clone.run_id} and store.latest_round(clone.run_id, "base") == res.metadata["round_id"]
+        assert {e.run_id for e in eps} == {clone.run_id}
+        assert store.latest_round(clone.run_id, "base") == res.metadata["round_id"]
     assert runs == ["src:base"], "the clones ran no base episode"
 
     c = ctx(clone)

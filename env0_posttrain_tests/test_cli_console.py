@@ -28,8 +28,8 @@ def test_one_line_per_episode_and_no_dagster_debug_events(tmp_path: Path):
     assert runner.invoke(app, ["run", "new", "con", *SMALL, *data]).exit_code == 0
     result, out = _invoke("run", "materialize", "con", *STEPS, *data)
     assert result.exit_code == 0, out
-    episodes = re.findall(r"INFO episode run=con arm=teacher task=(\S+) trial=\d+ stop=\S+ reward=\S+ steps=\d+ .* [\d.]+s",
-                          out)
+    line = r"INFO episode run=con arm=teacher task=(\S+) trial=\d+ stop=\S+ reward=\S+ steps=\d+ .* [\d.]+s"
+    episodes = re.findall(line, out)
     assert len(episodes) == 3 and len(set(episodes)) == 3
     assert "rollouts run=con arm=teacher done=3" in out and "step timings" in out
     assert "STEP_START" not in out and "ASSET_MATERIALIZATION" not in out and " - dagster - DEBUG - " not in out

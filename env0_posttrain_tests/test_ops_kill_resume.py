@@ -22,7 +22,8 @@ N_TRAIN = 20
 
 
 def _cli(data: Path, *args: str, **kw) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_DISABLE_TELEMETRY": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_DISABLE_TELEMETRY": "1",
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     return subprocess.Popen([sys.executable, "-m", "env0_posttrain.cli", *args, "--data-dir", str(data)], env=env,
                             cwd=str(ROOT), text=True, **kw)
 
@@ -72,5 +73,6 @@ def test_sigkill_of_run_materialize_then_rematerialize_resumes_without_loss_or_d
     after = store.load_episodes(round_["round_id"])
     keys = [(e.task_id, e.trial) for e in after]
     assert round_["status"] == "finished" and len(keys) == len(set(keys)) == N_TRAIN, "none lost, none duplicated"
-    assert all(e.model_dump() == before[(e.task_id, e.trial)].model_dump() for e in after if (e.task_id, e.trial) in before)
+    kept = [e for e in after if (e.task_id, e.trial) in before]
+    assert len(kept) == len(before) and all(e.model_dump() == before[(e.task_id, e.trial)].model_dump() for e in kept)
     assert f"skipped={len(before)}" in out and f"done={N_TRAIN - len(before)}" in out

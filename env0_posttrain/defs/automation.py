@@ -104,8 +104,8 @@ def _rehome(instance: dg.DagsterInstance, remote) -> None:
     state = instance.get_instigator_state(remote.get_remote_origin_id(), remote.selector_id)
     if state is None:
         return
-    origin = RemoteInstigatorOrigin(RemoteRepositoryOrigin(_workspace_origin(), state.origin.repository_origin.repository_name),
-                                    state.origin.instigator_name)
+    repository = RemoteRepositoryOrigin(_workspace_origin(), state.origin.repository_origin.repository_name)
+    origin = RemoteInstigatorOrigin(repository, state.origin.instigator_name)
     if origin.get_id() == state.instigator_origin_id:
         return
     instance.delete_instigator_state(state.instigator_origin_id, state.selector_id)
