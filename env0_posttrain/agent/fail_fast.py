@@ -29,8 +29,8 @@ UNREACHABLE_KINDS = frozenset({"connection_refused", "unknown_host"})
 
 # kind -> (what it means, the ModelEndpoint field to fix)
 FATAL_KINDS: dict[str, tuple[str, str]] = {
-    "missing_package": ("a Python package the model's provider needs is not installed (see the error; "
-                        "litellm's tool calls need `litellm[mcp]`)", "model"),
+    "missing_package": ("a Python package the model's provider needs is not installed: install it (litellm's "
+                        "tool calls need `pip install 'litellm[mcp]'`) or pick another provider", "model"),
     "missing_key": ("the environment variable named by api_key_env is not set", "api_key_env"),
     "authentication": ("the provider refused the API key (missing, wrong or expired)", "api_key_env"),
     "permission": ("the API key is not allowed to use this model", "api_key_env"),
