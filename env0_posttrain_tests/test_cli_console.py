@@ -50,6 +50,17 @@ def test_a_rollout_that_cannot_work_prints_one_message_naming_the_field(tmp_path
     assert result.exit_code == 2
     assert out.count("Fix `teacher.model`") == 1 and "does not know this model id" in out
     assert "Stack Trace" not in out and "Traceback" not in out
+    import dagster as dg
+    from dagster._core.events import DagsterEventType
+    from dagster._core.storage.dagster_run import RunsFilter
+
+    from env0_posttrain.defs.launch import instance_for
+    from env0_posttrain.paths import Paths
+
+    instance = instance_for(Paths.from_env(tmp_path))
+    (run,) = instance.get_runs(RunsFilter(tags={"dagster/partition": "bad"}, statuses=[dg.DagsterRunStatus.FAILURE]))
+    retries = instance.get_records_for_run(run.run_id, of_type=DagsterEventType.STEP_UP_FOR_RETRY).records
+    assert retries == [], "the asset's RetryPolicy must not repeat a deterministic failure"
 
 
 def test_training_shows_a_loss_bar_instead_of_raw_dicts(tmp_path: Path, capsys):
