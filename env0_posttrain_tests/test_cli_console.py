@@ -28,11 +28,21 @@ def test_one_line_per_episode_and_no_dagster_debug_events(tmp_path: Path):
     assert runner.invoke(app, ["run", "new", "con", *SMALL, *data]).exit_code == 0
     result, out = _invoke("run", "materialize", "con", *STEPS, *data)
     assert result.exit_code == 0, out
-    line = r"INFO episode run=con arm=teacher task=(\S+) trial=\d+ stop=\S+ reward=\S+ steps=\d+ .* [\d.]+s"
+    line = r"INFO (?:teacher_trajectories: )?episode run=con arm=teacher task=(\S+) trial=\d+ stop=\S+ reward=\S+ steps=\d+ .* [\d.]+s"
     episodes = re.findall(line, out)
     assert len(episodes) == 3 and len(set(episodes)) == 3
     assert "rollouts run=con arm=teacher done=3" in out and "step timings" in out
     assert "STEP_START" not in out and "ASSET_MATERIALIZATION" not in out and " - dagster - DEBUG - " not in out
+
+    from dagster._core.storage.dagster_run import RunsFilter
+
+    from env0_posttrain.defs.launch import instance_for
+    from env0_posttrain.paths import Paths
+
+    instance = instance_for(Paths.from_env(tmp_path))  # the UI shows the same lines in the step's event log
+    (run,) = instance.get_runs(RunsFilter(tags={"dagster/partition": "con"}), limit=1)
+    logged = [e.user_message for e in instance.all_logs(run.run_id) if e.step_key == "teacher_trajectories"]
+    assert sum(m.startswith("episode run=con arm=teacher") for m in logged) == 3
 
     result, out = _invoke("run", "materialize", "con", "--select", "task_set", "--verbose", *data)
     assert result.exit_code == 0 and "STEP_START" in out and "DEBUG" in out

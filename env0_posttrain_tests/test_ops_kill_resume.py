@@ -46,7 +46,7 @@ def test_sigkill_of_run_materialize_then_rematerialize_resumes_without_loss_or_d
     with open(log, "w") as sink:
         first = _cli(data, "run", "materialize", "kill", "--select", "teacher_trajectories", stdout=sink, stderr=sink)
         deadline = time.time() + 240
-        while time.time() < deadline and first.poll() is None and log.read_text().count("INFO episode") < 3:
+        while time.time() < deadline and first.poll() is None and log.read_text().count("episode run=kill") < 3:
             time.sleep(0.2)
         os.kill(first.pid, signal.SIGKILL)
         first.wait(timeout=30)
