@@ -26,8 +26,12 @@ ws_app = typer.Typer(help="The mock workspace.", no_args_is_help=True)
 app.add_typer(run_app, name="run")
 app.add_typer(sft_app, name="sft")
 app.add_typer(ws_app, name="workspace")
+auto_app = typer.Typer(help="Schedules and sensors: on/off state in the instance; the daemon of `ui` runs them.",
+                       no_args_is_help=True)
+app.add_typer(auto_app, name="automation")
 
 DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="data root (default: ENV0_DATA_DIR or ./data)")]
+Verbose = Annotated[bool, typer.Option("--verbose", help="also print Dagster's DEBUG events (every step event)")]
 
 
 def _fail(msg: str) -> None:
@@ -111,22 +115,31 @@ def run_materialize(
     run_id: str,
     select: Annotated[list[str], typer.Option(help="asset names; default: the whole graph")] = [],
     data_dir: DataDir = None,
+    verbose: Verbose = False,
 ) -> None:
     """Materialize a run's assets in this process (the UI shows the run)."""
-    _materialize_and_print(run_id, Paths.from_env(data_dir), select or None)
+    _materialize_and_print(run_id, Paths.from_env(data_dir), select or None, verbose)
 
 
-def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None) -> None:
+def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, verbose: bool = False) -> None:
+    from env0_posttrain.console import dagster_log_level, show_logs
     from env0_posttrain.defs.launch import instance_for, materialize_run
     from env0_posttrain.store import Store
 
-    result, timings = materialize_run(run_id, paths, instance_for(paths), select)
+    show_logs(verbose)
+    result, timings = materialize_run(run_id, paths, instance_for(paths), select, log_level=dagster_log_level(verbose))
     typer.echo("\nstep timings (s):")
     for k, v in sorted(timings.items(), key=lambda kv: -kv[1]):
         typer.echo(f"  {k:32s} {v:8.1f}")
     if not result.success:
-        failed = [e.step_key for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
-        _fail(f"run {run_id}: failed steps {failed}; see the Dagster UI (env0-posttrain ui) for the logs")
+        failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+        for e in failures:  # a stopped rollout's one message says what to fix; print it last, where it is seen
+            data = e.step_failure_data
+            reason = data.user_failure_data.description if data and data.user_failure_data else None
+            if reason:
+                typer.secho(f"\n{e.step_key}: {reason}", fg=typer.colors.RED, err=True)
+        _fail(f"run {run_id}: failed steps {[e.step_key for e in failures]}; see the Dagster UI (env0-posttrain ui) "
+              "for the logs")
     rep = Store(paths.db).latest_report(run_id)
     if rep:
         typer.echo(f"\nreport: {Path(rep['report_dir']) / 'report.html'}")
@@ -138,6 +151,7 @@ def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None) 
 def demo(
     run_id: Annotated[str, typer.Option(help="run id of the demo partition")] = "demo",
     data_dir: DataDir = None,
+    verbose: Verbose = False,
 ) -> None:
     """Create the demo spec (offline oracle teacher, tiny student) and materialize the whole graph."""
     from env0_posttrain.presets import preset_data
@@ -146,7 +160,7 @@ def demo(
     spec = parse_spec(preset_data("demo", run_id), "demo preset")
     create_run(spec, paths)
     t0 = time.time()
-    _materialize_and_print(run_id, paths, None)
+    _materialize_and_print(run_id, paths, None, verbose)
     typer.echo(f"demo wall time: {time.time() - t0:.0f} s")
 
 
@@ -204,6 +218,45 @@ def backfill(
         typer.echo(f"{rid:40s} teacher={model}")
     typer.echo(f"backfill {info.backfill_id} requested over {len(info.run_ids)} partitions; the daemon runs it "
                "(`env0-posttrain ui` starts one) and the UI lists it under Runs > Backfills")
+
+
+def _print_automation(rows) -> None:
+    for r in rows:
+        typer.echo(f"{r.kind:9s} {r.name:38s} {r.status:8s} (default {r.default})")
+
+
+@auto_app.command("status")
+def automation_status_cmd(data_dir: DataDir = None) -> None:
+    """Each schedule and sensor with its state now and its default."""
+    from env0_posttrain.defs.automation import automation_status
+    from env0_posttrain.defs.launch import instance_for
+
+    _print_automation(automation_status(instance_for(Paths.from_env(data_dir))))
+
+
+def _set_automation(names: list[str], running: bool, data_dir: Path | None) -> None:
+    from env0_posttrain.defs.automation import set_automation
+    from env0_posttrain.defs.launch import instance_for
+
+    try:
+        _print_automation(set_automation(instance_for(Paths.from_env(data_dir)), names, running))
+    except KeyError as err:
+        _fail(str(err.args[0]))
+    typer.echo("only a running daemon acts on these (`env0-posttrain ui` starts one)")
+
+
+@auto_app.command("start")
+def automation_start(names: Annotated[Optional[list[str]], typer.Argument(help="default: all")] = None,
+                     data_dir: DataDir = None) -> None:
+    """Turn schedules / sensors on (e.g. nightly_eval_schedule, default_automation_condition_sensor)."""
+    _set_automation(names or [], True, data_dir)
+
+
+@auto_app.command("stop")
+def automation_stop(names: Annotated[Optional[list[str]], typer.Argument(help="default: all")] = None,
+                    data_dir: DataDir = None) -> None:
+    """Turn schedules / sensors off."""
+    _set_automation(names or [], False, data_dir)
 
 
 @sft_app.command("validate")

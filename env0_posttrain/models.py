@@ -104,3 +104,11 @@ def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Path
     else:
         model_id = register_local_model(f"{run_id}-sft-{training['revision']}", base, adapter_path=training["adapter_path"])
     return ModelEndpoint(model=model_id, **sampling)
+
+
+def base_student_identity(spec: RunSpec, store: Store, run_id: str, paths: Paths, endpoint: ModelEndpoint) -> str:
+    """What names the base student's weights: the served model and address, or the local path / hub id
+    (a tiny student's directory name is the digest of its corpus and config)."""
+    if spec.hosting.kind == "openai_compatible":
+        return f"{endpoint.model}@{endpoint.api_base}"
+    return str(ensure_base_student(spec, store, run_id, paths))

@@ -257,9 +257,11 @@ def parse_spec(data: object, source: str = "<spec>") -> RunSpec:
 
 def load_spec(path: Path) -> RunSpec:
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
         raise SpecError(f"{path}: not valid YAML: {err}") from None
+    except UnicodeDecodeError as err:  # a binary or mis-encoded file: name it instead of crashing the sensor
+        raise SpecError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     spec = parse_spec(data, str(path))
     if path.stem != spec.run_id:
         raise SpecError(f"{path}: run_id '{spec.run_id}' does not match the file name '{path.stem}'")

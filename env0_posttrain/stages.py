@@ -136,15 +136,21 @@ def load_tasks(ctx: StageContext, splits: tuple[str, ...]) -> list:
 # rollouts ----------------------------------------------------------------------------------
 def _rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, settings) -> tuple[str, list, Any]:
     """Open (or resume) a round, run only the episodes it is missing, close it."""
-    from env0_posttrain.agent import run_rollouts_sync
+    from env0_posttrain.agent import FatalModelError, run_rollouts_sync
 
     round_id = ctx.store.open_round(ctx.run_id, arm, endpoint.model, len(tasks) * trials)
     done = ctx.store.done_keys(round_id)
     ctx.log.info(f"{arm}: round {round_id}, {len(done)} of {len(tasks) * trials} episodes already stored")
-    summary = run_rollouts_sync(
-        tasks, arm=arm, trials=trials, endpoint=endpoint, settings=settings, run_id=ctx.run_id,
-        done_keys=done, on_episode=lambda ep: ctx.store.write_episode(round_id, ep),
-    )
+    try:
+        summary = run_rollouts_sync(
+            tasks, arm=arm, trials=trials, endpoint=endpoint, settings=settings, run_id=ctx.run_id,
+            done_keys=done, on_episode=lambda ep: ctx.store.write_episode(round_id, ep),
+        )
+    except FatalModelError as err:  # one message in the spec's terms; the round stays open for a resume
+        from env0_posttrain.rollout_errors import explain
+
+        raise explain(ctx.spec, arm, err.kind, str(err), len(ctx.store.done_keys(round_id)),
+                      len(tasks) * trials) from None
     episodes = ctx.store.load_episodes(round_id)
     summary_dict = summary.model_dump(mode="json")
     ctx.store.finish_round(round_id, summary_dict)
@@ -328,7 +334,8 @@ def _checkpointing_note(plan: dict | None) -> str:
 
 # evals -------------------------------------------------------------------------------------
 def evaluate_arm(ctx: StageContext, arm: str) -> StageResult:
-    from env0_posttrain.models import arm_endpoint, rollout_settings
+    from env0_posttrain.base_eval_reuse import rollout_or_reuse
+    from env0_posttrain.models import arm_endpoint, base_student_identity, rollout_settings
 
     splits = ("eval", "heldout") if ctx.spec.tasks.n_heldout else ("eval",)
     tasks = load_tasks(ctx, splits)
@@ -338,8 +345,17 @@ def evaluate_arm(ctx: StageContext, arm: str) -> StageResult:
         from env0_posttrain.evaluate.served import guard_served_arm
 
         served = guard_served_arm(ctx.spec, arm, endpoint, load_tasks(ctx, ("train",)))
-    round_id, episodes, summary = _rollout(ctx, arm, tasks, ctx.spec.eval.trials, endpoint, rollout_settings(ctx.spec, arm))
+    settings = rollout_settings(ctx.spec, arm)
+    round_id, episodes, summary = rollout_or_reuse(
+        ctx.store, ctx.run_id, arm, lambda: base_student_identity(ctx.spec, ctx.store, ctx.run_id, ctx.paths, endpoint),
+        endpoint, settings, tasks, ctx.spec.eval.trials, code_version("agent", "workspace", "tasks"),
+        lambda: _rollout(ctx, arm, tasks, ctx.spec.eval.trials, endpoint, settings))
     meta = _rollout_metadata(round_id, episodes, summary) | {"model": endpoint.model} | served
+    if summary.get("reused_from"):
+        src = summary["reused_from"]
+        ctx.log.info(f"{arm}: reused round {src['round_id']} of run {src['run_id']} (same student, tasks, trials, "
+                     "sampling and harness budget); no episode was run")
+        meta |= {"reused_from_run": src["run_id"], "reused_from_round": src["round_id"]}
     ctx.store.record_eval_result(round_id, ctx.run_id, arm, endpoint.model, meta["episodes"], meta["strict_passes"], meta)
     return StageResult(metadata=meta, data_version=_episodes_version(episodes), checks=[_unscored_check(episodes)])
 
@@ -366,6 +382,10 @@ def write_report(ctx: StageContext) -> StageResult:
         "train_id": training["train_id"] if training else None, "eval_rounds": rounds,
         "code_version": code_version("workspace", "tasks", "agent", "sft", "train", "evaluate"),
     }
+    from env0_posttrain.base_eval_reuse import reused_from
+
+    if (src := reused_from(ctx.store, rounds.get("base"))) is not None:
+        lineage["base_eval_reused_from"] = f"run {src['run_id']} (round {src['round_id']})"
     history = [
         {"timestamp": h["created_at"], "arm": h["arm"], "pass_rate": h["pass_rate"], "run_id": ctx.run_id}
         for h in ctx.store.eval_history(ctx.run_id) if h["round_id"] not in rounds.values()

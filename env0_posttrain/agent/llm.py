@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import threading
 import warnings
 from typing import Any, Literal
@@ -29,7 +30,17 @@ ErrorClass = Literal["infra", "agent", "fatal"]
 
 
 class FatalModelError(RuntimeError):
-    """A failure no retry can fix (bad key, unknown model): stop the whole rollout, loudly."""
+    """A failure no retry can fix (bad key, unknown model): stop the whole rollout, loudly.
+
+    `kind` says which (see `FATAL_KINDS` in fail_fast.py), so the caller can name the setting to fix.
+    """
+
+    def __init__(self, message: str, kind: str = "", model: str = "") -> None:
+        super().__init__(message)
+        self.kind, self.model = kind, model
+
+    def __reduce__(self) -> tuple:  # keeps kind and model across a worker process's pipe
+        return (type(self), (str(self), self.kind, self.model))
 
 
 def register_provider(provider: str, handler: litellm.CustomLLM) -> None:
@@ -80,10 +91,28 @@ _FATAL_TYPES: tuple[tuple[type[BaseException], str], ...] = (
 )
 
 
+def exception_chain(exc: BaseException, limit: int = 12) -> list[BaseException]:
+    """`exc` and the exceptions it was raised from: litellm wraps the real cause (an ImportError, a
+    refused socket) in its own APIConnectionError or InternalServerError."""
+    chain: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and len(chain) < limit and cur not in chain:
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return chain
+
+
 def classify_exception(exc: BaseException) -> tuple[ErrorClass, str]:
     """(class, kind): infra is retried, agent ends the episode scored, fatal aborts the rollout."""
     if "Missing credentials" in str(exc) or "api_key client option must be set" in str(exc):
         return "fatal", "authentication"  # litellm reports a missing key as a 500; no retry can fix it
+    chain = exception_chain(exc)
+    if any(isinstance(e, ImportError) for e in chain):
+        return "fatal", "missing_package"  # e.g. litellm without its `mcp` extra: every call fails alike
+    if any(isinstance(e, ConnectionRefusedError) for e in chain) or "connection refused" in str(exc).lower():
+        return "infra", "connection_refused"  # retried, but fail_fast stops a rollout that never connects
+    if any(isinstance(e, socket.gaierror) for e in chain):
+        return "infra", "unknown_host"
     for table, cls in ((_FATAL_TYPES, "fatal"), (_AGENT_TYPES, "agent"), (_INFRA_TYPES, "infra")):
         for exc_type, kind in table:
             if isinstance(exc, exc_type):

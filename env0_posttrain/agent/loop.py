@@ -78,7 +78,7 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
     error: str | None = None
 
     for step in range(settings.max_steps):
-        outcome = await call_model(kwargs, messages, tools, settings, step, rng)
+        outcome = await call_model(kwargs, messages, tools, settings, step, rng, episode=f"{task.id}:{trial}")
         counts.update(outcome.error_counts)
         ex = outcome.exchange
         infra_errors += outcome.infra_failures

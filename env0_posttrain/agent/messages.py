@@ -31,13 +31,23 @@ def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
 
 
+def clean_text(text: str) -> str:
+    """`text` as valid UTF-8: a lone surrogate (JSON allows the escape "\\ud800") becomes '?'. Left in, it
+    makes the episode impossible to serialise, so the store could not write it and the rollout would stop."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def assistant_message(message: Any, step: int) -> dict[str, Any]:
     """The OpenAI assistant dict from a litellm Message (or dict); every tool call gets a unique id."""
     content = _get(message, "content")
-    out: dict[str, Any] = {"role": "assistant", "content": content if isinstance(content, str) else None}
+    out: dict[str, Any] = {"role": "assistant", "content": clean_text(content) if isinstance(content, str) else None}
     reasoning = _get(message, "reasoning_content")
     if isinstance(reasoning, str) and reasoning.strip():
-        out["reasoning_content"] = reasoning
+        out["reasoning_content"] = clean_text(reasoning)
     calls = []
     for i, call in enumerate(_get(message, "tool_calls") or []):
         fn = _get(call, "function") or {}
@@ -45,9 +55,10 @@ def assistant_message(message: Any, step: int) -> dict[str, Any]:
         if isinstance(args, dict):
             args = json.dumps(args, ensure_ascii=False)
         calls.append({
-            "id": _get(call, "id") or f"call_{step}_{i}",
+            "id": clean_text(str(_get(call, "id") or f"call_{step}_{i}")),
             "type": "function",
-            "function": {"name": _get(fn, "name") or "", "arguments": args if isinstance(args, str) else ""},
+            "function": {"name": clean_text(str(_get(fn, "name") or "")),
+                         "arguments": clean_text(args) if isinstance(args, str) else ""},
         })
     if calls:
         out["tool_calls"] = calls
@@ -79,8 +90,12 @@ def parse_arguments(call: dict[str, Any], offered: set[str]) -> tuple[dict[str, 
         return {}, None, ""
     try:
         args = json.loads(raw)
+        if "\\ud" in raw.lower():  # an escaped lone surrogate decodes to a str UTF-8 cannot hold
+            args = json.loads(clean_text(json.dumps(args, ensure_ascii=False)))
     except json.JSONDecodeError as err:
         return None, "malformed_call", f"Arguments of '{name}' are not valid JSON ({err.msg} at char {err.pos})."
+    except RecursionError:
+        return None, "malformed_call", f"Arguments of '{name}' are nested too deeply to parse."
     if not isinstance(args, dict):
         return None, "malformed_call", f"Arguments of '{name}' must be a JSON object, got {type(args).__name__}."
     return args, None, ""
@@ -114,7 +129,7 @@ def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if isinstance(args, str):
                 try:
                     args = json.loads(args) if args.strip() else {}
-                except json.JSONDecodeError:
+                except (json.JSONDecodeError, RecursionError):
                     args = {}
             if not isinstance(args, dict):
                 args = {}

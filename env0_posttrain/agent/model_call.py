@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .endpoint import AgentSettings
+from .fail_fast import CURRENT as FAIL_FAST
+from .fail_fast import UNREACHABLE_KINDS, unreachable_error
 from .llm import FatalModelError, classify_exception, litellm, response_cost
 from .records import Exchange, TokenUsage
 
@@ -60,8 +62,12 @@ def _usage(response: Any) -> TokenUsage:
 
 
 async def call_model(kwargs: dict[str, Any], messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                     settings: AgentSettings, index: int, rng: random.Random) -> CallOutcome:
+                     settings: AgentSettings, index: int, rng: random.Random, episode: str = "") -> CallOutcome:
+    """One request with its infra retries. Raises FatalModelError for what no retry fixes: a fatal kind, a bad
+    request on an episode's first call (nothing the model wrote is in it), or, through the rollout's FailFast,
+    a model nobody answers for. `episode` names the episode for FailFast."""
     counts: Counter = Counter()
+    breaker = FAIL_FAST.get()
     infra = 0
     attempt = 0
     env0_meta = (kwargs.get("metadata") or {}).get("env0")
@@ -82,11 +88,17 @@ async def call_model(kwargs: dict[str, Any], messages: list[dict[str, Any]], too
         except Exception as exc:  # noqa: BLE001 - every failure is classified, none is swallowed
             latency = time.perf_counter() - t0
             cls, kind = classify_exception(exc)
-            if cls == "fatal":
-                raise FatalModelError(f"{kwargs.get('model')}: {kind}: {exc}") from exc
+            model = str(kwargs.get("model", ""))
+            if cls == "fatal" or (kind == "bad_request" and index == 0):
+                raise FatalModelError(f"{model}: {kind}: {type(exc).__name__}: {str(exc)[:500]}", kind, model) from exc
             counts[kind] += 1
             infra += cls == "infra"
             message = f"{kind}: {type(exc).__name__}: {str(exc)[:500]}"
+            if breaker is not None:
+                if kind not in UNREACHABLE_KINDS:
+                    breaker.other_error(episode)
+                elif breaker.unreachable(episode):
+                    raise unreachable_error(model, kind, breaker, message) from exc
             if cls == "infra" and attempt <= settings.max_retries:
                 await asyncio.sleep(backoff_delay(attempt, settings, rng))
                 continue
@@ -94,6 +106,8 @@ async def call_model(kwargs: dict[str, Any], messages: list[dict[str, Any]], too
                                 error=message, error_kind=cls, attempts=attempt)  # type: ignore[arg-type]
             return CallOutcome(exchange, None, cls, counts, infra)
         latency = time.perf_counter() - t0
+        if breaker is not None:
+            breaker.ok()
         prompt_ids, completion_ids = _token_ids(response)
         choice = response.choices[0]
         exchange = Exchange(index=index, request_len=len(messages), response=None,

@@ -26,6 +26,7 @@ from env0_posttrain.tasks.model import Task
 
 from .endpoint import AgentSettings, ModelEndpoint
 from .environment import DEFAULT_ENV, TaskEnv
+from .fail_fast import FAIL_FAST_EPISODES, fail_fast_scope
 from .llm import FatalModelError
 from .loop import STEERABLE_ARMS, run_episode
 from .records import Arm, Episode, TokenUsage
@@ -134,6 +135,10 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
     """
     if settings.steering_prompt and arm not in STEERABLE_ARMS:
         raise ValueError(f"steering prompt is teacher-only; refusing to apply it to arm '{arm}'")
+    try:  # a key variable that is not set fails every episode alike: say so once, before any starts
+        endpoint.completion_kwargs()
+    except ValueError as err:
+        raise FatalModelError(str(err), "missing_key", endpoint.model) from None
     done_keys = done_keys or set()
     tasks = list(tasks)
     todo = [(t, k) for t in tasks for k in range(trials) if not _is_done(done_keys, run_id, arm, t.id, k)]
@@ -143,7 +148,7 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
     stops: Counter = Counter()
     errors: Counter = Counter()
     rewards: list[float] = []
-    bar = tqdm(total=len(todo), desc=f"{arm} {endpoint.model}", unit="ep", disable=not progress, leave=False)
+    bar = tqdm(total=len(todo), desc=f"{arm} {endpoint.model}", unit="ep", disable=not progress, leave=True)
     t0 = time.perf_counter()
 
     def account(ep: Episode) -> None:
@@ -206,8 +211,10 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
                 summary.processes, summary.worker_cpu_s = stats.processes, stats.cpu_s
                 FAULTY.add_injected(stats.faults)
             else:
-                await _run_here(todo, settings, deliver,
-                                lambda task, trial: attempt_episode(task, trial, endpoint, settings, arm, run_id, env))
+                with fail_fast_scope(min(FAIL_FAST_EPISODES, settings.concurrency, len(todo))):
+                    await _run_here(todo, settings, deliver,
+                                    lambda task, trial: attempt_episode(task, trial, endpoint, settings, arm, run_id,
+                                                                        env))
     finally:
         bar.close()
     summary.stop_conditions = dict(stops)

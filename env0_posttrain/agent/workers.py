@@ -35,6 +35,8 @@ from typing import Any
 
 from env0_posttrain.tasks.model import Task
 
+from .fail_fast import CURRENT as FAIL_FAST
+from .fail_fast import FAIL_FAST_EPISODES, FailFast
 from .llm import FatalModelError, litellm, provider_of
 from .records import Episode
 
@@ -111,7 +113,7 @@ async def _serve(conn: Any) -> None:
             attempts, crashed = await attempt_episode(task, trial, run["endpoint"], run["settings"], run["arm"],
                                                       run["run_id"], run["env"])
         except FatalModelError as exc:
-            conn.send(("fatal", jid, str(exc)))
+            conn.send(("fatal", jid, str(exc), exc.kind, exc.model))
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
@@ -132,6 +134,7 @@ async def _serve(conn: Any) -> None:
         kind = msg[0]
         if kind == "run":
             run = msg[1]
+            FAIL_FAST.set(FailFast(episodes=run.get("fail_fast_episodes", FAIL_FAST_EPISODES)))  # jobs below share it
             cpu0, faults0 = time.process_time(), Counter(injected_faults())
         elif kind == "job":
             _, jid, task, trial = msg
@@ -275,7 +278,7 @@ async def run_sharded(todo: list[tuple[Task, int]], processes: int, run: dict[st
             w.capacity, w.busy = cap, 0
             loop.add_reader(w.conn.fileno(), reader(i, w.conn))
             registered.append(w.conn.fileno())
-            w.conn.send(("run", run))
+            w.conn.send(("run", {**run, "fail_fast_episodes": min(FAIL_FAST_EPISODES, cap, len(todo))}))
         pending = list(reversed(todo))
         jobs: dict[int, tuple[Task, int]] = {}
         next_id = 0
@@ -299,7 +302,7 @@ async def run_sharded(todo: list[tuple[Task, int]], processes: int, run: dict[st
             if kind == "died":
                 raise RuntimeError(f"rollout worker {pool.workers[i].process.pid} died; finished episodes are kept")
             if kind == "fatal":
-                raise FatalModelError(msg[2])
+                raise FatalModelError(*msg[2:5])
             if kind == "error":
                 raise RuntimeError(f"rollout worker {pool.workers[i].process.pid}: {msg[2]}")
             _, jid, attempts_json, crashed = msg

@@ -6,10 +6,11 @@ the graph's edges are plain `deps` (lineage without moving data through Dagster)
 import dagster as dg
 
 from env0_posttrain import stages
-from env0_posttrain.defs.metadata import to_result
+from env0_posttrain.defs.metadata import run_stage, to_result
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
+from env0_posttrain.parent_watch import die_with_parent
 
 ROLLOUT_RETRY = dg.RetryPolicy(max_retries=2, delay=5, backoff=dg.Backoff.EXPONENTIAL)
 # Concurrency pools (limits in dagster.yaml): the teacher's API quota, local/served student
@@ -27,6 +28,7 @@ def _check(asset: str, name: str, description: str) -> dg.AssetCheckSpec:
 
 
 def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> stages.StageContext:
+    die_with_parent()  # a step process must not outlive a killed run worker (parent_watch.py)
     return stages.StageContext.load(context.partition_key, env0.paths(), context.log)
 
 
@@ -59,7 +61,7 @@ def task_set(context: dg.AssetExecutionContext, env0: Env0Resource):
     description="Teacher rollouts on the train split through the one agent harness (results.jsonl shaped).",
 )
 def teacher_trajectories(context: dg.AssetExecutionContext, env0: Env0Resource):
-    return to_result(stages.collect_teacher(_ctx(context, env0)), "teacher_trajectories")
+    return to_result(run_stage(stages.collect_teacher, _ctx(context, env0)), "teacher_trajectories")
 
 
 @dg.asset(
@@ -113,7 +115,7 @@ def _eval_asset(name: str, arm: str, deps: list, description: str, pool: str):
         description=description,
     )
     def _asset(context: dg.AssetExecutionContext, env0: Env0Resource):
-        return to_result(stages.evaluate_arm(_ctx(context, env0), arm), name)
+        return to_result(run_stage(stages.evaluate_arm, _ctx(context, env0), arm), name)
 
     return _asset
 

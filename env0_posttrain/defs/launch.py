@@ -8,10 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
+from dagster._core.definitions.materialize import EPHEMERAL_JOB_NAME
 
 from env0_posttrain.defs.assets import RUN_ASSETS
+from env0_posttrain.defs.console_logger import compact_console_logger
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
+from env0_posttrain.defs.stale_runs import process_tags, sweep_dead_runs
 from env0_posttrain.paths import Paths
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -46,24 +49,36 @@ def materialize_run(
     paths: Paths,
     instance: dg.DagsterInstance,
     selection: Sequence[str] | None = None,
+    log_level: str = "DEBUG",
 ) -> tuple[dg.ExecuteInProcessResult, dict[str, float]]:
-    """Materialize the run's assets in this process (no per-step process start-up), with step timings."""
+    """Materialize the run's assets in this process (no per-step process start-up), with step timings.
+    `log_level` is the console's: Dagster logs every event at DEBUG, the stages' own lines at INFO."""
     register_partition(instance, run_id)
+    sweep_dead_runs(instance, run_id)  # a killed earlier run would hold its pool slots forever
     assets = RUN_ASSETS
     sel = None if not selection else dg.AssetSelection.assets(*selection)
     t0 = time.time()
-    result = dg.materialize(
-        assets,
-        selection=sel,
-        partition_key=run_id,
-        instance=instance,
+    console = dg.colored_console_logger if log_level.upper() == "DEBUG" else compact_console_logger
+    defs = dg.Definitions(  # what dg.materialize builds, plus the console logger
+        jobs=[dg.define_asset_job(EPHEMERAL_JOB_NAME, selection=sel)],
+        assets=assets,
         resources={"env0": Env0Resource(data_dir=str(paths.root)), "pipes_client": dg.PipesSubprocessClient()},
+        loggers={"console": console},
+    )
+    result = defs.resolve_job_def(EPHEMERAL_JOB_NAME).execute_in_process(
+        run_config={"loggers": {"console": {"config": {"log_level": log_level.upper()}}}},
+        instance=instance,
+        partition_key=run_id,
         raise_on_error=False,
-        tags={"env0/launched_by": "cli"},
+        tags=run_tags(),
     )
     timings = step_timings(instance, result.run_id)
     timings["total"] = time.time() - t0
     return result, timings
+
+
+def run_tags() -> dict[str, str]:
+    return {"env0/launched_by": "cli", **process_tags()}
 
 
 def step_timings(instance: dg.DagsterInstance, dagster_run_id: str) -> dict[str, float]:

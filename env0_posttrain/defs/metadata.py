@@ -7,7 +7,18 @@ from typing import Any
 
 import dagster as dg
 
+from env0_posttrain.rollout_errors import RolloutStopped
 from env0_posttrain.stages import StageResult
+
+
+def run_stage(fn, *args: Any) -> StageResult:
+    """Call a stage; a rollout stopped on a deterministic failure fails the step once, without retries
+    (the asset's RetryPolicy would only repeat the same error), with the stage's message as the reason."""
+    try:
+        return fn(*args)
+    except RolloutStopped as err:
+        raise dg.Failure(description=str(err), metadata={"kind": err.kind, "spec_field": err.spec_field},
+                         allow_retries=False) from None
 
 
 def _value(v: Any) -> Any:

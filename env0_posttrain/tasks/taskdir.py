@@ -95,9 +95,16 @@ def export_task_dir(task: Task, root: Path) -> Path:
     return out
 
 
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise TaskDirError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text())
+        return json.loads(_read_text(path))
     except json.JSONDecodeError as err:
         raise TaskDirError(f"{path}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg})") from None
 
@@ -117,7 +124,7 @@ def import_task_dir(path: Path) -> Task:
             raise TaskDirError(f"{path / rel}: missing (a task directory needs {', '.join(REQUIRED)})")
     toml_path = path / "task.toml"
     try:
-        config = tomllib.loads(toml_path.read_text())
+        config = tomllib.loads(_read_text(toml_path))
     except tomllib.TOMLDecodeError as err:
         raise TaskDirError(f"{toml_path}: not valid TOML ({err})") from None
     env0 = config.get("env0")
@@ -126,9 +133,9 @@ def import_task_dir(path: Path) -> Task:
     for key in ("id", "family", "template_id", "difficulty", "tools"):
         if key not in env0:
             raise TaskDirError(f"{toml_path}: [env0] lacks the field '{key}'")
-    if env0["template_id"] not in TEMPLATES:
+    if not isinstance(env0["template_id"], str) or env0["template_id"] not in TEMPLATES:
         raise TaskDirError(f"{toml_path}: [env0] template_id {env0['template_id']!r} is not a known template")
-    instruction = (path / "instruction.md").read_text().strip()
+    instruction = _read_text(path / "instruction.md").strip()
     if not instruction:
         raise TaskDirError(f"{path / 'instruction.md'}: empty instruction")
     recipe_path = path / "environment" / "recipe.json"

@@ -248,6 +248,9 @@ def train_lora(
         processing_class=tokenizer,
         callbacks=[callback],
     )
+    from .progress import show_progress
+
+    show_progress(trainer, "LoRA training")
     resume_from = last_checkpoint(out_dir / CHECKPOINTS_DIRNAME) if resume else None
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)

@@ -156,6 +156,9 @@ def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, wor
     # The pad token doubles as the document separator; it must stay a training target here.
     collator = DataCollatorForLanguageModeling(tokenizer=tokenizer, mlm=False)
     trainer = Trainer(model=model, args=args, train_dataset=ds, data_collator=_keep_separators(collator, tokenizer))
+    from .progress import show_progress
+
+    show_progress(trainer, f"base student ({config.architecture}) pre-training")
     out = trainer.train()
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     return {"pretrain_loss_first": losses[0] if losses else float("nan"), "pretrain_loss_last": losses[-1] if losses else float("nan"),

@@ -1,0 +1,84 @@
+"""Runs whose process was killed (kill -9, OOM, a closed laptop) stay STARTED and keep their pool slots.
+
+A SIGKILLed `run materialize` cannot report its own failure: Dagster keeps the run STARTED and its
+steps' concurrency-pool slots claimed, so the next materialization of that partition waits on
+"Step blocked by limit for pool ..." forever. Under `dagster dev` the code server reports a dead
+run worker and the daemon's run monitoring frees slots of finished runs (dagster.yaml); without a
+daemon nobody does. `sweep_dead_runs` does it before the CLI materializes a partition: a run of
+the partition that is unfinished but whose process is gone on this machine is marked failed, and
+slots still held by finished runs of the partition are freed. The store resumes the rest.
+
+Which process ran a run: the `env0/pid` and `env0/host` tags the CLI puts on its runs, else the pid
+Dagster's run worker reports in its "Started process for run" engine event.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+
+import dagster as dg
+from dagster._core.events import DagsterEventType
+from dagster._core.storage.dagster_run import FINISHED_STATUSES, DagsterRunStatus, RunsFilter
+
+PID_TAG = "env0/pid"
+HOST_TAG = "env0/host"
+PARTITION_TAG = "dagster/partition"
+UNFINISHED = [DagsterRunStatus.STARTING, DagsterRunStatus.STARTED, DagsterRunStatus.CANCELING]
+
+log = logging.getLogger("env0_posttrain.defs")
+
+
+def process_tags() -> dict[str, str]:
+    """Tags that let a later sweep tell whether the process running a run is still alive."""
+    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
+
+
+def _run_pid(instance: dg.DagsterInstance, run: dg.DagsterRun) -> int | None:
+    if PID_TAG in run.tags:
+        if run.tags.get(HOST_TAG) != socket.gethostname():
+            return None  # another machine's process: nothing to tell from here
+        return int(run.tags[PID_TAG])
+    for record in instance.get_records_for_run(run.run_id, of_type=DagsterEventType.ENGINE_EVENT).records:
+        event = record.event_log_entry.dagster_event
+        data = event.engine_event_data if event else None
+        pid = data.metadata.get("pid") if data and data.metadata else None
+        if pid is not None and "Started process for run" in (event.message or ""):
+            return int(pid.value)
+    return None
+
+
+def _alive(pid: int, started_at: float | None) -> bool:
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return False
+        # a pid reused by a process that started after the run did is not the run's process
+        return started_at is None or proc.create_time() <= started_at + 1.0
+    except psutil.NoSuchProcess:
+        return False
+
+
+def sweep_dead_runs(instance: dg.DagsterInstance, partition: str) -> list[str]:
+    """Mark the partition's runs whose process is gone as failed and free their pool slots; their ids."""
+    swept = []
+    for record in instance.get_run_records(RunsFilter(statuses=UNFINISHED, tags={PARTITION_TAG: partition})):
+        run = record.dagster_run
+        pid = _run_pid(instance, run)
+        if pid is None or pid == os.getpid() or _alive(pid, record.start_time or record.create_timestamp.timestamp()):
+            continue
+        instance.report_run_failed(run, f"env0-posttrain: the process of this run (pid {pid}) is gone (killed?); "
+                                        f"marked failed before partition {partition} is materialized again")
+        instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+        log.warning("run %s of partition %s: its process %d is gone; marked it failed and freed its pool slots",
+                    run.run_id, partition, pid)
+        swept.append(run.run_id)
+    holding = instance.event_log_storage.get_concurrency_run_ids()
+    if holding:
+        for record in instance.get_run_records(RunsFilter(run_ids=list(holding), statuses=FINISHED_STATUSES,
+                                                          tags={PARTITION_TAG: partition})):
+            instance.event_log_storage.free_concurrency_slots_for_run(record.dagster_run.run_id)
+    return swept
