@@ -197,8 +197,12 @@ def parse_quick(text: str, now: datetime) -> tuple[str, datetime, datetime, bool
     rest, end_time = text, None
     m = _RANGE.search(rest)
     if m:
-        end_time = m.group(2)
-        rest = rest[:m.start()] + m.group(1) + rest[m.end():]
+        begin, end_time = m.group(1), m.group(2)
+        meridiem = re.search(r"am|pm", end_time, re.I)
+        if meridiem and not re.search(r"am|pm", begin, re.I):  # "2-3pm": the start shares the end's pm
+            later = int(begin.split(":")[0]) % 12 > int(end_time.split(":")[0].strip("apmAPM ")) % 12
+            begin = begin.strip() + ("am" if later and meridiem.group(0).lower() == "pm" else meridiem.group(0))
+        rest = rest[:m.start()] + begin + rest[m.end():]
     rel = _RELATIVE.search(rest)
     if rel:
         base = base + timedelta(days=1 if rel.group(1).lower() == "tomorrow" else 0)
