@@ -47,6 +47,7 @@ def test_calendars_crud_and_clear(server, cal):
     made = cal.calendars().insert(body={"summary": "Offsite", "timeZone": "Europe/Paris"}).execute()
     cid = made["id"]
     assert made["kind"] == "calendar#calendar" and cid.endswith("@group.calendar.google.com")
+    assert made["dataOwner"] == ws(server).me.email
     assert cal.calendars().get(calendarId=cid).execute()["timeZone"] == "Europe/Paris"
     assert cal.calendars().patch(calendarId=cid, body={"description": "Q2"}).execute()["description"] == "Q2"
     put = cal.calendars().update(calendarId=cid, body={"summary": "Offsite 2026"}).execute()

@@ -45,6 +45,8 @@ class CalendarsMixin:
         if cal.location:
             out["location"] = cal.location
         out["timeZone"] = cal.timeZone
+        if cal.id != cal.owner:  # secondary calendars name their owner
+            out["dataOwner"] = cal.owner
         out["conferenceProperties"] = {"allowedConferenceSolutionTypes": ["hangoutsMeet"]}
         return out
 
@@ -60,6 +62,8 @@ class CalendarsMixin:
         if cal.location:
             out["location"] = cal.location
         out["timeZone"] = cal.timeZone
+        if cal.id != cal.owner:
+            out["dataOwner"] = cal.owner
         out["colorId"] = color
         out["backgroundColor"] = entry.backgroundColor or bg
         out["foregroundColor"] = entry.foregroundColor or fg
