@@ -22,7 +22,10 @@ def test_seeded_state_has_my_list_entries_and_settings(ws):
     assert ws.me.email in c.calendarList and c.settings["timezone"].value == "UTC"
     holidays = next(x for x in c.calendars.values() if x.summary == "Company Holidays")
     assert holidays.id in c.calendarList  # a calendar shared with me is in my list
-    assert not c.acl and not c.channels
+    assert not c.channels
+    rules = {r.id: r.role for r in ws.calendar.acl_of("primary")}  # seeded sharing of my primary calendar
+    assert rules[f"user:{ws.me.email}"] == "owner" and rules[f"domain:{ws.domain}"] == "freeBusyReader"
+    assert sorted(rules.values()) == ["freeBusyReader", "owner", "reader"]
     assert ws.state()["calendar"]["settings"]["weekStart"] == {"id": "weekStart", "value": "0"}
 
 

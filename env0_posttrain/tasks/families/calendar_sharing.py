@@ -7,7 +7,7 @@ import random
 from typing import Any
 
 from env0_posttrain.tasks.families.calendar_support import ends_at, event_by_title, find_event, plant_event, sample_event, starts_at
-from env0_posttrain.tasks.families.common import Script, pick_people, person_params
+from env0_posttrain.tasks.families.common import Script, others, pick_people, person_params
 from env0_posttrain.tasks.gates import standard_gates
 from env0_posttrain.tasks.judge import Judge
 from env0_posttrain.tasks.template import Template, register
@@ -41,11 +41,12 @@ def _other_rules_kept(j: Judge, calendar_id: str, email: str) -> None:
 
 def _sample_share(rng: random.Random, ws: Any) -> dict[str, Any]:
     role = rng.choice(sorted(ROLE_WORDS))
-    return {**person_params(pick_people(rng, ws)[0]), "role": role, "can": rng.choice(ROLE_WORDS[role])}
+    unshared = [p for p in others(ws) if _rule(ws, ws.me.email, p.email) is None]  # a no-op must not pass
+    return {**person_params(rng.choice(unshared)), "role": role, "can": rng.choice(ROLE_WORDS[role])}
 
 
 def _plant_share(ws: Any, p: dict[str, Any]) -> None:
-    other = next(x for x in ws.directory if x.email not in (p["email"], ws.me.email))
+    other = next(x for x in others(ws) if x.email != p["email"] and _rule(ws, ws.me.email, x.email) is None)
     ws.calendar.add_acl(ws.me.email, role="freeBusyReader", value=other.email)  # an existing share to keep
 
 
@@ -167,7 +168,9 @@ def _judge_team_cal(j: Judge, p: dict[str, Any]) -> None:
     rule = _rule(j.end, cal.id, p["email"]) if cal is not None else None
     j.check("calendar_created", cal is not None)
     j.check("editor_added", rule is not None and rule.role == "writer")
-    j.guard("primary_not_shared", not any(r.calendarId == j.end.me.email for r in j.end.calendar.db.acl.values()))
+    me = j.end.me.email
+    j.guard("primary_shares_kept", [r for r in j.start.calendar.db.acl.values() if r.calendarId == me]
+            == [r for r in j.end.calendar.db.acl.values() if r.calendarId == me])
     standard_gates(j, audience={p["email"]})
 
 

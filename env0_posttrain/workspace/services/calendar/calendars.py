@@ -7,6 +7,7 @@ removes it, its events and its ACL rules.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from typing import Any
@@ -24,6 +25,7 @@ _ENTRY_FIELDS = ("summaryOverride", "colorId", "backgroundColor", "foregroundCol
                  "defaultReminders")
 
 
+@functools.lru_cache(maxsize=8192)
 def etag(*parts: Any) -> str:
     """A stable etag: the same resource state gives the same etag in every process."""
     digest = hashlib.blake2b("|".join(str(p) for p in parts).encode(), digest_size=8).digest()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 _CAL_BG = ("#ac725e", "#d06b64", "#f83a22", "#fa573c", "#ff7537", "#ffad46", "#42d692", "#16a765", "#7bd148",
@@ -14,6 +15,7 @@ CALENDAR_COLORS: dict[str, tuple[str, str]] = {str(i + 1): (bg, "#000000") for i
 EVENT_COLORS: dict[str, tuple[str, str]] = {str(i + 1): (bg, "#1d1d1d") for i, bg in enumerate(_EVENT_BG)}
 
 
+@functools.lru_cache(maxsize=4096)
 def default_color(calendar_id: str) -> str:
     """The colour a calendar gets in a list until the user picks one (stable per calendar id)."""
     return str(hashlib.blake2b(calendar_id.encode(), digest_size=2).digest()[0] % len(_CAL_BG) + 1)
