@@ -172,3 +172,17 @@ def test_move_to_secondary_settings_colors_and_channels(server, cal):
     cal.channels().stop(body={"id": "ch-1", "resourceId": ch["resourceId"]}).execute()
     assert set(ws(server).calendar.db.channels) == {"ch-2", "ch-3"}
     assert status_of(cal.channels().stop(body={"id": "ch-1", "resourceId": ch["resourceId"]})) == (404, "notFound")
+
+
+def test_every_calendar_v3_method_but_transfer_ownership_is_a_tool():
+    import json
+    from pathlib import Path
+
+    import googleapiclient
+
+    from env0_posttrain.workspace import TOOLS
+
+    doc = json.loads((Path(googleapiclient.__file__).parent / "discovery_cache/documents/calendar.v3.json").read_text())
+    real = {m["id"] for r in doc["resources"].values() for m in r.get("methods", {}).values()}
+    served = {s.method_id for s in TOOLS.values() if s.service == "calendar"}
+    assert real - served == {"calendar.calendars.transferOwnership"} and served <= real
