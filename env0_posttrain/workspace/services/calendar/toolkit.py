@@ -1,5 +1,4 @@
-"""Calendar v3: events and freebusy here; calendars/calendarList, ACL, the other events methods and
-settings/colors/channels in their own modules, mixed into one service."""
+"""Calendar v3 events and freebusy; the other resources are mixins from the sibling modules."""
 
 from __future__ import annotations
 
@@ -7,18 +6,16 @@ import re
 from datetime import datetime
 from typing import Any
 
-from ...base import BASE32HEX, api
+from ...base import BASE32HEX, Service, api
 from ...errors import bad_request, conflict, forbidden, google_error, not_found
 from ...paging import check_size, page
-from .data_model import Attendee, CalendarDB, CalendarRow, Event
-from .times import event_time, fmt, normalize_time, parse_rfc3339
-from ...base import Service
 from .acl import AclMixin
 from .calendars import CalendarsMixin
 from .colors import EVENT_COLORS
-from .data_model import ListEntry
+from .data_model import Attendee, CalendarDB, CalendarRow, Event, ListEntry
 from .events_more import EventsMoreMixin
 from .settings import SettingsMixin
+from .times import event_time, fmt, normalize_time, parse_rfc3339
 
 C = "calendar/v3"
 _TIMES: dict[int, tuple[Event, datetime, datetime]] = {}
