@@ -37,6 +37,7 @@ def big_workspace(seed: int = 0) -> Workspace:
         start = ws.now + timedelta(hours=3 * i)
         ws.calendar.add_event(summary=f"Review {i}", start=start, end=start + timedelta(minutes=30),
                               attendees=[ws.me.email, people[i % len(people)].email])
+    add_calendar_sharing(ws)
     for i in range(300 - len(ws.drive.db.files)):
         ws.drive.add_file(name=f"notes-{i}.txt", content=f"notes {i}\n" * 20)
     for i in range(120):
@@ -44,6 +45,15 @@ def big_workspace(seed: int = 0) -> Workspace:
                              when=ws.now - timedelta(minutes=11 * i))
     ws.snapshot("seed")
     return ws
+
+
+def add_calendar_sharing(ws: Workspace) -> None:
+    """Calendar's newer state at scale: 20 secondary calendars in my list, each shared with 5 people."""
+    people = ws.directory
+    for i in range(20):
+        cal = ws.calendar.add_calendar(summary=f"Project {i}", owner=ws.me.email)
+        for k in range(5):
+            ws.calendar.add_acl(cal.id, role="reader" if k % 2 else "writer", value=people[(i + k) % len(people)].email)
 
 
 def bench_in_process(seconds: float) -> list[tuple[str, float]]:

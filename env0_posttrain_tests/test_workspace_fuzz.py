@@ -49,6 +49,27 @@ bodies = st.one_of(
         "email": st.sampled_from([BASE.directory[6].email, "ghost@x.com"]), "id": st.sampled_from(POOL["string"]),
     }),
     junk)
+# Calendar calendars/calendarList/acl/settings/channels: their ids and body fields.
+POOL["string"] += [f"user:{BASE.directory[3].email}", f"user:{BASE.me.email}", "default", "timezone", "weekStart",
+                   next(c for c in BASE.calendar.db.calendars if c.endswith("@group.calendar.google.com")),
+                   "Lunch with Ann tomorrow 12pm-1pm", "Dentist on Friday", "7"]
+calendar_bodies = st.fixed_dictionaries({}, optional={
+    "summary": st.text(max_size=8), "timeZone": st.sampled_from(["UTC", "Europe/Paris", "Mars/Base", "", 5]),
+    "role": st.sampled_from(["none", "freeBusyReader", "reader", "writer", "owner", "x", None]),
+    "scope": st.one_of(junk, st.fixed_dictionaries({"type": st.sampled_from(["user", "group", "domain", "default", "x"])},
+                                                   optional={"value": st.sampled_from([BASE.directory[4].email,
+                                                                                       BASE.me.email, "acme.com",
+                                                                                       "bad value", ""])})),
+    "id": st.sampled_from(POOL["string"]), "colorId": st.sampled_from(["1", "11", "24", "99", 3, None]),
+    "backgroundColor": st.sampled_from(["#112233", "red"]), "hidden": st.one_of(st.booleans(), junk),
+    "defaultReminders": st.one_of(junk, st.just([{"method": "popup", "minutes": 10}])),
+    "iCalUID": st.sampled_from(["a@b", "", None]), "recurrence": st.sampled_from([["RRULE:FREQ=DAILY;COUNT=3"],
+                                                                                   ["RRULE:BOGUS"], "x"]),
+    "start": st.fixed_dictionaries({"dateTime": st.sampled_from(["2026-03-12T10:00:00Z", "bad"])}),
+    "end": st.fixed_dictionaries({"dateTime": st.sampled_from(["2026-03-12T11:00:00Z"])}),
+    "type": st.sampled_from(["web_hook", "x"]), "address": st.sampled_from(["https://h.example.com", "http://x"]),
+    "resourceId": st.text(max_size=4), "organizer": junk})
+bodies = st.one_of(bodies, calendar_bodies)
 
 
 @st.composite
@@ -81,6 +102,9 @@ def consistent(ws: Workspace) -> None:
             assert ws.gmail.valid_label(m.userId, lid), (m.id, lid)
     for e in ws.calendar.db.events.values():
         assert e.calendarId in ws.calendar.db.calendars
+    c = ws.calendar.db
+    assert all(r.calendarId in c.calendars and k == f"{r.calendarId}/{r.id}" for k, r in c.acl.items())
+    assert all(k in c.calendars for k in c.calendarList) and ws.me.email in c.calendarList
     files, docs = ws.drive.db.files, ws.docs.db.documents
     for f in files.values():
         owners = [p for p in f.permissions if p.role == "owner"]
@@ -119,6 +143,13 @@ PATHS = ["/gmail/v1/users/me/messages", "/gmail/v1/users/me/messages/send", "/gm
          "/drive/v3/files", "/upload/drive/v3/files", "/v1/documents", "/v1/documents/x:batchUpdate",
          "/admin/directory/v1/users", "/admin/directory/v1/groups/nope/members", "/api/chat.postMessage",
          "/api/conversations.history", "/api/unknown.method", "/nothing/here", "/_admin/diff", "/_admin/gmail/state"]
+PATHS += ["/calendar/v3/calendars", "/calendar/v3/calendars/primary", "/calendar/v3/calendars/primary/clear",
+          "/calendar/v3/calendars/primary/acl", "/calendar/v3/calendars/primary/acl/default",
+          "/calendar/v3/calendars/nope/acl/user%3Ax%40y.com", "/calendar/v3/users/me/calendarList",
+          "/calendar/v3/users/me/calendarList/primary", "/calendar/v3/users/me/settings",
+          "/calendar/v3/users/me/settings/timezone", "/calendar/v3/colors", "/calendar/v3/channels/stop",
+          "/calendar/v3/calendars/primary/events/import", "/calendar/v3/calendars/primary/events/quickAdd",
+          "/calendar/v3/calendars/primary/events/watch", "/calendar/v3/calendars/primary/events/nope/instances"]
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -94,6 +94,9 @@ def seed_calendar(ws: "Workspace", rng: random.Random) -> None:
             cal.add_event(summary=rng.choice(["Focus time", "1:1", "Customer call", "Interview", "Design review"]),
                           start=start, end=start + timedelta(minutes=rng.choice([30, 60, 90])), organizer=p.email,
                           attendees=[p.email])
+    # sharing as a Workspace account has it: the domain sees free/busy, one teammate sees details
+    cal.add_acl(ws.me.email, role="freeBusyReader", scope_type="domain", value=ws.domain)
+    cal.add_acl(ws.me.email, role="reader", value=rng.choice(people).email)
 
 
 def seed_drive(ws: "Workspace", rng: random.Random) -> None:

@@ -1,3 +1,4 @@
 """Task families; importing this package registers every template."""
 
 from env0_posttrain.tasks.families import auth, auth_bulk, calendar, docs, drive, mail, multi_app, multi_app_more  # noqa: F401
+from env0_posttrain.tasks.families import calendar_sharing  # noqa: F401,E402  (ACL and secondary-calendar templates)

@@ -1,7 +1,10 @@
-"""Calendar state: calendars (one primary per person, plus shared ones) and events.
+"""Calendar state: calendars (one primary per person, plus shared ones), events, the agent user's
+calendar list, ACL rules, settings and notification channels.
 
 An event is stored once, on its organizer's calendar, and shows on every attendee's calendar,
-as invitations do in Google Calendar.
+as invitations do in Google Calendar. The calendar list and the settings are the agent user's own
+(the only user that calls the API); ACL rules are keyed "<calendarId>/<ruleId>" and the owner's own
+rule is implied by CalendarRow.owner, never stored.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ class CalendarRow(Row):
     owner: str  # email of the owner
     timeZone: str = "UTC"
     description: str | None = None
+    location: str | None = None
     meRole: str | None = None  # the agent user's access when not the owner: reader | writer | None (free/busy only)
 
 
@@ -46,8 +50,47 @@ class Event(Row):
     transparency: str | None = None
     visibility: str | None = None
     recurrence: tuple[str, ...] | None = None
+    iCalUID: str | None = None  # set by events.import; otherwise "<id>@google.com"
+    colorId: str | None = None
+
+
+class ListEntry(Row):
+    """The agent user's calendarList entry: presence plus their per-user overrides."""
+    id: str  # the calendar id
+    summaryOverride: str | None = None
+    colorId: str | None = None
+    backgroundColor: str | None = None
+    foregroundColor: str | None = None
+    hidden: bool = False
+    selected: bool = True
+    defaultReminders: tuple[dict[str, Any], ...] = ()
+
+
+class AclRule(Row):
+    calendarId: str
+    id: str  # "user:a@x.com" | "group:g@x.com" | "domain:x.com" | "default"
+    scopeType: str
+    scopeValue: str | None = None
+    role: str  # none | freeBusyReader | reader | writer | owner
+
+
+class Setting(Row):
+    id: str
+    value: str
+
+
+class Channel(Row):
+    id: str
+    resourceId: str
+    resourceUri: str
+    expiration: str | None = None
+    token: str | None = None
 
 
 class CalendarDB(DB):
     calendars: dict[str, CalendarRow] = table()
     events: dict[str, Event] = table()
+    calendarList: dict[str, ListEntry] = table()
+    acl: dict[str, AclRule] = table()
+    settings: dict[str, Setting] = table()
+    channels: dict[str, Channel] = table()

@@ -1,4 +1,4 @@
-"""Calendar v3 methods (calendarList, events, freebusy) and the seeding helpers."""
+"""Calendar v3 events and freebusy; the other resources are mixins from the sibling modules."""
 
 from __future__ import annotations
 
@@ -6,12 +6,16 @@ import re
 from datetime import datetime
 from typing import Any
 
-from ...base import BASE32HEX, api
+from ...base import BASE32HEX, Service, api
 from ...errors import bad_request, conflict, forbidden, google_error, not_found
 from ...paging import check_size, page
-from .data_model import Attendee, CalendarDB, CalendarRow, Event
+from .acl import AclMixin
+from .calendars import CalendarsMixin
+from .colors import EVENT_COLORS
+from .data_model import Attendee, CalendarDB, CalendarRow, Event, ListEntry
+from .events_more import EventsMoreMixin
+from .settings import SettingsMixin
 from .times import event_time, fmt, normalize_time, parse_rfc3339
-from ...base import Service
 
 C = "calendar/v3"
 _TIMES: dict[int, tuple[Event, datetime, datetime]] = {}
@@ -30,11 +34,19 @@ def event_times(e: Event) -> tuple[datetime, datetime]:
     _TIMES[id(e)] = (e, start, end)  # the entry holds the row, so its id is not reused while cached
     return start, end
 
+def _color(v: Any) -> str | None:
+    if v is None:
+        return None
+    if str(v) not in EVENT_COLORS:
+        raise bad_request("Invalid value for colorId.", "invalid", "colorId")
+    return str(v)
+
+
 _ID = re.compile(r"^[a-v0-9]{5,1024}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
-class Calendar(Service):
+class Calendar(CalendarsMixin, AclMixin, EventsMoreMixin, SettingsMixin, Service):
     name = "calendar"
     DB = CalendarDB
     db: CalendarDB
@@ -42,6 +54,9 @@ class Calendar(Service):
     def bootstrap(self) -> None:
         for p in self.ws.directory:
             self.db.calendars[p.email] = CalendarRow(id=p.email, summary=p.email, owner=p.email)
+        self.db.calendarList[self.ws.me.email] = ListEntry(id=self.ws.me.email, defaultReminders=(
+            {"method": "popup", "minutes": 10},))
+        self.bootstrap_settings()
 
     # -- access ---------------------------------------------------------------------------------
     def cal_id(self, calendarId: str) -> str:
@@ -90,7 +105,7 @@ class Calendar(Service):
             "id": e.id, "status": e.status,
             "htmlLink": f"https://www.google.com/calendar/event?eid={e.id}", "created": e.created, "updated": e.updated,
             "summary": e.summary}
-        for k in ("description", "location", "transparency", "visibility"):
+        for k in ("description", "location", "colorId", "transparency", "visibility"):
             if getattr(e, k) is not None:
                 out[k] = getattr(e, k)
         out["creator"] = {"email": e.creatorEmail, **({"self": True} if e.creatorEmail == me else {})}
@@ -103,7 +118,7 @@ class Calendar(Service):
         out["start"], out["end"] = dict(e.start), dict(e.end)
         if e.recurrence:
             out["recurrence"] = list(e.recurrence)
-        out["iCalUID"] = f"{e.id}@google.com"
+        out["iCalUID"] = e.iCalUID or f"{e.id}@google.com"
         out["sequence"] = e.sequence
         if e.attendees:
             atts = []
@@ -115,28 +130,6 @@ class Calendar(Service):
             out["attendees"] = atts
         out["reminders"] = {"useDefault": True}
         out["eventType"] = "default"
-        return out
-
-    # -- calendarList ---------------------------------------------------------------------------
-    @api("calendar.calendarList.list", f"GET {C}/users/me/calendarList", "List the calendars you can see.")
-    def calendarList_list(self, maxResults: int | None = None, pageToken: str | None = None) -> dict[str, Any]:
-        me = self.ws.me.email
-        items = []
-        for cal in sorted(self.db.calendars.values(), key=lambda c: (c.owner != me or c.id != me, c.id)):
-            role = self.role(cal)
-            if role == "freeBusyReader":
-                continue
-            entry = {"kind": "calendar#calendarListEntry", "id": cal.id, "summary": cal.summary,
-                     "timeZone": cal.timeZone, "accessRole": role}
-            if cal.description:
-                entry["description"] = cal.description
-            if cal.id == me:
-                entry["primary"] = True
-            items.append(entry)
-        chunk, nxt = page(items, pageToken, check_size(maxResults, 100, 250, "maxResults"))
-        out: dict[str, Any] = {"kind": "calendar#calendarList", "items": chunk}
-        if nxt:
-            out["nextPageToken"] = nxt
         return out
 
     # -- events ---------------------------------------------------------------------------------
@@ -234,6 +227,7 @@ class Calendar(Service):
                    attendees=self._attendees(body.get("attendees") or []), organizerEmail=cal.id,
                    creatorEmail=self.ws.me.email, created=now, updated=now,
                    transparency=body.get("transparency"), visibility=body.get("visibility"),
+                   colorId=_color(body.get("colorId")),
                    recurrence=tuple(body["recurrence"]) if isinstance(body.get("recurrence"), list) else None)
         self.db.events[eid] = ev
         return self.render(ev, cal.id)
@@ -252,6 +246,8 @@ class Calendar(Service):
         for k in ("summary", "description", "location", "transparency", "visibility", "status"):
             if k in body:
                 upd[k] = body[k]
+        if "colorId" in body:
+            upd["colorId"] = _color(body["colorId"])
         if "status" in upd and upd["status"] not in ("confirmed", "tentative", "cancelled"):
             raise bad_request("Invalid value for status.", "invalid")
         start, end = body.get("start", ev.start), body.get("end", ev.end)
@@ -393,6 +389,8 @@ class Calendar(Service):
         cal = CalendarRow(id=cid, summary=summary, owner=owner, description=description,
                           meRole=None if owner == self.ws.me.email else me_role)
         self.db.calendars[cid] = cal
+        if owner == self.ws.me.email or me_role in ("reader", "writer"):
+            self.db.calendarList[cid] = ListEntry(id=cid)
         return cal
 
     def events_of(self, calendar_id: str | None = None) -> list[Event]:
