@@ -111,6 +111,7 @@ def test_env0_corpus_through_task_set_teacher_sft_and_eval(source: Path, tmp_pat
         "teacher": {"skill": 1.0, "concurrency": 2, "min_pass_rate": 1.0},
         "student": {"model": str(student)},
         "lora": {"max_seq_length": 32768},
+        "eval": {"trials": 1},
     }, RUN)
     write_spec(spec, paths.runs)
     instance = dg.DagsterInstance.ephemeral()
