@@ -20,6 +20,7 @@ from env0_posttrain.store import Store
 from env0_posttrain.tasks import build_workspace, make_task_set, split_overlap, verify
 from env0_posttrain.tasks.env0.package import Env0Error
 from env0_posttrain.tasks.env0.runner import run_and_record
+from env0_posttrain.tasks.env0.verifier import action_log
 from env0_posttrain_tests.test_sft_support import tiny_tokenizer
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -87,6 +88,10 @@ def test_the_packages_own_verifier_judges_partial_work_and_a_changed_package_is_
     end = start.fork()
     for call in task.oracle[:2]:  # the email, not the Slack post: the fixture's verifier gives 0.5
         end.call(call.name, call.arguments)
+    log = action_log(end)  # the agent's calls as the HTTP requests they stand for: verifiers read query strings
+    assert [(e["method"], e["path"].split("?")[0]) for e in log["gmail"]] == [
+        ("GET", "/gmail/v1/users/me/messages"), ("POST", "/gmail/v1/users/me/messages/send")]
+    assert "q=subject%3AInvoice+4471" in log["gmail"][0]["path"] and log["slack"] == []
     result = verify(task, start, end, None)
     assert result.reward == 0.5 and json.loads(result.detail)["metrics"]["emailed_ap"] is True
     (source / task.recipe.items["package"] / "instruction.md").write_text("Something else.\n")

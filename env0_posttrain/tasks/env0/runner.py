@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
+from .lock import script_lock
 from .package import Env0Error, Env0Package, load_package
 from .seeding import seed_package, write_manifest
 from .server import serve
@@ -130,7 +131,7 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
         write_manifest(manifest_path, manifest)
         logs = tmp / "logs" / "verifier"
         logs.mkdir(parents=True)
-        with serve(ws, extras) as (urls, surface):
+        with script_lock(), serve(ws, extras) as (urls, surface):  # scripts share fixed /tmp paths: one at a time
             env = package_env(pkg, tmp, urls, manifest_path, logs)
             n = 0
             if oracle:

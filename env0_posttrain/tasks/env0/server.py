@@ -186,8 +186,16 @@ def log_entry(spec: Any, arguments: dict[str, Any], status: int) -> tuple[str, d
     path = spec.path
     for name in spec.path_params:
         path = re.sub(r"{\+?" + name + "}", quote(str(arguments.get(name, "me")), safe=""), path)
-    body = arguments.get("body") if spec.service != "slack" else arguments
-    return prefix, {"timestamp": datetime.now(timezone.utc).isoformat(), "method": spec.http_method, "path": "/" + path,
+    # Google: the other arguments travel in the query string. Slack: a read is a GET with its arguments in the
+    # query string, a write a POST with a JSON body. env0 verifiers read both (e.g. `q=`, `channel=C..` in the path).
+    method, body = spec.http_method, arguments.get("body")
+    in_query = {k: v for k, v in arguments.items() if k != "body" and k not in spec.path_params}
+    if spec.service == "slack":
+        method, body, in_query = ("GET", None, arguments) if not spec.writes else ("POST", arguments, {})
+    query = urlencode([(k, v if not isinstance(v, bool) else str(v).lower()) for k, v in in_query.items()
+                       for v in (v if isinstance(v, list) else [v]) if not isinstance(v, (dict, list))])
+    path += ("?" + query) if query else ""
+    return prefix, {"timestamp": datetime.now(timezone.utc).isoformat(), "method": method, "path": "/" + path,
                     "user_id": "user1", "request_body": body, "response_status": status}
 
 

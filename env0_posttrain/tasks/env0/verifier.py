@@ -9,23 +9,20 @@ test.sh scripts write fixed /tmp paths, so verifier runs take a machine-wide fil
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
-import threading
-import time
-from contextlib import contextmanager
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
 from ..model import Task, VerifierResult
+from .lock import WAITED, script_lock as verifier_lock  # noqa: F401 (WAITED: read by bench)
 from .package import Env0Error, Env0Package, load_package
 from .runner import package_env, read_reward, run_script
 from .seeding import seed_package, write_manifest
@@ -34,10 +31,7 @@ from .shapes import STATE
 
 TEMPLATE_ID = "env0"
 SOURCE_ENV = "ENV0_TASKS_SOURCE"
-LOCK_PATH = Path(tempfile.gettempdir()) / "env0-posttrain-verifier.lock"
-_THREAD_LOCK = threading.Lock()
 _SOURCE: Path | None = None
-WAITED = {"seconds": 0.0, "runs": 0}  # time spent waiting for the verifier lock in this process (reported by bench)
 
 
 def use_source(source: Path | str) -> Path:
@@ -101,20 +95,6 @@ def seeded(pkg: Env0Package, sha: str, seed: int, now: str) -> tuple[Workspace, 
 def build_env0_workspace(task: Task) -> Workspace:
     items = task.recipe.items
     return seeded(package_of(task), items["sha256"], task.recipe.seed, items["now"])[0]
-
-
-@contextmanager
-def verifier_lock() -> Iterator[None]:
-    """One verifier at a time on this machine (threads and processes): test.sh scripts share fixed /tmp paths."""
-    t0 = time.perf_counter()
-    with _THREAD_LOCK, open(LOCK_PATH, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        WAITED["seconds"] += time.perf_counter() - t0
-        WAITED["runs"] += 1
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def action_log(ws: Workspace) -> dict[str, list[dict[str, Any]]]:
