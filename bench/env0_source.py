@@ -1,6 +1,7 @@
 """A folder of env0 packages as a run's task set (`tasks.source`): import cost, then the oracle teacher's episodes.
 
     .venv/bin/python bench/env0_source.py SOURCE [--n-train N] [--n-eval N] [--seed S] [--env0-root ENV0_CHECKOUT]
+                                         [--processes P] [--cache DIR]
 
 "import" is one package's import (seed, solve.sh against our server, the replayed oracle and a no-op each judged
 by the package's tests/test.sh); then the offline oracle teacher (skill 1.0) plays every kept task in-process
@@ -32,13 +33,16 @@ def main() -> int:
     ap.add_argument("--n-eval", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--env0-root", type=Path)
+    ap.add_argument("--processes", type=int, default=1, help="teacher worker processes")
+    ap.add_argument("--cache", type=Path, help="import cache folder (a second run skips the imports)")
     args = ap.parse_args()
     if args.env0_root:
         os.environ["ENV0_ROOT"] = str(args.env0_root)
     spec = parse_spec({"run_id": "bench-env0-source",
                        "tasks": {"source": str(args.source), "n_train": args.n_train, "n_eval": args.n_eval,
                                  "seed": args.seed},
-                       "teacher": {"skill": 1.0, "max_steps": 300, "concurrency": 4}}, "bench")
+                       "teacher": {"skill": 1.0, "max_steps": 300, "concurrency": 4,
+                                   "processes": args.processes}}, "bench")
     seconds: dict[str, float] = {}
     real_import = corpus.import_package
 
@@ -51,7 +55,7 @@ def main() -> int:
 
     corpus.import_package = timed
     t0 = time.perf_counter()
-    ts = make_task_set(spec.tasks)
+    ts = make_task_set(spec.tasks, import_cache=args.cache)
     t_import = time.perf_counter() - t0
     print("| package | import s | oracle calls | oracle reward | no-op reward |\n|---|---|---|---|---|")
     for t in ts.tasks:
@@ -68,7 +72,7 @@ def main() -> int:
     summary = run_rollouts_sync(ts.tasks, arm="teacher", trials=1, endpoint=endpoint,
                                 settings=rollout_settings(spec, arm="teacher"), run_id="bench", progress=False)
     wall = time.perf_counter() - t0
-    print(f"teacher (oracle, skill 1.0, concurrency 4): {summary.model_dump(mode='json').get('episodes', len(ts.tasks))} "
+    print(f"teacher (oracle, skill 1.0, concurrency 4, processes {args.processes}): {summary.model_dump(mode='json').get('episodes', len(ts.tasks))} "
           f"episodes in {wall:.1f} s ({wall / len(ts.tasks):.2f} s per episode); verifier runs "
           f"{verifier.WAITED['runs'] - waited0['runs']}, waited for the lock {verifier.WAITED['seconds'] - waited0['seconds']:.1f} s")
     print(f"summary: {summary.model_dump(mode='json')}")
