@@ -23,7 +23,7 @@ from env0_posttrain.agent import run_rollouts_sync  # noqa: E402
 from env0_posttrain.models import rollout_settings, teacher_endpoint  # noqa: E402
 from env0_posttrain.runspec import parse_spec  # noqa: E402
 from env0_posttrain.tasks import make_task_set  # noqa: E402
-from env0_posttrain.tasks.env0 import corpus, verifier  # noqa: E402
+from env0_posttrain.tasks.env0 import corpus, lock  # noqa: E402
 
 
 def main() -> int:
@@ -68,13 +68,13 @@ def main() -> int:
 
     endpoint = teacher_endpoint(spec, ts.tasks)
     t0 = time.perf_counter()
-    waited0 = dict(verifier.WAITED)
+    waited0 = dict(lock.WAITED)
     summary = run_rollouts_sync(ts.tasks, arm="teacher", trials=1, endpoint=endpoint,
                                 settings=rollout_settings(spec, arm="teacher"), run_id="bench", progress=False)
     wall = time.perf_counter() - t0
     print(f"teacher (oracle, skill 1.0, concurrency 4, processes {args.processes}): {summary.model_dump(mode='json').get('episodes', len(ts.tasks))} "
           f"episodes in {wall:.1f} s ({wall / len(ts.tasks):.2f} s per episode); verifier runs "
-          f"{verifier.WAITED['runs'] - waited0['runs']}, waited for the lock {verifier.WAITED['seconds'] - waited0['seconds']:.1f} s")
+          f"{lock.WAITED['runs'] - waited0['runs']}, waited for the lock {lock.WAITED['seconds'] - waited0['seconds']:.1f} s")
     print(f"summary: {summary.model_dump(mode='json')}")
     return 0
 

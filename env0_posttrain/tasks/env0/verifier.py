@@ -22,7 +22,7 @@ from typing import Any
 from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
 from ..model import Task, VerifierResult
-from .lock import WAITED, script_lock as verifier_lock  # noqa: F401 (WAITED: read by bench)
+from .lock import script_lock as verifier_lock
 from .package import Env0Error, Env0Package, load_package
 from .runner import package_env, read_reward, run_script
 from .seeding import seed_package, write_manifest
