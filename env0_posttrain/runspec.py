@@ -32,6 +32,18 @@ class TaskSelection(_Section):
     n_heldout: int = Field(default=0, ge=0, description="tasks from templates never used for training")
     seed: int = 0
     split_by_template: bool = Field(default=False, description="also forbid a template shared by train and eval")
+    source: Path | None = Field(default=None, description="a folder of env0 task packages: the tasks are imported "
+                                "from it (n_train + n_eval of them, in an order seeded by seed) instead of generated")
+
+    @model_validator(mode="after")
+    def _source_takes_no_templates(self) -> "TaskSelection":
+        if self.source is not None:
+            bad = [name for name, on in (("templates", self.templates is not None), ("n_heldout", self.n_heldout > 0),
+                                         ("split_by_template", self.split_by_template)) if on]
+            if bad:
+                raise ValueError(f"tasks.source imports env0 packages (one template, 'env0'): {', '.join(bad)} "
+                                 "cannot be used with it")
+        return self
 
     @field_validator("families")
     @classmethod

@@ -96,7 +96,7 @@ def build_task_set(ctx: StageContext) -> StageResult:
     from env0_posttrain.tasks import make_task_set, split_overlap, write_tasks_jsonl
 
     t0 = time.time()
-    ts = make_task_set(ctx.spec.tasks)
+    ts = make_task_set(ctx.spec.tasks, import_cache=ctx.paths.artifacts(ctx.run_id) / "tasks" / "env0-imports")
     ledger = [r.model_dump(mode="json") | {"oracle_pass_rate": r.oracle_pass_rate, "noop_pass_rate": r.noop_pass_rate}
               for r in ts.ledger]
     digest = content_hash(sorted(ts.digests.items()), ts.splits)
@@ -125,6 +125,10 @@ def build_task_set(ctx: StageContext) -> StageResult:
 def load_tasks(ctx: StageContext, splits: tuple[str, ...]) -> list:
     from env0_posttrain.tasks.model import Task
 
+    if ctx.spec.tasks.source is not None:  # env0 tasks name their package relative to the source folder
+        from env0_posttrain.tasks.env0.verifier import use_source
+
+        use_source(ctx.spec.tasks.source)
     tasks = []
     for split in splits:
         tasks += [Task.model_validate_json(j) for _, j in ctx.store.load_tasks(ctx.run_id, split)]

@@ -71,6 +71,10 @@ def plant_task(ws: Workspace, template: Template, params: dict[str, Any]) -> Wor
 
 def build_workspace(task: Task) -> Workspace:
     """The task's initial workspace: the seeded company plus the task's planted items, clock frozen."""
+    if task.template_id == "env0":  # an imported env0 package: its needles on our company
+        from env0_posttrain.tasks.env0.verifier import build_env0_workspace
+
+        return build_env0_workspace(task)
     ws = plant_task(Workspace.seeded(task.recipe.seed), template_of(task), task.recipe.items)
     ws.snapshot("seed")  # the task's start is the baseline: reset() returns here and diff() shows only the agent's work
     return ws
@@ -78,6 +82,10 @@ def build_workspace(task: Task) -> Workspace:
 
 def verify(task: Task, start: Workspace, end: Workspace, final_answer: str | None) -> VerifierResult:
     """Judge the end state (and answer) against the start state; the path taken is never looked at."""
+    if task.template_id == "env0":  # an imported env0 package: its own tests/test.sh judges
+        from env0_posttrain.tasks.env0.verifier import verify_env0
+
+        return verify_env0(task, start, end, final_answer)
     judge = Judge(start, end, final_answer)
     template_of(task).judge(judge, task.recipe.items)
     return judge.result()

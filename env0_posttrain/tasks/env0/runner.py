@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
+from .lock import script_lock
 from .package import Env0Error, Env0Package, load_package
 from .seeding import seed_package, write_manifest
 from .server import serve
@@ -60,7 +61,25 @@ def _gws_bin(tmp: Path) -> Path:
     return bin_dir
 
 
-def _run(step: str, script: Path, env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
+def package_env(pkg: Env0Package, tmp: Path, urls: dict[str, str], manifest_path: Path, logs: Path) -> dict[str, str]:
+    """The environment a package's scripts see: our service URLs, its manifest, $LOGS_DIR, our gws first on PATH."""
+    return {**os.environ, **urls, "NEEDLE_MANIFEST": str(manifest_path), "TASK_ROOT": str(pkg.root),
+            "TASKS_DIR": str(pkg.root.parent), "TASK_NAME": pkg.name, "LOGS_DIR": str(logs),
+            "SLACK_BOT_TOKEN": "mock-bot-token", "SLACK_USER_TOKEN": "mock-user-token", "HOME": str(tmp),
+            "PATH": f"{_gws_bin(tmp)}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def read_reward(logs: Path, test_sh: Path) -> tuple[float, dict[str, Any]]:
+    out = logs / "reward.json"
+    try:
+        result = json.loads(out.read_text())
+        return float(result["reward"]), result
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise Env0Error("read reward", test_sh, f"the verifier wrote no reward to $LOGS_DIR/reward.json "
+                        f"({type(e).__name__}: {e})") from None
+
+
+def run_script(step: str, script: Path, env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
     if not script.is_file():
         raise Env0Error(step, script, "missing")
     try:
@@ -112,27 +131,18 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
         write_manifest(manifest_path, manifest)
         logs = tmp / "logs" / "verifier"
         logs.mkdir(parents=True)
-        with serve(ws, extras) as (urls, surface):
-            env = {**os.environ, **urls, "NEEDLE_MANIFEST": str(manifest_path), "TASK_ROOT": str(pkg.root),
-                   "TASKS_DIR": str(pkg.root.parent), "TASK_NAME": pkg.name, "LOGS_DIR": str(logs),
-                   "SLACK_BOT_TOKEN": "mock-bot-token", "SLACK_USER_TOKEN": "mock-user-token", "HOME": str(tmp),
-                   "PATH": f"{_gws_bin(tmp)}{os.pathsep}{os.environ.get('PATH', '')}"}
+        with script_lock(), serve(ws, extras) as (urls, surface):  # scripts share fixed /tmp paths: one at a time
+            env = package_env(pkg, tmp, urls, manifest_path, logs)
             n = 0
             if oracle:
-                _run("run solution/solve.sh", pkg.solve_sh, env, tmp, pkg.agent_timeout_s)
+                run_script("run solution/solve.sh", pkg.solve_sh, env, tmp, pkg.agent_timeout_s)
             elif calls is not None:
                 n = _replay(surface, calls)
             t_solve = time.perf_counter()
-            _run("run tests/test.sh", pkg.test_sh, env, tmp, pkg.verifier_timeout_s)
+            run_script("run tests/test.sh", pkg.test_sh, env, tmp, pkg.verifier_timeout_s)
             t_verify = time.perf_counter()
             n = n or sum(len(v) for v in surface.log.values())
-        out = logs / "reward.json"
-        try:
-            result = json.loads(out.read_text())
-            reward = float(result["reward"])
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise Env0Error("read reward", pkg.test_sh, f"the verifier wrote no reward to $LOGS_DIR/reward.json "
-                            f"({type(e).__name__}: {e})") from None
+        reward, result = read_reward(logs, pkg.test_sh)
         return Env0Result(package=pkg.name, reward=reward, result=result, calls=n,
                           seconds={"seed": round(t_seed - t0, 3), "solve": round(t_solve - t_seed, 3),
                                    "verify": round(t_verify - t_solve, 3), "total": round(t_verify - t0, 3)})

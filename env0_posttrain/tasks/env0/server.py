@@ -96,15 +96,9 @@ class Env0Surface:
         res = self.ws.call(spec.name, arguments, source="env0")
         if self.triggers and spec.name == "slack_chat_postMessage" and res.ok:
             self._fire_triggers(json.dumps(res.body).encode())
-        path = spec.path
-        for name in spec.path_params:
-            path = re.sub(r"{\+?" + name + "}", quote(str(arguments.get(name, "me")), safe=""), path)
-        prefix = next(p for p, s in PREFIXES.items() if s == spec.service) if spec.service in PREFIXES.values() else None
-        if prefix is not None:
-            body = arguments.get("body") if spec.service != "slack" else arguments
-            self.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": spec.http_method,
-                                     "path": "/" + path, "user_id": "user1", "request_body": body,
-                                     "response_status": res.status if not res.ok else spec.status})
+        logged = log_entry(spec, arguments, res.status if not res.ok else spec.status)
+        if logged is not None:
+            self.log[logged[0]].append(logged[1])
         return res
 
     def doc_comments(self, prefix: str, method: str, path: str, body: bytes) -> tuple[int, bytes]:
@@ -182,6 +176,27 @@ class Env0Surface:
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
         await send({"type": "http.response.body", "body": payload})
+
+
+def log_entry(spec: Any, arguments: dict[str, Any], status: int) -> tuple[str, dict[str, Any]] | None:
+    """(URL prefix, env0 action-log entry) for a tool call: the HTTP request it stands for (verifiers read paths)."""
+    prefix = next((p for p, s in PREFIXES.items() if s == spec.service), None)
+    if prefix is None:
+        return None
+    path = spec.path
+    for name in spec.path_params:
+        path = re.sub(r"{\+?" + name + "}", quote(str(arguments.get(name, "me")), safe=""), path)
+    # Google: the other arguments travel in the query string. Slack: a read is a GET with its arguments in the
+    # query string, a write a POST with a JSON body. env0 verifiers read both (e.g. `q=`, `channel=C..` in the path).
+    method, body = spec.http_method, arguments.get("body")
+    in_query = {k: v for k, v in arguments.items() if k != "body" and k not in spec.path_params}
+    if spec.service == "slack":
+        method, body, in_query = ("GET", None, arguments) if not spec.writes else ("POST", arguments, {})
+    query = urlencode([(k, v if not isinstance(v, bool) else str(v).lower()) for k, v in in_query.items()
+                       for v in (v if isinstance(v, list) else [v]) if not isinstance(v, (dict, list))])
+    path += ("?" + query) if query else ""
+    return prefix, {"timestamp": datetime.now(timezone.utc).isoformat(), "method": method, "path": "/" + path,
+                    "user_id": "user1", "request_body": body, "response_status": status}
 
 
 def _local_times(body: bytes) -> bytes:

@@ -1,0 +1,176 @@
+"""A folder of env0 packages as a run's task set (`tasks.source`): one Task per package, split train / eval.
+
+Importing a package runs its solve.sh once against our server and records the API calls it made as the task's
+oracle (tool calls by our tool names), so the offline oracle teacher replays them in-process through the normal
+agent loop. The import then scores the task as the generator does: the replayed oracle must reach reward 1 under
+the package's own verifier, and doing nothing must not. Packages are taken in an order seeded by `tasks.seed`
+until n_train + n_eval are kept, so a 2,000-package corpus costs only the packages a run needs; imports are
+cached by (package hash, seed, code version) so a re-materialized task set is the same, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ...runspec import TaskSelection
+from ...workspace.tools import TOOLS
+from ..generator import COMPANY_SEED, code_version
+from ..ledger import build_ledger
+from ..model import StateRecipe, Task, ToolCall
+from ..registry import Provenance, TaskSet, _said
+from .package import Env0Error, Env0Package, load_package
+from .runner import package_env, run_script
+from .seeding import write_manifest
+from .server import serve
+from .verifier import TEMPLATE_ID, package_sha256, run_verifier, seeded, use_source, verifier_lock
+
+IMPORTER_VERSION = "env0-packages/1"
+_FAMILY = {"gmail": "mail", "calendar": "calendar", "drive": "drive", "docs": "docs"}
+
+
+def family_of(services: tuple[str, ...]) -> str:
+    """One Google service -> its family (Docs live in Drive, so drive + docs is docs); Slack or several -> multi-app."""
+    rest = set(services) - {"drive"} if "docs" in services else set(services)
+    return _FAMILY[next(iter(rest))] if len(rest) == 1 and "slack" not in rest else "multi-app"
+
+
+def tools_for(services: tuple[str, ...], oracle: list[ToolCall]) -> list[str]:
+    """Every tool of the declared services, plus any the oracle used beyond them (Docs comments are Drive's)."""
+    used = {c.name for c in oracle}
+    return [name for name, spec in TOOLS.items() if spec.service in services or name in used]
+
+
+def record_oracle(pkg: Env0Package, sha: str, seed: int, now: str) -> list[ToolCall]:
+    """Run solution/solve.sh once against our server; its successful API calls, as tool calls, in order."""
+    ws, manifest, extras = seeded(pkg, sha, seed, now)
+    with verifier_lock():  # solve.sh scripts write fixed /tmp paths too
+        tmp = Path(tempfile.mkdtemp(prefix="env0-import-"))
+        try:
+            manifest_path = tmp / "oracle" / "manifest.json"
+            write_manifest(manifest_path, manifest)
+            logs = tmp / "logs" / "verifier"
+            logs.mkdir(parents=True)
+            with serve(ws, extras) as (urls, _):
+                run_script("run solution/solve.sh", pkg.solve_sh, package_env(pkg, tmp, urls, manifest_path, logs),
+                           tmp, pkg.agent_timeout_s)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    calls = []
+    for entry in ws.action_log:
+        if not entry["ok"]:
+            continue  # a probe the API refused changed nothing; the teacher need not repeat it
+        try:
+            json.dumps(entry["args"])
+        except (TypeError, ValueError):
+            raise Env0Error("record oracle", pkg.solve_sh, f"call {entry['tool']} has arguments that are not JSON "
+                            f"(an upload?); the in-process agent cannot replay it") from None
+        calls.append(ToolCall(name=entry["tool"], arguments=entry["args"]))
+    if not calls:
+        raise Env0Error("record oracle", pkg.solve_sh, "solve.sh made no successful API call")
+    return calls
+
+
+def score_env0(task: Task, pkg: Env0Package) -> Task:
+    """The generation-time check: the replayed oracle and a no-op, each judged by the package's verifier."""
+    items = task.recipe.items
+    start, manifest, extras = seeded(pkg, items["sha256"], task.recipe.seed, items["now"])
+    end = start.fork()
+    for call in task.oracle:
+        end.call(call.name, call.arguments)
+    oracle, _ = run_verifier(pkg, start, end, manifest, extras)
+    noop, _ = run_verifier(pkg, start, start.fork(), manifest, extras)
+    return task.model_copy(update={"oracle_reward": oracle, "noop_reward": noop, "noop_pass": noop >= 1.0})
+
+
+def import_package(root: Path, source: Path, seed: int = COMPANY_SEED, now: datetime | None = None) -> Task:
+    """One package as a scored Task; raises Env0Error naming the file and the step."""
+    pkg = load_package(root)
+    sha = package_sha256(pkg.root)
+    stamp = (now or datetime.now(timezone.utc)).replace(microsecond=0).isoformat()  # solve.sh reads the wall clock
+    oracle = record_oracle(pkg, sha, seed, stamp)
+    rel = pkg.root.relative_to(Path(source).resolve()).as_posix()
+    task = Task(id=f"env0-{re.sub(r'[^A-Za-z0-9._-]+', '-', rel)}-{sha[:8]}", family=family_of(pkg.services),
+                template_id=TEMPLATE_ID, difficulty=len(oracle), instruction=pkg.instruction,
+                recipe=StateRecipe(seed=seed, items={"package": rel, "sha256": sha, "now": stamp}),
+                oracle=oracle, tools=tools_for(pkg.services, oracle))
+    return score_env0(task, pkg)
+
+
+def package_dirs(source: Path) -> list[Path]:
+    """The packages in a folder: its sub-folders with a task.toml or task.md (others, e.g. _manifests, are not)."""
+    return sorted(d for d in source.iterdir() if d.is_dir() and ((d / "task.toml").is_file() or (d / "task.md").is_file()))
+
+
+def _cached_import(root: Path, source: Path, seed: int, cache_dir: Path | None) -> Task:
+    if cache_dir is None:
+        return import_package(root, source, seed)
+    key = f"{re.sub(r'[^A-Za-z0-9._-]+', '-', root.name)}-{package_sha256(root)[:16]}-s{seed}-{code_version()}.json"
+    path = Path(cache_dir) / key
+    if path.is_file():
+        return Task.model_validate_json(path.read_text())
+    task = import_package(root, source, seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(task.model_dump_json())
+    tmp.replace(path)
+    return task
+
+
+def source_task_set(selection: TaskSelection, *, company_seed: int = COMPANY_SEED, include_noop_pass: bool = False,
+                    cache_dir: Path | None = None) -> TaskSet:
+    """Import the selection's packages in a seeded order until n_train + n_eval distinct ones pass the check."""
+    assert selection.source is not None
+    source = use_source(selection.source)
+    if not source.is_dir():
+        raise ValueError(f"tasks.source {source}: not a directory")
+    order = package_dirs(source)
+    if not order:
+        raise ValueError(f"tasks.source {source}: no env0 package (a folder with task.toml or task.md) in it")
+    random.Random(f"env0-taskset:{selection.seed}").shuffle(order)
+    need = selection.n_train + selection.n_eval
+    kept: list[Task] = []
+    drawn: list[Task] = []
+    dropped: dict[str, str] = {}
+    digests: set[str] = set()
+    said: set[str] = set()
+    for root in order:
+        if len(kept) >= need:
+            break
+        rel = root.relative_to(source).as_posix()
+        try:
+            family = family_of(load_package(root).services)
+            if family not in selection.families:
+                dropped[rel] = f"family {family} is not in tasks.families"
+                continue
+            task = _cached_import(root, source, company_seed, cache_dir)
+        except Env0Error as e:
+            dropped[rel] = str(e)
+            continue
+        drawn.append(task)
+        if (task.oracle_reward or 0.0) < 1.0:
+            dropped[task.id] = f"the replayed oracle scores {task.oracle_reward} under the package's verifier"
+        elif task.noop_pass and not include_noop_pass:
+            dropped[task.id] = "doing nothing passes"
+        elif task.content_digest() in digests or _said(task) in said:
+            dropped[task.id] = "same content or instruction as a task already taken"
+        else:
+            kept.append(task)
+            digests.add(task.content_digest())
+            said.add(_said(task))
+    if len(kept) < need:
+        why = "; ".join(f"{k}: {v}" for k, v in list(dropped.items())[:5])
+        raise ValueError(f"tasks.source {source}: asked for {need} tasks (n_train + n_eval) but {len(order)} packages "
+                         f"give {len(kept)} usable ones" + (f" (dropped: {why})" if why else ""))
+    splits = {t.id: ("train" if i < selection.n_train else "eval") for i, t in enumerate(kept)}
+    return TaskSet(
+        selection=selection, tasks=kept, splits=splits, digests={t.id: t.content_digest() for t in kept},
+        provenance=Provenance(generator_version=IMPORTER_VERSION, code_version=code_version(), seed=selection.seed,
+                              company_seed=company_seed),
+        ledger=build_ledger(drawn), dropped=dropped,
+    )

@@ -1,0 +1,139 @@
+"""An imported env0 package as a harness task: its start workspace, and its own verifier as the judge.
+
+A task of template "env0" names its package by a path relative to the run's `tasks.source` folder (so a
+moved corpus keeps its content hashes); `use_source` says where that folder is, for this process and, through
+`ENV0_TASKS_SOURCE`, for the worker processes it starts. The verifier serves the end workspace with the start
+workspace as env0's diff baseline and the agent's calls as env0's action log, and runs `tests/test.sh` unchanged.
+test.sh scripts write fixed /tmp paths, so verifier runs take a machine-wide file lock: one at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ...workspace.environment import Workspace
+from ...workspace.tools import TOOLS
+from ..model import Task, VerifierResult
+from .lock import script_lock as verifier_lock
+from .package import Env0Error, Env0Package, load_package
+from .runner import package_env, read_reward, run_script
+from .seeding import seed_package, write_manifest
+from .server import PREFIXES, log_entry, serve
+from .shapes import STATE
+
+TEMPLATE_ID = "env0"
+SOURCE_ENV = "ENV0_TASKS_SOURCE"
+_SOURCE: Path | None = None
+
+
+def use_source(source: Path | str) -> Path:
+    """Where this run's packages live (relative package paths in task recipes resolve against it)."""
+    global _SOURCE
+    _SOURCE = Path(source).resolve()
+    os.environ[SOURCE_ENV] = str(_SOURCE)
+    return _SOURCE
+
+
+def source_root() -> Path:
+    if _SOURCE is not None:
+        return _SOURCE
+    if os.environ.get(SOURCE_ENV):
+        return Path(os.environ[SOURCE_ENV])
+    raise RuntimeError(f"env0 task: no package folder known; set the run spec's tasks.source (or {SOURCE_ENV})")
+
+
+def package_sha256(root: Path) -> str:
+    """Hash of every file of the package (paths and bytes), caches aside: the task's content includes it."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in Path(root).rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def package_of(task: Task) -> Env0Package:
+    """The task's package, refusing one whose files changed since the task was imported (its oracle would be stale)."""
+    items = task.recipe.items
+    root = source_root() / items["package"]
+    sha = package_sha256(root) if root.is_dir() else None
+    if sha != items["sha256"]:
+        raise Env0Error("check package", root, f"task {task.id} was imported from package hash {items['sha256'][:12]}, "
+                        f"the folder now hashes to {sha[:12] if sha else '(missing)'}; import the task set again")
+    return load_package(root)
+
+
+@lru_cache(maxsize=64)
+def _seeded(root: str, sha: str, seed: int, now: str) -> tuple[Workspace, dict[str, Any], dict[str, Any]]:
+    pkg = load_package(root)
+    ws = Workspace.seeded(seed, datetime.fromisoformat(now))
+    mod = pkg.load_needles()
+    env0_root = Path(os.environ["ENV0_ROOT"]) if os.environ.get("ENV0_ROOT") else None
+    try:
+        manifest = seed_package(ws, mod, pkg.services, pkg.name, seed, env0_root=env0_root)
+    except Env0Error:
+        raise
+    except Exception as e:  # noqa: BLE001 - a needle the seeder cannot read names the file
+        raise Env0Error("seed needles", pkg.needles_path, f"{type(e).__name__}: {e}") from e
+    extras = manifest.pop("_extras", {})
+    return ws, manifest, extras
+
+
+def seeded(pkg: Env0Package, sha: str, seed: int, now: str) -> tuple[Workspace, dict[str, Any], dict[str, Any]]:
+    """(a fresh fork of the seeded workspace, the needle manifest, what the server needs beyond the rows)."""
+    ws, manifest, extras = _seeded(str(pkg.root), sha, seed, now)
+    return ws.fork(), manifest, extras
+
+
+def build_env0_workspace(task: Task) -> Workspace:
+    items = task.recipe.items
+    return seeded(package_of(task), items["sha256"], task.recipe.seed, items["now"])[0]
+
+
+def action_log(ws: Workspace) -> dict[str, list[dict[str, Any]]]:
+    """The workspace's calls since its start, as env0's per-service action logs (the HTTP requests they stand for)."""
+    out: dict[str, list[dict[str, Any]]] = {p: [] for p in PREFIXES}
+    for entry in ws.action_log:
+        spec = TOOLS.get(entry["tool"])
+        logged = log_entry(spec, entry["args"], spec.status if entry["ok"] else entry.get("status", 400)) if spec else None
+        if logged is not None:
+            out[logged[0]].append(logged[1])
+    return out
+
+
+def run_verifier(pkg: Env0Package, start: Workspace, end: Workspace, manifest: dict[str, Any],
+                 extras: dict[str, Any], log: dict[str, list[dict[str, Any]]] | None = None) -> tuple[float, dict]:
+    """Serve `end` with `start` as the diff baseline, run tests/test.sh unchanged, return (reward, reward.json)."""
+    with verifier_lock():
+        tmp = Path(tempfile.mkdtemp(prefix="env0-verify-"))
+        try:
+            manifest_path = tmp / "oracle" / "manifest.json"
+            write_manifest(manifest_path, manifest)
+            logs = tmp / "logs" / "verifier"
+            logs.mkdir(parents=True)
+            with serve(end, extras) as (urls, surface):
+                surface.initial = {svc: STATE[svc](start) for svc in set(PREFIXES.values())}
+                surface.log = log if log is not None else action_log(end)
+                run_script("run tests/test.sh", pkg.test_sh, package_env(pkg, tmp, urls, manifest_path, logs), tmp,
+                           pkg.verifier_timeout_s)
+            return read_reward(logs, pkg.test_sh)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def verify_env0(task: Task, start: Workspace, end: Workspace, final_answer: str | None) -> VerifierResult:
+    """The package's own verifier on the episode's end state; an Env0Error (crash, no reward) propagates, and the
+    harness records the episode as a verifier_error rather than a 0."""
+    pkg = package_of(task)
+    items = task.recipe.items
+    _, manifest, extras = seeded(pkg, items["sha256"], task.recipe.seed, items["now"])
+    reward, result = run_verifier(pkg, start, end, manifest, extras)
+    # env0's metrics have no common meaning (a True may be a pass or a tripped gate): kept in detail, not as checks
+    return VerifierResult(reward=max(-1.0, min(1.0, reward)), detail=json.dumps(result, sort_keys=True, default=str)[:2000])
