@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
+from .env0_defaults import env0_imports
 from .package import Env0Error, Env0Package, load_package
 from .seeding import seed_package, write_manifest
 from .server import serve
@@ -96,9 +97,10 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
     pkg: Env0Package = load_package(package_dir)
     now = (now or datetime.now(timezone.utc)).replace(microsecond=0)
     ws = Workspace.seeded(seed, now)
-    mod = pkg.load_needles()
+    root = env0_root or (Path(os.environ["ENV0_ROOT"]) if os.environ.get("ENV0_ROOT") else None)
+    with env0_imports(root):  # needles may import env0's service packages from the checkout
+        mod = pkg.load_needles()
     try:
-        root = env0_root or (Path(os.environ["ENV0_ROOT"]) if os.environ.get("ENV0_ROOT") else None)
         manifest = seed_package(ws, mod, pkg.services, pkg.name, seed, env0_root=root)
     except Env0Error:
         raise

@@ -43,6 +43,9 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
         _drive(ws, mod)
     extras: dict[str, Any] = {}
     if "slack" in services:
+        if env0_root is not None:  # env0's mock-slack always seeds its base scenario under the needles
+            from .env0_defaults import load_slack_default
+            load_slack_default(ws, Path(env0_root), _fill_config(mod, "slack", ("slack",)), seed)
         _slack(ws, mod, extras)
     if "calendar" in services:
         conf = getattr(mod, "GCAL_FILL_CONFIG", None) or {}
