@@ -290,7 +290,7 @@ def _event_times(e: dict, now: datetime, rng: random.Random) -> tuple[datetime, 
     if isinstance(e.get("start"), dict):  # an API-shaped event: {"dateTime": ...} or {"date": ...}, naive = local
         def at(t: dict) -> datetime:
             if t.get("date") and not t.get("dateTime"):
-                return datetime.combine(date.fromisoformat(t["date"]), time.min, tzinfo=timezone.utc)
+                return datetime.combine(date.fromisoformat(str(t["date"])[:10]), time.min, tzinfo=timezone.utc)  # its day part
             dt = datetime.fromisoformat(str(t["dateTime"]).replace("Z", "+00:00"))
             return (dt if dt.tzinfo else dt.replace(tzinfo=ZoneInfo(t.get("timeZone") or "America/Los_Angeles"))
                     ).astimezone(timezone.utc)
