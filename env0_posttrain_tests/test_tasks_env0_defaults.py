@@ -49,7 +49,7 @@ def test_default_scenario_replaces_our_slack_fill_with_fixed_ids_and_acts_as_fir
     assert texts["Love the blue one"]["thread_ts"] == texts["New logo drafts are up"]["ts"]
     assert texts["RFC: move builds to the new runners"]["is_pinned"]  # env0 pins #engineering's first message
     assert sorted(r["user_id"] for r in st["reactions"]) == ["U01KIMTEST", "U02RAJTEST"]
-    assert ws.slack.me == "U01KIMTEST"
+    assert ws.slack.me == "U01KIMTEST" and ws.fork().slack.me == "U01KIMTEST"
     assert ws.call("slack_auth_test", {}).body["user_id"] == "U01KIMTEST"
     # messages spread over the past week, none in the future
     assert all(float(m["ts"]) <= NOW.timestamp() for m in st["messages"])

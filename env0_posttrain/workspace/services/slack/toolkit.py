@@ -177,8 +177,9 @@ class Slack(ChannelAdmin, Service):
             raise slack_error("thread_not_found")
         chunk, nxt = page([parent] + replies, cursor, _limit(limit, 1000), slack=True)
         # a deleted parent whose replies remain reads as Slack's tombstone
-        out = [self.message_json(m) if m is not None else {"type": "message", "subtype": "tombstone", "user": "USLACKBOT",
-               "text": "This message was deleted.", "ts": ts, "thread_ts": ts, "reply_count": len(replies)} for m in chunk]
+        tombstone = {"type": "message", "subtype": "tombstone", "user": "USLACKBOT", "text": "This message was deleted.",
+                     "ts": ts, "thread_ts": ts, "reply_count": len(replies)}
+        out = [self.message_json(m) if m is not None else tombstone for m in chunk]
         return {"ok": True, "messages": out, "has_more": nxt is not None,
                 "response_metadata": {"next_cursor": nxt or ""}}
 
