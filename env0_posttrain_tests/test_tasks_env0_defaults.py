@@ -115,3 +115,44 @@ def test_slack_reactions_get_and_replies_of_a_deleted_parent() -> None:
     assert [m.get("subtype") for m in msgs] == ["tombstone", None] and msgs[1]["text"] == "reply"
     assert ws.call("slack_conversations_replies", {"channel": "C01HALL", "ts": party.ts}).body["messages"][0][
         "text"].startswith("Harbor")
+
+
+def _seed_gmail(conf: dict, root: Path | None = ROOT) -> Workspace:
+    ws = Workspace.seeded(0, NOW)
+    mod = type(sys)("needles")
+    mod.GMAIL_FILL_CONFIG = conf
+    mod.NEEDLES = [{"sender_name": "Ola Ness", "sender_email": "ola@harbor.test", "subject": "needle",
+                    "body_plain": "the needle", "days_ago": 1}]
+    seed_package(ws, mod, ("gmail",), "t", 0, env0_root=root)
+    return ws
+
+
+def test_gmail_default_fill_replaces_our_inbox_by_env0s_rules() -> None:
+    before = {k for k, m in Workspace.seeded(0, NOW).gmail.db.messages.items()
+              if m.userId == Workspace.seeded(0, NOW).me.email}
+    conf = {"target_count": 40, "old_notification_ratio": 1.0}
+    ws = _seed_gmail(conf)
+    mine = [m for m in ws.gmail.db.messages.values() if m.userId == ws.me.email]
+    assert len(mine) == 40 and not before & {m.id for m in mine}  # 1 needle + 1 ambiguous + 38 library
+    by_subject: dict[str, list] = {}
+    for m in mine:
+        by_subject.setdefault(m.subject, []).append(m)
+    notif = by_subject["Wen Ortiz registered for Harbor Demo Night"]
+    assert len(notif) == 19 and "Tidewater Labs" in notif[0].body and "{" not in notif[0].body
+    assert all(NOW.timestamp() * 1000 - m.internalDate > 14 * 86400 * 1000 for m in notif)  # ratio 1.0: all old
+    assert {"CATEGORY_PROMOTIONS", "STARRED"} <= set(by_subject["Receipt or promo?"][0].labelIds)
+    assert "SPAM" in by_subject["You won"][0].labelIds and by_subject["Re: logo"][0].to == ("Raj May <raj@harbor.test>",)
+    thread = by_subject["Runner migration"]
+    assert len({m.threadId for m in thread if "INBOX" in m.labelIds}) >= 1 and len(thread) >= 2
+    assert len(by_subject["needle"]) == 1
+
+
+def test_gmail_fill_options_and_no_checkout() -> None:
+    ws = _seed_gmail({"target_count": 40, "include_ambiguous": False})
+    assert not any(m.subject == "Receipt or promo?" for m in ws.gmail.db.messages.values())
+    ws = _seed_gmail({"target_count": "fixed_only"})
+    assert [m.subject for m in ws.gmail.db.messages.values() if m.userId == ws.me.email] == ["needle"]
+    ours = Workspace.seeded(0, NOW)
+    ws = _seed_gmail({"target_count": 40}, root=None)  # no checkout: our company's inbox stays, needle on top
+    assert sum(m.userId == ws.me.email for m in ws.gmail.db.messages.values()) == \
+        sum(m.userId == ours.me.email for m in ours.gmail.db.messages.values()) + 1

@@ -38,7 +38,13 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
         if _fill_config(mod, svc, services).get("target_count") == "fixed_only":
             _clear_fill(ws, svc)
     if "gmail" in services:
+        if env0_root is not None:  # env0's mock-gmail fills every inbox from its content library
+            from .env0_gmail_fill import clear_my_mail, load_gmail_default
+            clear_my_mail(ws)
         needles = _gmail(ws, mod, rng)
+        if env0_root is not None:
+            fixed = len(needles) + sum(len(t.get("messages", [])) for t in getattr(mod, "NEEDLE_THREADS", None) or [])
+            load_gmail_default(ws, Path(env0_root), getattr(mod, "GMAIL_FILL_CONFIG", None) or {}, fixed, seed)
     if "drive" in services or "docs" in services:
         _drive(ws, mod)
     extras: dict[str, Any] = {}
