@@ -36,7 +36,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="+", type=Path)
     ap.add_argument("--noop", action="store_true", help="also run the verifier on the untouched seeded state")
-    ap.add_argument("--env0-root", type=Path, help="an env0 checkout, for packages using its gcal seed packs")
+    ap.add_argument("--env0-root", type=Path, help="an env0 checkout: its gcal seed packs, default Slack / Gmail fills and service packages")
     args = ap.parse_args()
     pkgs = packages(args.dirs)
     print(f"# {len(pkgs)} packages, load average {os.getloadavg()[0]:.2f}")

@@ -95,6 +95,7 @@ class Workspace:
         with self.lock:
             dbs = {name: self.service(name).db for name in SERVICE_NAMES}
             other = Workspace(self.seed, self.now, dbs=dbs)
+            other.company = self.company  # the same people and acting user (a planter may have set another)
             other._snapshots = {k: (dict(v[0]), 0) for k, v in self._snapshots.items()}
             other._baseline_pending = self._baseline_pending
             return other

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
+from .env0_defaults import env0_imports
 from .lock import script_lock
 from .package import Env0Error, Env0Package, load_package
 from .seeding import seed_package, write_manifest
@@ -112,12 +113,13 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
                 now: datetime | None = None, env0_root: Path | None = None) -> Env0Result:
     """Raises Env0Error; `run_and_record` turns that into a verifier_error reward file."""
     t0 = time.perf_counter()
-    pkg: Env0Package = load_package(package_dir)
+    root = env0_root or (Path(os.environ["ENV0_ROOT"]) if os.environ.get("ENV0_ROOT") else None)
+    with env0_imports(root):  # needles may import env0's service packages from the checkout
+        pkg: Env0Package = load_package(package_dir)
+        mod = pkg.load_needles()
     now = (now or datetime.now(timezone.utc)).replace(microsecond=0)
     ws = Workspace.seeded(seed, now)
-    mod = pkg.load_needles()
     try:
-        root = env0_root or (Path(os.environ["ENV0_ROOT"]) if os.environ.get("ENV0_ROOT") else None)
         manifest = seed_package(ws, mod, pkg.services, pkg.name, seed, env0_root=root)
     except Env0Error:
         raise

@@ -38,11 +38,20 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
         if _fill_config(mod, svc, services).get("target_count") == "fixed_only":
             _clear_fill(ws, svc)
     if "gmail" in services:
+        if env0_root is not None:  # env0's mock-gmail fills every inbox from its content library
+            from .env0_gmail_fill import clear_my_mail, load_gmail_default
+            clear_my_mail(ws)
         needles = _gmail(ws, mod, rng)
+        if env0_root is not None:
+            fixed = len(needles) + sum(len(t.get("messages", [])) for t in getattr(mod, "NEEDLE_THREADS", None) or [])
+            load_gmail_default(ws, Path(env0_root), getattr(mod, "GMAIL_FILL_CONFIG", None) or {}, fixed, seed)
     if "drive" in services or "docs" in services:
         _drive(ws, mod)
     extras: dict[str, Any] = {}
     if "slack" in services:
+        if env0_root is not None:  # env0's mock-slack always seeds its base scenario under the needles
+            from .env0_defaults import load_slack_default
+            load_slack_default(ws, Path(env0_root), _fill_config(mod, "slack", ("slack",)), seed)
         _slack(ws, mod, extras)
     if "calendar" in services:
         conf = getattr(mod, "GCAL_FILL_CONFIG", None) or {}
@@ -287,7 +296,7 @@ def _event_times(e: dict, now: datetime, rng: random.Random) -> tuple[datetime, 
     if isinstance(e.get("start"), dict):  # an API-shaped event: {"dateTime": ...} or {"date": ...}, naive = local
         def at(t: dict) -> datetime:
             if t.get("date") and not t.get("dateTime"):
-                return datetime.combine(date.fromisoformat(t["date"]), time.min, tzinfo=timezone.utc)
+                return datetime.combine(date.fromisoformat(str(t["date"])[:10]), time.min, tzinfo=timezone.utc)  # its day part
             dt = datetime.fromisoformat(str(t["dateTime"]).replace("Z", "+00:00"))
             return (dt if dt.tzinfo else dt.replace(tzinfo=ZoneInfo(t.get("timeZone") or "America/Los_Angeles"))
                     ).astimezone(timezone.utc)

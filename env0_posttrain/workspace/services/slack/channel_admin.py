@@ -1,5 +1,6 @@
 """Slack methods env0 task packages call beyond the core set: channel membership and archiving, DMs by user,
-pins and message search (conversations.members / open / kick / archive, pins.list / add, search.messages).
+pins, reactions of a message and message search (conversations.members / open / kick / archive, pins.list / add,
+reactions.get, search.messages).
 
 A mixin of `Slack`: the handlers use its helpers (`_chan`, `_im_with`, `_index`, `history`, `message_json`).
 """
@@ -143,3 +144,12 @@ class ChannelAdmin:
                                                                          "per_page": size, "page_count": pages,
                                                                          "first": (number - 1) * size + 1,
                                                                          "last": (number - 1) * size + len(chunk)}}}
+
+    @api("reactions.get", "POST api/reactions.get", "A message with its reactions.",
+         params={"channel": "", "timestamp": "message ts", "full": "all reacting users"})
+    def reactions_get(self, channel: str, timestamp: str, full: bool | None = None) -> dict[str, Any]:
+        c = self._chan(channel)
+        m = self.db.messages.get(f"{c.id}/{timestamp}")
+        if m is None:
+            raise slack_error("message_not_found")
+        return {"ok": True, "type": "message", "channel": c.id, "message": self.message_json(m)}

@@ -172,11 +172,15 @@ class Slack(ChannelAdmin, Service):
                               cursor: str | None = None) -> dict[str, Any]:
         c = self._chan(channel)
         parent = self.db.messages.get(f"{c.id}/{ts}")
-        if parent is None:
+        replies = [m for m in self._thread(c.id, ts) if m.ts != ts]
+        if parent is None and not replies:
             raise slack_error("thread_not_found")
-        msgs = [parent] + [m for m in self._thread(c.id, ts) if m.ts != ts]
-        chunk, nxt = page(msgs, cursor, _limit(limit, 1000), slack=True)
-        return {"ok": True, "messages": [self.message_json(m) for m in chunk], "has_more": nxt is not None,
+        chunk, nxt = page([parent] + replies, cursor, _limit(limit, 1000), slack=True)
+        # a deleted parent whose replies remain reads as Slack's tombstone
+        tombstone = {"type": "message", "subtype": "tombstone", "user": "USLACKBOT", "text": "This message was deleted.",
+                     "ts": ts, "thread_ts": ts, "reply_count": len(replies)}
+        out = [self.message_json(m) if m is not None else tombstone for m in chunk]
+        return {"ok": True, "messages": out, "has_more": nxt is not None,
                 "response_metadata": {"next_cursor": nxt or ""}}
 
     @api("conversations.info", "POST api/conversations.info", "Details of a channel.", params={"channel": ""})
