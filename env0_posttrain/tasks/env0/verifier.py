@@ -23,6 +23,7 @@ from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
 from ..model import Task, VerifierResult
 from .lock import script_lock as verifier_lock
+from .env0_defaults import env0_imports
 from .package import Env0Error, Env0Package, load_package
 from .runner import package_env, read_reward, run_script
 from .seeding import seed_package, write_manifest
@@ -74,10 +75,11 @@ def package_of(task: Task) -> Env0Package:
 def _seeded(root: str, sha: str, seed: int, now: str) -> tuple[Workspace, dict[str, Any], dict[str, Any]]:
     pkg = load_package(root)
     ws = Workspace.seeded(seed, datetime.fromisoformat(now))
-    mod = pkg.load_needles()
     env0_root = Path(os.environ["ENV0_ROOT"]) if os.environ.get("ENV0_ROOT") else None
     try:
-        manifest = seed_package(ws, mod, pkg.services, pkg.name, seed, env0_root=env0_root)
+        with env0_imports(env0_root):  # needles may import env0's service packages, as in the CLI runner
+            mod = pkg.load_needles()
+            manifest = seed_package(ws, mod, pkg.services, pkg.name, seed, env0_root=env0_root)
     except Env0Error:
         raise
     except Exception as e:  # noqa: BLE001 - a needle the seeder cannot read names the file
