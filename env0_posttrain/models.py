@@ -59,6 +59,37 @@ def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) 
     return path
 
 
+def student_tokenizer_source(spec: RunSpec, store: Store, run_id: str, paths: Paths) -> Path | str:
+    """Where the student's tokenizer comes from: the student itself, never a model built only for it.
+
+    A declared `student.tokenizer` wins; a hub id or path student is its own source; a hosted student
+    declares its tokenizer by its served base name. Only when the tiny student is the student (local
+    hosting) is the tiny model built, because then its tokenizer is the student's.
+    """
+    if spec.student.tokenizer:
+        return spec.student.tokenizer
+    if spec.student.model not in TINY_STUDENTS:
+        return spec.student.model
+    if spec.hosting.kind != "local":
+        if not spec.hosting.base_model_name:
+            raise ValueError(f"run {run_id}: a hosted student needs student.tokenizer (hub id or local path) or "
+                             "hosting.base_model_name to load its tokenizer from")
+        return spec.hosting.base_model_name
+    return ensure_base_student(spec, store, run_id, paths)
+
+
+def load_student_tokenizer(spec: RunSpec, store: Store, run_id: str, paths: Paths):
+    """The student's tokenizer; a source that does not load is named with the setting that chose it."""
+    from transformers import AutoTokenizer
+
+    source = student_tokenizer_source(spec, store, run_id, paths)
+    try:
+        return AutoTokenizer.from_pretrained(str(source))
+    except (OSError, ValueError) as err:
+        raise RuntimeError(f"run {run_id}: cannot load the student's tokenizer from {str(source)!r} "
+                           f"(student.tokenizer / student.model / hosting.base_model_name): {err}") from err
+
+
 def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Paths, tasks: list) -> ModelEndpoint:
     if arm == "teacher_eval":
         return teacher_endpoint(spec, tasks)

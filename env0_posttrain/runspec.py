@@ -93,6 +93,11 @@ class StudentSpec(_Section):
     chat_template: str | None = Field(default=None, description="path to a jinja template; None = the tokenizer's own")
     pretrain_steps: int = Field(default=1200, ge=0, description="tiny student only: short full pre-training of the base")
     corpus: CorpusMix = Field(default_factory=CorpusMix)
+    tokenizer: str | None = Field(
+        default=None,
+        description="hub id or local path of the student's tokenizer; None = the student's own (for a hosted "
+        "student: hosting.base_model_name, vLLM's default served name being the hub id)",
+    )
 
 
 class SFTDataPolicy(_Section):

@@ -213,9 +213,7 @@ def collect_teacher(ctx: StageContext) -> StageResult:
 
 # sft rows ----------------------------------------------------------------------------------
 def build_sft_rows(ctx: StageContext) -> StageResult:
-    from transformers import AutoTokenizer
-
-    from env0_posttrain.models import ensure_base_student
+    from env0_posttrain.models import load_student_tokenizer
     from env0_posttrain.sft import ConversionError, convert_both, export_parquet, validate_rows
     from env0_posttrain.sft.curation import expected_episodes
     from env0_posttrain.sft.jsonl_io import write_jsonl_atomic
@@ -228,7 +226,7 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
     out = ctx.artifacts("sft")
     results_path, results = export_results(ctx, episodes, tasks)
     expected = expected_episodes(results, ctx.spec.sft)
-    tokenizer = AutoTokenizer.from_pretrained(str(ensure_base_student(ctx.spec, ctx.store, ctx.run_id, ctx.paths)))
+    tokenizer = load_student_tokenizer(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
     try:  # the expected count is checked below, where declared overlength drops can be told apart
         prime, trl, report = convert_both(results_path, ctx.spec.sft, tokenizer=tokenizer,
                                           max_seq_length=ctx.spec.lora.max_seq_length)
