@@ -55,7 +55,7 @@ PROCESSES_DOC = (
 class Sampling(_Section):
     temperature: float = Field(default=0.0, ge=0.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    max_tokens: int = Field(default=512, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1, description="None = budget.max_tokens")
 
 
 class TeacherSpec(_Section):
@@ -70,7 +70,7 @@ class TeacherSpec(_Section):
     trials: int = Field(default=1, ge=1)
     concurrency: int = Field(default=16, ge=1)
     processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
-    max_steps: int = Field(default=30, ge=1, description="model calls per teacher episode")
+    max_steps: int | None = Field(default=None, ge=1, description="model calls per teacher episode; None = budget.max_steps")
     min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
 
 
@@ -141,7 +141,12 @@ class LoraSpec(_Section):
     max_steps: int = Field(default=300, ge=1)
     epochs: float | None = Field(default=None, gt=0.0, description="if set, train by epochs instead of max_steps")
     warmup_ratio: float = Field(default=0.03, ge=0.0, lt=1.0)
-    eval_fraction: float = Field(default=0.1, ge=0.0, lt=1.0)
+    eval_fraction: float = Field(default=0.1, ge=0.0, lt=1.0, description="held-back share of rows, whole episodes")
+    checkpoint_choice: Literal["eval_loss", "first_call"] = Field(
+        default="eval_loss",
+        description="which saved checkpoint becomes the adapter: lowest eval loss, or most first tool calls matched "
+        "on the held-back training prompts (needs eval_fraction > 0)",
+    )
     save_steps: int = Field(default=100, ge=1)
     logging_steps: int = Field(default=10, ge=1)
     bf16: bool | None = Field(default=None, description="None = bf16 exactly when a CUDA GPU is present")
@@ -156,12 +161,18 @@ class LoraSpec(_Section):
     seed: int = 0
     push_to_hub: str | None = Field(default=None, description="hub repo id; token only from HF_TOKEN")
 
+    @model_validator(mode="after")
+    def _first_call_needs_held_back_rows(self) -> "LoraSpec":
+        if self.checkpoint_choice == "first_call" and self.eval_fraction == 0:
+            raise ValueError("lora.checkpoint_choice first_call scores held-back rows: set lora.eval_fraction > 0")
+        return self
+
 
 class EvalSpec(_Section):
     trials: int = Field(default=3, ge=1)
     temperature: float = Field(default=0.0, ge=0.0)
-    max_steps: int = Field(default=12, ge=1)
-    max_tokens: int = Field(default=256, ge=1)
+    max_steps: int | None = Field(default=None, ge=1, description="base and adapter arms; None = budget.max_steps")
+    max_tokens: int | None = Field(default=None, ge=1, description="base and adapter arms; None = budget.max_tokens")
     concurrency: int = Field(default=32, ge=1)
     processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
     teacher_reference: bool = True
@@ -183,6 +194,14 @@ class HostingSpec(_Section):
         return self
 
 
+class Budget(_Section):
+    """One step and token budget for every arm (teacher, base, adapter) unless an arm's own setting overrides it,
+    so the teacher's reference ceiling and the student are measured under the same limits."""
+
+    max_steps: int = Field(default=30, ge=1, description="model calls per episode")
+    max_tokens: int = Field(default=512, ge=1, description="completion tokens per model call")
+
+
 class RunSpec(_Section):
     """One post-training run: stored as data/runs/<run_id>.yaml and in DuckDB."""
 
@@ -195,6 +214,26 @@ class RunSpec(_Section):
     lora: LoraSpec = Field(default_factory=LoraSpec)
     eval: EvalSpec = Field(default_factory=EvalSpec)
     hosting: HostingSpec = Field(default_factory=HostingSpec)
+    budget: Budget = Field(default_factory=Budget)
+
+    @model_validator(mode="after")
+    def _arms_take_the_budget(self) -> "RunSpec":
+        """Fill every arm limit left unset from `budget` (frozen sections: replaced, not mutated)."""
+        b, t, e = self.budget, self.teacher, self.eval
+        sampling = t.sampling.model_copy(update={"max_tokens": t.sampling.max_tokens or b.max_tokens})
+        object.__setattr__(self, "teacher", t.model_copy(update={"max_steps": t.max_steps or b.max_steps,
+                                                                  "sampling": sampling}))
+        object.__setattr__(self, "eval", e.model_copy(update={"max_steps": e.max_steps or b.max_steps,
+                                                               "max_tokens": e.max_tokens or b.max_tokens}))
+        return self
+
+    def budget_line(self) -> str:
+        """The step and token limits each arm ran under, as the report states them."""
+        t, e = self.teacher, self.eval
+        arms = {"teacher, teacher_eval": (t.max_steps, t.sampling.max_tokens), "base, sft": (e.max_steps, e.max_tokens)}
+        same = len(set(arms.values())) == 1
+        text = "; ".join(f"{k}: {s} steps x {n} tokens" for k, (s, n) in arms.items())
+        return ("one budget for every arm: " if same else "budgets differ by arm: ") + text
 
     @field_validator("run_id")
     @classmethod

@@ -338,6 +338,7 @@ def write_report(ctx: StageContext) -> StageResult:
         "adapter_revision": training["revision"] if training else None,
         "train_id": training["train_id"] if training else None, "eval_rounds": rounds,
         "code_version": code_version("workspace", "tasks", "agent", "sft", "train", "evaluate"),
+        "budget": ctx.spec.budget_line(),
     }
     history = [
         {"timestamp": h["created_at"], "arm": h["arm"], "pass_rate": h["pass_rate"], "run_id": ctx.run_id}
