@@ -24,8 +24,8 @@ _BASE_STUDENTS: dict[str, Path] = {}
 
 def rollout_settings(spec: RunSpec, arm: str) -> AgentSettings:
     if arm in ("teacher", "teacher_eval"):
-        return AgentSettings.for_teacher(spec.teacher, max_steps=spec.teacher.max_steps)
-    return AgentSettings.for_eval(spec.eval)
+        return AgentSettings.for_teacher(spec.teacher, max_steps=spec.teacher_limits()[0])
+    return AgentSettings.for_eval(spec.eval, max_steps=spec.eval_limits()[0])
 
 
 def teacher_endpoint(spec: RunSpec, tasks: list | None = None) -> ModelEndpoint:
@@ -34,7 +34,8 @@ def teacher_endpoint(spec: RunSpec, tasks: list | None = None) -> ModelEndpoint:
         from env0_posttrain.agent import register_tasks
 
         register_tasks(tasks)
-    return ModelEndpoint.from_teacher(spec.teacher, seed=spec.tasks.seed)
+    endpoint = ModelEndpoint.from_teacher(spec.teacher, seed=spec.tasks.seed)
+    return endpoint.model_copy(update={"max_tokens": spec.teacher_limits()[1]})
 
 
 def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) -> Path | str:
@@ -93,7 +94,7 @@ def load_student_tokenizer(spec: RunSpec, store: Store, run_id: str, paths: Path
 def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Paths, tasks: list) -> ModelEndpoint:
     if arm == "teacher_eval":
         return teacher_endpoint(spec, tasks)
-    sampling = {"temperature": spec.eval.temperature, "max_tokens": spec.eval.max_tokens}
+    sampling = {"temperature": spec.eval.temperature, "max_tokens": spec.eval_limits()[1]}
     training = store.latest_training(run_id) if arm == "sft" else None
     if arm == "sft" and training is None:
         raise RuntimeError(f"run {run_id}: no finished training; materialize lora_adapter first")

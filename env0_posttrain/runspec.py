@@ -90,7 +90,6 @@ class StudentSpec(_Section):
     """The base model that is trained and evaluated."""
 
     model: str = Field(default="tiny-qwen3", min_length=1, description="'tiny-qwen3' (built offline), a local path or a hub id")
-    chat_template: str | None = Field(default=None, description="path to a jinja template; None = the tokenizer's own")
     pretrain_steps: int = Field(default=1200, ge=0, description="tiny student only: short full pre-training of the base")
     corpus: CorpusMix = Field(default_factory=CorpusMix)
     tokenizer: str | None = Field(
@@ -159,7 +158,6 @@ class LoraSpec(_Section):
     )
     use_liger: bool = False
     seed: int = 0
-    push_to_hub: str | None = Field(default=None, description="hub repo id; token only from HF_TOKEN")
 
     @model_validator(mode="after")
     def _first_call_needs_held_back_rows(self) -> "LoraSpec":
@@ -175,7 +173,6 @@ class EvalSpec(_Section):
     max_tokens: int | None = Field(default=None, ge=1, description="base and adapter arms; None = budget.max_tokens")
     concurrency: int = Field(default=32, ge=1)
     processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
-    teacher_reference: bool = True
     nightly: bool = False
 
 
@@ -216,21 +213,19 @@ class RunSpec(_Section):
     hosting: HostingSpec = Field(default_factory=HostingSpec)
     budget: Budget = Field(default_factory=Budget)
 
-    @model_validator(mode="after")
-    def _arms_take_the_budget(self) -> "RunSpec":
-        """Fill every arm limit left unset from `budget` (frozen sections: replaced, not mutated)."""
-        b, t, e = self.budget, self.teacher, self.eval
-        sampling = t.sampling.model_copy(update={"max_tokens": t.sampling.max_tokens or b.max_tokens})
-        object.__setattr__(self, "teacher", t.model_copy(update={"max_steps": t.max_steps or b.max_steps,
-                                                                  "sampling": sampling}))
-        object.__setattr__(self, "eval", e.model_copy(update={"max_steps": e.max_steps or b.max_steps,
-                                                               "max_tokens": e.max_tokens or b.max_tokens}))
-        return self
+    def teacher_limits(self) -> tuple[int, int]:
+        """(max steps, max tokens) of the teacher and teacher_eval arms: their own settings, else the budget."""
+        t, b = self.teacher, self.budget
+        return t.max_steps or b.max_steps, t.sampling.max_tokens or b.max_tokens
+
+    def eval_limits(self) -> tuple[int, int]:
+        """(max steps, max tokens) of the base and sft arms: the eval settings, else the budget."""
+        e, b = self.eval, self.budget
+        return e.max_steps or b.max_steps, e.max_tokens or b.max_tokens
 
     def budget_line(self) -> str:
         """The step and token limits each arm ran under, as the report states them."""
-        t, e = self.teacher, self.eval
-        arms = {"teacher, teacher_eval": (t.max_steps, t.sampling.max_tokens), "base, sft": (e.max_steps, e.max_tokens)}
+        arms = {"teacher, teacher_eval": self.teacher_limits(), "base, sft": self.eval_limits()}
         same = len(set(arms.values())) == 1
         text = "; ".join(f"{k}: {s} steps x {n} tokens" for k, (s, n) in arms.items())
         return ("one budget for every arm: " if same else "budgets differ by arm: ") + text
