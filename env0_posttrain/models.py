@@ -25,8 +25,8 @@ _BASE_STUDENTS: dict[str, Path] = {}
 
 def rollout_settings(spec: RunSpec, arm: str) -> AgentSettings:
     if arm in ("teacher", "teacher_eval"):
-        return AgentSettings.for_teacher(spec.teacher, max_steps=spec.teacher.max_steps)
-    return AgentSettings.for_eval(spec.eval)
+        return AgentSettings.for_teacher(spec.teacher, max_steps=spec.teacher_limits()[0])
+    return AgentSettings.for_eval(spec.eval, max_steps=spec.eval_limits()[0])
 
 
 STUDENT_TEACHER = "env0-local/student"  # teacher.model for the run's own base student, served in-process
@@ -43,6 +43,7 @@ def teacher_endpoint(spec: RunSpec, tasks: list | None = None, base_student: Cal
 
         register_tasks(tasks)
     endpoint = ModelEndpoint.from_teacher(spec.teacher, seed=spec.tasks.seed)
+    endpoint = endpoint.model_copy(update={"max_tokens": spec.teacher_limits()[1]})
     if spec.teacher.model == STUDENT_TEACHER:
         if base_student is None:
             raise ValueError(f"teacher.model {STUDENT_TEACHER}: this caller cannot build the run's base student")
@@ -83,10 +84,44 @@ def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) 
     return path
 
 
+def student_tokenizer_source(spec: RunSpec, store: Store, run_id: str, paths: Paths) -> Path | str:
+    """Where the student's tokenizer comes from: the student itself, never a model built only for it.
+
+    A declared `student.tokenizer` wins; a hub id or path student is its own source; a hosted student
+    declares its tokenizer by its served base name. Only when the tiny student is the student (local
+    hosting) is the tiny model built, because then its tokenizer is the student's.
+    """
+    if spec.student.tokenizer:
+        return spec.student.tokenizer
+    if spec.student.model not in TINY_STUDENTS:
+        return spec.student.model
+    if spec.hosting.kind != "local":
+        if not spec.hosting.base_model_name:
+            raise ValueError(f"run {run_id}: a hosted student needs student.tokenizer (hub id or local path) or "
+                             "hosting.base_model_name to load its tokenizer from")
+        return spec.hosting.base_model_name
+    return ensure_base_student(spec, store, run_id, paths)
+
+
+def load_student_tokenizer(spec: RunSpec, store: Store, run_id: str, paths: Paths):
+    """The student's tokenizer; a source that does not load is named with the setting that chose it."""
+    from transformers import AutoTokenizer
+
+    source = student_tokenizer_source(spec, store, run_id, paths)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(source))
+    except (OSError, ValueError) as err:
+        raise RuntimeError(f"run {run_id}: cannot load the student's tokenizer from {str(source)!r} "
+                           f"(student.tokenizer / student.model / hosting.base_model_name): {err}") from err
+    if spec.student.chat_template:
+        tokenizer.chat_template = Path(spec.student.chat_template).read_text()
+    return tokenizer
+
+
 def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Paths, tasks: list) -> ModelEndpoint:
     if arm == "teacher_eval":
         return teacher_endpoint(spec, tasks, lambda: ensure_base_student(spec, store, run_id, paths), run_id)
-    sampling = {"temperature": spec.eval.temperature, "max_tokens": spec.eval.max_tokens}
+    sampling = {"temperature": spec.eval.temperature, "max_tokens": spec.eval_limits()[1]}
     training = store.latest_training(run_id) if arm == "sft" else None
     if arm == "sft" and training is None:
         raise RuntimeError(f"run {run_id}: no finished training; materialize lora_adapter first")

@@ -67,7 +67,7 @@ PROCESSES_DOC = (
 class Sampling(_Section):
     temperature: float = Field(default=0.0, ge=0.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    max_tokens: int = Field(default=512, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1, description="None = budget.max_tokens")
 
 
 class TeacherSpec(_Section):
@@ -82,7 +82,7 @@ class TeacherSpec(_Section):
     trials: int = Field(default=1, ge=1)
     concurrency: int = Field(default=16, ge=1)
     processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
-    max_steps: int = Field(default=30, ge=1, description="model calls per teacher episode")
+    max_steps: int | None = Field(default=None, ge=1, description="model calls per teacher episode; None = budget.max_steps")
     min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
 
 
@@ -102,9 +102,16 @@ class StudentSpec(_Section):
     """The base model that is trained and evaluated."""
 
     model: str = Field(default="tiny-qwen3", min_length=1, description="'tiny-qwen3' (built offline), a local path or a hub id")
-    chat_template: str | None = Field(default=None, description="path to a jinja template; None = the tokenizer's own")
+    chat_template: str | None = Field(
+        default=None, description="path to a jinja template that renders SFT rows and the TITO drift re-render; "
+        "None = the tokenizer's own")
     pretrain_steps: int = Field(default=1200, ge=0, description="tiny student only: short full pre-training of the base")
     corpus: CorpusMix = Field(default_factory=CorpusMix)
+    tokenizer: str | None = Field(
+        default=None,
+        description="hub id or local path of the student's tokenizer; None = the student's own (for a hosted "
+        "student: hosting.base_model_name, vLLM's default served name being the hub id)",
+    )
 
 
 class SFTDataPolicy(_Section):
@@ -160,7 +167,12 @@ class LoraSpec(_Section):
     max_steps: int = Field(default=300, ge=1)
     epochs: float | None = Field(default=None, gt=0.0, description="if set, train by epochs instead of max_steps")
     warmup_ratio: float = Field(default=0.03, ge=0.0, lt=1.0)
-    eval_fraction: float = Field(default=0.1, ge=0.0, lt=1.0)
+    eval_fraction: float = Field(default=0.1, ge=0.0, lt=1.0, description="held-back share of rows, whole episodes")
+    checkpoint_choice: Literal["eval_loss", "first_call"] = Field(
+        default="eval_loss",
+        description="which saved checkpoint becomes the adapter: lowest eval loss, or most first tool calls matched "
+        "on the held-back training prompts (needs eval_fraction > 0)",
+    )
     save_steps: int = Field(default=100, ge=1)
     logging_steps: int = Field(default=10, ge=1)
     bf16: bool | None = Field(default=None, description="None = bf16 exactly when a CUDA GPU is present")
@@ -186,17 +198,21 @@ class LoraSpec(_Section):
         "checkpointing every k-th layer, or full checkpointing with activation offloading (train/memory_plan.py)",
     )
     seed: int = 0
-    push_to_hub: str | None = Field(default=None, description="hub repo id; token only from HF_TOKEN")
+
+    @model_validator(mode="after")
+    def _first_call_needs_held_back_rows(self) -> "LoraSpec":
+        if self.checkpoint_choice == "first_call" and self.eval_fraction == 0:
+            raise ValueError("lora.checkpoint_choice first_call scores held-back rows: set lora.eval_fraction > 0")
+        return self
 
 
 class EvalSpec(_Section):
     trials: int = Field(default=3, ge=1)
     temperature: float = Field(default=0.0, ge=0.0)
-    max_steps: int = Field(default=12, ge=1)
-    max_tokens: int = Field(default=256, ge=1)
+    max_steps: int | None = Field(default=None, ge=1, description="base and adapter arms; None = budget.max_steps")
+    max_tokens: int | None = Field(default=None, ge=1, description="base and adapter arms; None = budget.max_tokens")
     concurrency: int = Field(default=32, ge=1)
     processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
-    teacher_reference: bool = True
     nightly: bool = False
 
 
@@ -217,6 +233,14 @@ class HostingSpec(_Section):
         return self
 
 
+class Budget(_Section):
+    """One step and token budget for every arm (teacher, base, adapter) unless an arm's own setting overrides it,
+    so the teacher's reference ceiling and the student are measured under the same limits."""
+
+    max_steps: int = Field(default=30, ge=1, description="model calls per episode")
+    max_tokens: int = Field(default=512, ge=1, description="completion tokens per model call")
+
+
 class RunSpec(_Section):
     """One post-training run: stored as data/runs/<run_id>.yaml and in DuckDB."""
 
@@ -229,6 +253,24 @@ class RunSpec(_Section):
     lora: LoraSpec = Field(default_factory=LoraSpec)
     eval: EvalSpec = Field(default_factory=EvalSpec)
     hosting: HostingSpec = Field(default_factory=HostingSpec)
+    budget: Budget = Field(default_factory=Budget)
+
+    def teacher_limits(self) -> tuple[int, int]:
+        """(max steps, max tokens) of the teacher and teacher_eval arms: their own settings, else the budget."""
+        t, b = self.teacher, self.budget
+        return t.max_steps or b.max_steps, t.sampling.max_tokens or b.max_tokens
+
+    def eval_limits(self) -> tuple[int, int]:
+        """(max steps, max tokens) of the base and sft arms: the eval settings, else the budget."""
+        e, b = self.eval, self.budget
+        return e.max_steps or b.max_steps, e.max_tokens or b.max_tokens
+
+    def budget_line(self) -> str:
+        """The step and token limits each arm ran under, as the report states them."""
+        arms = {"teacher, teacher_eval": self.teacher_limits(), "base, sft": self.eval_limits()}
+        same = len(set(arms.values())) == 1
+        text = "; ".join(f"{k}: {s} steps x {n} tokens" for k, (s, n) in arms.items())
+        return ("one budget for every arm: " if same else "budgets differ by arm: ") + text
 
     @field_validator("run_id")
     @classmethod

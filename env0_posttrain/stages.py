@@ -224,9 +224,7 @@ def collect_teacher(ctx: StageContext) -> StageResult:
 
 # sft rows ----------------------------------------------------------------------------------
 def build_sft_rows(ctx: StageContext) -> StageResult:
-    from transformers import AutoTokenizer
-
-    from env0_posttrain.models import ensure_base_student
+    from env0_posttrain.models import load_student_tokenizer
     from env0_posttrain.sft import ConversionError, convert_both, export_parquet, validate_rows
     from env0_posttrain.sft.curation import expected_episodes
     from env0_posttrain.sft.jsonl_io import write_jsonl_atomic
@@ -239,7 +237,7 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
     out = ctx.artifacts("sft")
     results_path, results = export_results(ctx, episodes, tasks)
     expected = expected_episodes(results, ctx.spec.sft)
-    tokenizer = AutoTokenizer.from_pretrained(str(ensure_base_student(ctx.spec, ctx.store, ctx.run_id, ctx.paths)))
+    tokenizer = load_student_tokenizer(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
     if ctx.spec.sft.format == "tito":
         from env0_posttrain.stages_tito import build_tito_sft_rows
 
@@ -385,6 +383,7 @@ def write_report(ctx: StageContext) -> StageResult:
         "adapter_revision": training["revision"] if training else None,
         "train_id": training["train_id"] if training else None, "eval_rounds": rounds,
         "code_version": code_version("workspace", "tasks", "agent", "sft", "train", "evaluate"),
+        "budget": ctx.spec.budget_line(),
     }
     from env0_posttrain.base_eval_reuse import reused_from
 

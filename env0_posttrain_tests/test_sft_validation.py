@@ -203,6 +203,8 @@ def test_malformed_file_is_reported_with_file_row_and_field(case, tmp_path):
 def test_a_row_recorded_as_not_ready_may_hold_the_agents_mistakes_but_not_banned_keys():
     row = _base()
     row["completion"][0]["tool_calls"][0]["function"]["name"] = "notes_explode"
+    for step in row["trajectory"]:  # the steps' message lists are cut from the edited conversation again
+        del step["prompt"], step["completion"]
     row["info"].update(training_ready=False, training_ready_reason="invalid ...: tool 'notes_explode' ...")
     assert validate_rows([row]).ok
     row["info"]["oracle"] = []

@@ -61,16 +61,17 @@ class ModelEndpoint(BaseModel):
         extra: dict[str, Any] = {}
         if teacher.model.startswith("env0-oracle/"):
             extra = {"env0_skill": teacher.skill, "env0_seed": seed}
-        s = teacher.sampling
+        s = teacher.sampling  # max_tokens is None only outside a RunSpec (which fills it from its budget)
+        limit = {"max_tokens": s.max_tokens} if s.max_tokens is not None else {}
         return cls(model=teacher.model, api_base=teacher.api_base, api_key_env=teacher.api_key_env,
-                   temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens, extra=extra)
+                   temperature=s.temperature, top_p=s.top_p, extra=extra, **limit)
 
     @classmethod
     def for_eval(cls, model: str, spec: EvalSpec, api_base: str | None = None,
                  api_key_env: str | None = None) -> "ModelEndpoint":
         """A base or adapter model sampled with the run's eval settings (the same for both)."""
-        return cls(model=model, api_base=api_base, api_key_env=api_key_env, temperature=spec.temperature,
-                   max_tokens=spec.max_tokens)
+        limit = {"max_tokens": spec.max_tokens} if spec.max_tokens is not None else {}
+        return cls(model=model, api_base=api_base, api_key_env=api_key_env, temperature=spec.temperature, **limit)
 
 
 def oracle_endpoint(skill: float = 1.0, seed: int = 0, latency_s: float = 0.0, name: str = "oracle") -> ModelEndpoint:
@@ -113,4 +114,6 @@ class AgentSettings(BaseModel):
         """The run spec's eval section (base and sft arms). An env0-local student is served by a provider of this
         process, so its rollouts stay here whatever `processes` says (run_rollouts logs why)."""
         kw = {"concurrency": spec.concurrency, "processes": spec.processes, **kw}
-        return cls(max_steps=spec.max_steps, **kw)
+        if spec.max_steps is not None:  # None only outside a RunSpec (which fills it from its budget)
+            kw["max_steps"] = spec.max_steps
+        return cls(**kw)

@@ -3,7 +3,10 @@
 `prompt` is the conversation up to and including the first user message (what the task
 gives), `completion` is everything the agent and the tools added. `trajectory` keeps every
 model exchange with its token ids, so token-exact (TITO) rows and the drift check can be
-built from the file alone, without the store.
+built from the file alone, without the store. Each trajectory step also carries the
+verifiers/benchflow step shape (`prompt`: the messages sent, `completion`: the one assistant
+message returned), which benchflow's `export_trl_sft` turns into one row per step; the store
+keeps only `request_len`, so the lists are rebuilt here (and for files written before them).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from env0_posttrain.agent.records import Episode, Exchange, StopCondition, TokenUsage
 from env0_posttrain.sft.jsonl_io import write_jsonl_atomic
@@ -48,6 +51,20 @@ class Timing(_Strict):
     model_latency_s: float = Field(default=0.0, ge=0.0)
 
 
+class ResultsStep(Exchange):
+    """One model exchange as a verifiers/benchflow trajectory step, plus our exchange fields."""
+
+    prompt: list[dict[str, Any]] = Field(description="the messages sent: the row's messages[:request_len]")
+    completion: list[dict[str, Any]] = Field(description="[the assistant message returned], [] when the call failed")
+
+
+def step_of(exchange: Exchange, messages: list[dict[str, Any]]) -> ResultsStep:
+    """The step shape of an exchange, its message lists cut from the episode's conversation."""
+    fields = exchange.model_dump(exclude={"prompt", "completion"})
+    completion = [exchange.response] if exchange.response is not None else []
+    return ResultsStep(**fields, prompt=messages[: exchange.request_len], completion=completion)
+
+
 class ResultsRow(_Strict):
     """One episode in results.jsonl (benchflow/verifiers field names)."""
 
@@ -66,7 +83,33 @@ class ResultsRow(_Strict):
     tool_defs: list[dict[str, Any]]
     token_usage: TokenUsage = Field(default_factory=TokenUsage)
     total_tool_calls: int = Field(ge=0)
-    trajectory: list[Exchange] = Field(default_factory=list)
+    trajectory: list[ResultsStep] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_step_messages(cls, data: Any) -> Any:
+        """Rows written before steps carried `prompt`/`completion` get them from the conversation."""
+        if not isinstance(data, dict) or not isinstance(data.get("trajectory"), list):
+            return data
+        if not all(isinstance(s, dict) and "prompt" not in s for s in data["trajectory"]):
+            return data
+        messages = [*(data.get("prompt") or []), *(data.get("completion") or [])]
+        steps = []
+        for step in data["trajectory"]:
+            n, response = step.get("request_len"), step.get("response")
+            cut = messages[:n] if isinstance(n, int) else []
+            steps.append({**step, "prompt": cut, "completion": [response] if response is not None else []})
+        return {**data, "trajectory": steps}
+
+    @model_validator(mode="after")
+    def _steps_match_conversation(self) -> "ResultsRow":
+        messages = self.messages
+        for i, step in enumerate(self.trajectory):
+            if step.prompt != messages[: step.request_len]:
+                raise ValueError(f"trajectory[{i}].prompt is not the row's messages[:{step.request_len}]")
+            if step.completion != ([step.response] if step.response is not None else []):
+                raise ValueError(f"trajectory[{i}].completion is not [trajectory[{i}].response]")
+        return self
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -160,7 +203,7 @@ def results_row(episode: Episode, task: Task) -> ResultsRow:
         tool_defs=episode.tools,
         token_usage=episode.usage,
         total_tool_calls=episode.n_tool_calls,
-        trajectory=episode.exchanges,
+        trajectory=[step_of(ex, episode.messages) for ex in episode.exchanges],
     )
 
 

@@ -29,6 +29,7 @@ from env0_posttrain.train.memory_plan import (
     device_memory_gib,
     plan_memory,
 )
+from env0_posttrain.train.checkpoint_choice import CheckpointChoice, checkpoint_step, first_call_scores, pick_best
 from env0_posttrain.train.metrics_callback import MetricsCallback
 from env0_posttrain.train.rows import rows_to_dataset
 
@@ -58,6 +59,7 @@ class TrainResult(BaseModel):
     kernels: dict[str, Any] | None = Field(default=None, description="the kernels used (gpu_kernels.KernelChoice)")
     memory_plan: dict[str, Any] | None = Field(default=None, description="the checkpointing chosen on CUDA and why")
     metrics: list[dict[str, Any]] = Field(default_factory=list)
+    checkpoint: CheckpointChoice | None = Field(default=None, description="which checkpoint became the adapter, and why")
 
 
 def last_checkpoint(checkpoints_dir: Path) -> Path | None:
@@ -117,8 +119,24 @@ def apply_memory_plan(lora: LoraSpec, device: dict[str, Any], model, kernels: Ke
     return plan
 
 
+def episode_of(row: dict, index: int) -> str:
+    """The episode a row was cut from (its source's episode_key); a row without a source stands alone."""
+    source = row.get("source")
+    if isinstance(source, str):
+        try:
+            source = json.loads(source)
+        except json.JSONDecodeError:
+            source = None
+    key = source.get("episode_key") if isinstance(source, dict) else None
+    return str(key) if key else f"row-{index}"
+
+
 def split_eval(train_rows: Sequence[dict], eval_rows: Sequence[dict] | None, lora: LoraSpec) -> tuple[list, list]:
-    """Use the given eval rows; else hold out `eval_fraction` of the training rows (deterministically)."""
+    """Use the given eval rows; else hold out about `eval_fraction` of the training rows (deterministically).
+
+    Whole episodes are held out: upweighted copies and windows of one episode all land on one side,
+    so the eval loss is never measured on a row the adapter trained on.
+    """
     train_rows = list(train_rows)
     if eval_rows:
         return train_rows, list(eval_rows)
@@ -127,9 +145,16 @@ def split_eval(train_rows: Sequence[dict], eval_rows: Sequence[dict] | None, lor
         return train_rows, []
     import random
 
-    order = list(range(len(train_rows)))
-    random.Random(lora.seed).shuffle(order)
-    held = set(order[:n_eval])
+    groups: dict[str, list[int]] = {}
+    for i, row in enumerate(train_rows):
+        groups.setdefault(episode_of(row, i), []).append(i)
+    keys = sorted(groups)
+    random.Random(lora.seed).shuffle(keys)
+    held: set[int] = set()
+    for key in keys[:-1]:  # at least one episode always stays in training
+        if len(held) >= n_eval:
+            break
+        held.update(groups[key])
     return [r for i, r in enumerate(train_rows) if i not in held], [train_rows[i] for i in sorted(held)]
 
 
@@ -138,6 +163,7 @@ def build_sft_config(lora: LoraSpec, out_dir: Path, has_eval: bool, device: dict
     from trl import SFTConfig
 
     eval_every = lora.save_steps
+    by_loss = has_eval and lora.checkpoint_choice == "eval_loss"  # first_call: every checkpoint is kept and scored
     return SFTConfig(
         output_dir=str(out_dir / CHECKPOINTS_DIRNAME),
         max_steps=-1 if lora.epochs else lora.max_steps,
@@ -156,10 +182,10 @@ def build_sft_config(lora: LoraSpec, out_dir: Path, has_eval: bool, device: dict
         logging_steps=lora.logging_steps,
         save_strategy="steps",
         save_steps=lora.save_steps,
-        save_total_limit=3,
+        save_total_limit=3 if lora.checkpoint_choice == "eval_loss" else None,
         eval_strategy="steps" if has_eval else "no",
         eval_steps=eval_every if has_eval else None,
-        load_best_model_at_end=has_eval,
+        load_best_model_at_end=by_loss,
         metric_for_best_model="eval_loss" if has_eval else None,
         greater_is_better=False if has_eval else None,
         include_num_input_tokens_seen="non_padding",
@@ -261,7 +287,16 @@ def train_lora(
     adapter_dir = out_dir / ADAPTER_DIRNAME
     tmp = out_dir / f".{ADAPTER_DIRNAME}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    trainer.model.save_pretrained(str(tmp))
+    choice = CheckpointChoice(rule=lora.checkpoint_choice, step=_best_step(trainer.state))
+    if lora.checkpoint_choice == "first_call" and eval_rows:
+        ckpts = sorted((out_dir / CHECKPOINTS_DIRNAME).glob("checkpoint-*"), key=checkpoint_step)
+        scores, n_prompts = first_call_scores(base_path, ckpts, eval_rows)
+        choice = CheckpointChoice(rule="first_call", step=pick_best(scores), scores=scores, n_prompts=n_prompts)
+        tmp.mkdir(parents=True)
+        for f in (out_dir / CHECKPOINTS_DIRNAME / f"checkpoint-{choice.step}").glob("adapter_*"):
+            shutil.copy2(f, tmp / f.name)
+    else:
+        trainer.model.save_pretrained(str(tmp))
     tokenizer.save_pretrained(str(tmp))
     state = trainer.state
     history = state.log_history
@@ -269,7 +304,7 @@ def train_lora(
     best_step = _best_step(state)
     summary = {
         "base_path": str(base_path), "best_step": best_step, "best_eval_loss": state.best_metric,
-        "lora": lora.model_dump(mode="json"), "steps": state.global_step,
+        "lora": lora.model_dump(mode="json"), "steps": state.global_step, "checkpoint": choice.model_dump(mode="json"),
         "kernels": kernels.model_dump(mode="json"), "memory_plan": plan.model_dump(mode="json") if plan else None,
     }
     (tmp / "training_summary.json").write_text(json.dumps(summary, indent=2))
@@ -295,6 +330,7 @@ def train_lora(
         kernels=kernels.model_dump(mode="json"),
         memory_plan=plan.model_dump(mode="json") if plan else None,
         metrics=callback.records,
+        checkpoint=choice,
     )
 
 
