@@ -61,6 +61,11 @@ def drift_outcome(results_path: Path, tokenizer: Any, drift_check_on: bool, reto
     })
 
 
+def drift_gate(spec: Any, results_path: Path, tokenizer: Any) -> CheckOutcome:
+    """The run spec's drift check: `sft.drift_check` and `sft.tito_source` decide whether drift blocks."""
+    return drift_outcome(results_path, tokenizer, spec.sft.drift_check, spec.sft.tito_source == "retokenise")
+
+
 def training_row(row: Any) -> dict[str, Any]:
     """A TitoRow as stored and trained: ids + completion mask + weight, with where it came from."""
     return {**row.ids_and_mask(), "weight": row.weight, "turn": row.turn, "origin": row.origin,
@@ -85,7 +90,7 @@ def build_tito_sft_rows(ctx: StageContext, round_id: str, n_episodes: int, resul
     spec = ctx.spec
     out = ctx.artifacts("sft")
     tokenizer = student_template(ctx, tokenizer)
-    drift = drift_outcome(results_path, tokenizer, spec.sft.drift_check, spec.sft.tito_source == "retokenise")
+    drift = drift_gate(spec, results_path, tokenizer)
     try:
         rows, report = build_tito_rows(results_path, spec.sft, tokenizer=tokenizer,
                                        max_seq_length=spec.lora.max_seq_length)

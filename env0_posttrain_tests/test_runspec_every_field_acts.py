@@ -26,10 +26,8 @@ from env0_posttrain_tests.test_sft_support import make_episode, make_task, tiny_
 
 BASE = {"run_id": "r", "tasks": {"n_train": 4, "n_eval": 2}}
 HOSTED = {"hosting": {"kind": "openai_compatible", "api_base": "http://127.0.0.1:9/v1", "base_model_name": "b"}}
-PENDING = {  # acted on by issue 15 point 2 (TITO in the graph), another branch
-    "sft.format": "TITO rows in sft_rows", "sft.tito_source": "TITO rows in sft_rows",
-    "sft.upweight_mode": "per-turn loss weights",
-}
+PENDING: dict[str, str] = {}
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def leaf_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
@@ -92,6 +90,9 @@ def patched(monkeypatch, tmp_path):
         return "round", [], {}
 
     monkeypatch.setattr(stages, "_rollout", fake_rollout)
+    import env0_posttrain.base_eval_reuse as reuse  # no store here to reuse a base eval from: always run it
+
+    monkeypatch.setattr(reuse, "rollout_or_reuse", lambda *args: args[-1]())
     return {"built": built, "rollouts": rollouts, "tmp": tmp_path}
 
 
@@ -113,20 +114,78 @@ def student(spec: RunSpec, env) -> Any:
 
 
 def task_set(spec: RunSpec, env) -> Any:
-    ts = FakeStore(spec).ts
+    with pytest.MonkeyPatch.context() as mp:  # the fixture packages' env0 checkout (gcal seed packs, default Slack)
+        mp.setenv("ENV0_ROOT", str(FIXTURES / "env0_root"))
+        ts = FakeStore(spec).ts
     return sorted((t.id, ts.splits[t.id]) for t in ts.tasks)
 
 
-def sft_rows(spec: RunSpec, env) -> Any:
-    from env0_posttrain.sft import convert_rows, results_row
+def results_rows() -> list[dict]:
+    from env0_posttrain.sft import results_row
 
-    tok = tiny_tokenizer()
     eps = [make_episode(0, reward=1.0, steering=True, think=True), make_episode(0, trial=1, reward=0.5),
            make_episode(1, reward=1.0), make_episode(2, reward=1.0, long_text=4000)]
     rows = [results_row(e, make_task(int(e.task_id[-1]))).model_dump(mode="json") for e in eps]
     rows.append(rows[2])  # the same task and trial twice
-    trl, report = convert_rows(rows, spec.sft, fmt="trl", tokenizer=tok, max_seq_length=spec.lora.max_seq_length)
+    return rows
+
+
+def sft_rows(spec: RunSpec, env) -> Any:
+    from env0_posttrain.sft import convert_rows
+
+    trl, report = convert_rows(results_rows(), spec.sft, fmt="trl", tokenizer=tiny_tokenizer(),
+                               max_seq_length=spec.lora.max_seq_length)
     return [r.to_jsonl_dict() for r in trl], dict(report.skipped)
+
+
+def tito(spec: RunSpec, env) -> Any:
+    """TITO rows (weights, turns, lengths), the ids asked of a vLLM teacher, and whether drift would block."""
+    from env0_posttrain.sft.tito import build_tito_rows
+    from env0_posttrain.stages_tito import drift_gate
+
+    tok = tiny_tokenizer()
+    rows: Any = "chat rows"
+    if spec.sft.format == "tito":
+        out, _ = build_tito_rows(results_rows(), spec.sft, tokenizer=tok, max_seq_length=spec.lora.max_seq_length)
+        rows = [(r.weight, r.turn, len(r.input_ids), len(r.output_ids)) for r in out]
+    path = env["tmp"] / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in results_rows()))
+    gate = drift_gate(spec, path, tok)
+    return models.token_capture_kwargs(spec), rows, gate.metadata["blocking"]
+
+
+def tokenizer_template(spec: RunSpec, env) -> Any:
+    saved = env["tmp"] / "tok"
+    if not saved.is_dir():
+        tiny_tokenizer().save_pretrained(saved)
+    spec = spec.model_copy(update={"student": spec.student.model_copy(update={"tokenizer": str(saved)})})
+    return models.load_student_tokenizer(spec, FakeStore(spec), spec.run_id, Paths.from_env(env["tmp"])).chat_template
+
+
+def gpu_plan(spec: RunSpec, env) -> Any:
+    """On a fake H100 without fla: whether training may start, and the checkpointing chosen for a 9B shape."""
+    import torch
+
+    from env0_posttrain.train.gpu_kernels import KernelError, KernelStatus, check_kernels
+    from env0_posttrain.train.lora_sft import apply_memory_plan
+
+    status = KernelStatus(cuda=True, device_name="NVIDIA H100 80GB HBM3", capability=(9, 0), triton="3.7.1")
+    try:
+        kernels: Any = check_kernels(spec.lora, status, linear_attention=True)
+    except KernelError as err:
+        return "refused", str(err)[:40]
+
+    class NineB:  # parameters on the meta device: sizes without memory
+        config = type("C", (), {"num_hidden_layers": 32, "hidden_size": 4096})()
+
+        def parameters(self):
+            yield torch.nn.Parameter(torch.empty(9_000_000_000, device="meta"), requires_grad=False)
+            yield torch.nn.Parameter(torch.empty(50_000_000, device="meta"))
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("env0_posttrain.train.lora_sft.device_memory_gib", lambda: 79.2)
+        plan = apply_memory_plan(spec.lora, {"use_cpu": False, "bf16": True}, NineB(), kernels)
+    return kernels.model_dump(mode="json"), plan.model_dump(mode="json") if plan else None
 
 
 def trainer(spec: RunSpec, env) -> Any:
@@ -136,7 +195,10 @@ def trainer(spec: RunSpec, env) -> Any:
     with pytest.MonkeyPatch.context() as mp:  # the GPU settings only act on a GPU
         mp.setattr(torch.cuda, "is_available", lambda: True)
         mp.setattr(torch.cuda, "is_bf16_supported", lambda: True)
-        gpu = resolve_device_settings(spec.lora)
+        from env0_posttrain.train.gpu_kernels import KernelStatus, check_kernels
+
+        status = KernelStatus(cuda=True, device_name="NVIDIA H100 80GB HBM3", capability=(9, 0), liger=True)
+        gpu = resolve_device_settings(spec.lora, check_kernels(spec.lora, status, linear_attention=False))
     cfg = build_sft_config(spec.lora, Path("/out"), True, resolve_device_settings(spec.lora)).to_dict()
     lora = build_lora_config(spec.lora).to_dict()
     rows = [{"messages": [i], "source": json.dumps({"episode_key": f"e{i // 2}"})} for i in range(40)]
@@ -194,7 +256,7 @@ for path, value in {"r": 4, "alpha": 8, "dropout": 0.2, "target_modules": ["q_pr
                     "learning_rate": 0.5, "max_seq_length": 256, "per_device_batch_size": 2, "grad_accumulation": 2, "max_steps": 9,
                     "epochs": 2.0, "warmup_ratio": 0.5, "eval_fraction": 0.3, "save_steps": 7, "logging_steps": 3,
                     "bf16": False, "gradient_checkpointing": False, "packing": True, "group_by_length": True,
-                    "use_liger": True, "seed": 5, "checkpoint_choice": "first_call"}.items():
+                    "use_liger": False, "seed": 5, "checkpoint_choice": "first_call"}.items():
     P[f"lora.{path}"] = (value, trainer, {})
 for path, value in {"temperature": 0.5, "max_steps": 4, "max_tokens": 77, "concurrency": 5, "processes": 2}.items():
     P[f"eval.{path}"] = (value, requests, {})
@@ -205,6 +267,17 @@ for path, value in {"api_base": "http://10.0.0.1:8000/v1", "base_model_name": "o
     P[f"hosting.{path}"] = (value, requests, HOSTED)
 for path, value in {"max_steps": 6, "max_tokens": 55}.items():
     P[f"budget.{path}"] = (value, requests, {})
+P["tasks.source"] = (str(FIXTURES), task_set, {"tasks": {"n_train": 1, "n_eval": 1}})
+P["student.chat_template"] = (str(Path(__import__("trl").__file__).parent / "chat_templates" / "qwen3.jinja"),
+                              tokenizer_template, {})
+P["hosting.api_key_env"] = ("SERVED_KEY", requests, HOSTED)
+P["sft.format"] = ("tito", tito, {"teacher": {"model": "hosted_vllm/q"}})
+P["sft.tito_source"] = ("retokenise", tito, {"teacher": {"model": "hosted_vllm/q"}, "sft": {"format": "tito"}})
+P["sft.upweight_mode"] = ("weight", tito, {"sft": {"format": "tito", "first_turn_weight": 3},
+                                           "lora": {"max_seq_length": 4096}})
+P["sft.drift_check"] = (False, tito, {"sft": {"format": "tito"}})
+P["lora.allow_slow_kernels"] = (True, gpu_plan, {"lora": {"use_liger": False}})
+P["lora.gpu_memory_gb"] = (40.0, gpu_plan, {"lora": {"allow_slow_kernels": True}})
 PROOFS = P
 
 FIELDS = leaf_paths(RunSpec)
