@@ -163,6 +163,21 @@ class EvalSpec(_Section):
     nightly: bool = False
 
 
+class RLSpec(_Section):
+    """On-policy GRPO after SFT (train/grpo.py): whole episodes through the eval harness, verifier reward."""
+
+    learning_rate: float = Field(default=1e-4, gt=0.0)
+    max_steps: int = Field(default=20, ge=1, description="optimizer steps")
+    prompts_per_step: int = Field(default=4, ge=1, description="training tasks per step; each played num_generations times")
+    num_generations: int = Field(default=8, ge=2, description="episodes per task: the GRPO group")
+    temperature: float = Field(default=1.0, gt=0.0, description="sampling temperature of training episodes")
+    beta: float = Field(default=0.04, ge=0.0, description="KL weight against a frozen copy of the SFT adapter; 0 = no KL")
+    loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo"] = "dapo"
+    max_steps_per_episode: int | None = Field(default=None, ge=1, description="None = eval.max_steps")
+    logging_steps: int = Field(default=1, ge=1)
+    seed: int = 0
+
+
 class HostingSpec(_Section):
     """How base and adapter are served for evaluation."""
 
@@ -190,6 +205,7 @@ class RunSpec(_Section):
     lora: LoraSpec = Field(default_factory=LoraSpec)
     eval: EvalSpec = Field(default_factory=EvalSpec)
     hosting: HostingSpec = Field(default_factory=HostingSpec)
+    rl: RLSpec | None = Field(default=None, description="None = no RL stage (rl_adapter and rl_eval_trajectories skip)")
 
     @field_validator("run_id")
     @classmethod
