@@ -104,3 +104,34 @@ def test_rl_section_is_optional_and_strict():
     assert parse_spec({"run_id": "x", "rl": {"max_steps": 3}}).rl.max_steps == 3
     with pytest.raises(ValueError, match="rl.num_generations"):
         parse_spec({"run_id": "x", "rl": {"num_generations": 1}})
+
+
+@pytest.mark.slow
+def test_grpo_continues_the_sft_adapter_and_logs_reward_kl_entropy(tiny_dir, tmp_path, monkeypatch):
+    from peft import LoraConfig, get_peft_model
+    from safetensors.torch import load_file
+    from transformers import AutoModelForCausalLM
+
+    from env0_posttrain.train.grpo import train_rl
+
+    torch.manual_seed(0)
+    sft = get_peft_model(AutoModelForCausalLM.from_pretrained(str(tiny_dir)),
+                         LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
+    sft.save_pretrained(str(tmp_path / "sft"))
+    logged, seen = [], []
+
+    def spread(prompts, completions, env0_reward, **kw):  # a random policy never passes: give the group a spread
+        seen.extend(env0_reward)
+        return [1.0 if i % 2 else 0.0 for i in range(len(env0_reward))]
+
+    monkeypatch.setattr("env0_posttrain.train.grpo.verifier_reward", spread)
+    rl = RLSpec(max_steps=2, prompts_per_step=1, num_generations=2, learning_rate=5e-2, beta=0.1)
+    result = train_rl([notes_task(1), notes_task(2)], rl, EvalSpec(max_steps=2, max_tokens=12), tiny_dir,
+                      tmp_path / "sft", tmp_path / "rl", "r", on_log=logged.append, env=NotesEnv())
+    assert seen == [0.0] * 4  # the harness's verifier rewards reached the reward function
+    assert result.steps == 2 and result.episodes == 4 and [r["step"] for r in logged] == [1, 2]
+    assert {"reward", "reward_std", "kl", "entropy", "episode_model_calls"} <= set(logged[0])
+    before = load_file(str(tmp_path / "sft" / "adapter_model.safetensors"))
+    after = load_file(str(result.adapter_dir / "adapter_model.safetensors"))
+    assert before.keys() == after.keys()  # only the trained adapter is saved, not TRL's frozen "ref" copy
+    assert any(not torch.equal(before[k], after[k]) for k in before)
