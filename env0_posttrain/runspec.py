@@ -73,6 +73,20 @@ class TeacherSpec(_Section):
     max_steps: int = Field(default=30, ge=1, description="model calls per teacher episode")
     min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
 
+    @field_validator("model")
+    @classmethod
+    def _oracle_skill_in_id(cls, v: str) -> str:
+        """`env0-oracle/<name>@<skill>` (also inside env0-faulty/): the skill must be a number in [0, 1]."""
+        m = re.search(r"env0-oracle/[^/@]*@([^/]*)$", v)
+        if m:
+            try:
+                ok = 0.0 <= float(m.group(1)) <= 1.0
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(f"oracle skill {m.group(1)!r} after '@' must be a number in [0, 1]")
+        return v
+
 
 class CorpusMix(_Section):
     """Tiny student only: how much of each kind of text its base pre-training reads (document counts)."""
