@@ -174,6 +174,22 @@ def comparison_report(context: dg.AssetExecutionContext, env0: Env0Resource):
     return to_result(stages.write_report(_ctx(context, env0)), "comparison_report")
 
 
+@dg.asset(
+    pool=POOL_DUCKDB,
+    partitions_def=run_partitions,
+    group_name="evaluation",
+    deps=[comparison_report],
+    kinds={"duckdb"},
+    code_version=stages.code_version("evaluate"),
+    description="Teacher-bounded table over this run and the runs a teacher backfill cloned from it: per teacher, "
+    "teacher and student pass rates, the gap with its CI, the share of teacher passes the student keeps; a plot.",
+)
+def teacher_table(context: dg.AssetExecutionContext, env0: Env0Resource):
+    from env0_posttrain.teacher_table_stage import build_teacher_table
+
+    return to_result(build_teacher_table(_ctx(context, env0)), "teacher_table")
+
+
 RUN_ASSETS = [
     task_set,
     teacher_trajectories,
@@ -185,5 +201,6 @@ RUN_ASSETS = [
     rl_adapter,
     rl_eval_trajectories,
     comparison_report,
+    teacher_table,
 ]
 EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, comparison_report]
