@@ -135,3 +135,23 @@ def test_grpo_continues_the_sft_adapter_and_logs_reward_kl_entropy(tiny_dir, tmp
     after = load_file(str(result.adapter_dir / "adapter_model.safetensors"))
     assert before.keys() == after.keys()  # only the trained adapter is saved, not TRL's frozen "ref" copy
     assert any(not torch.equal(before[k], after[k]) for k in before)
+
+
+def test_runs_without_an_rl_section_skip_both_rl_stages(tmp_path):
+    import logging
+
+    from env0_posttrain.paths import Paths
+    from env0_posttrain.rl_stages import evaluate_rl, train_rl_adapter
+    from env0_posttrain.stages import StageContext
+    from env0_posttrain.store import Store
+
+    paths = Paths(tmp_path)
+    spec = parse_spec({"run_id": "no-rl"})
+    ctx = StageContext("no-rl", spec, Store(paths.db), paths, logging.getLogger("t"))
+    for stage in (train_rl_adapter, evaluate_rl):
+        res = stage(ctx)
+        assert res.metadata["skipped"] is True and all(c.passed for c in res.checks)
+    assert ctx.store.latest_training("no-rl:rl") is None and ctx.store.latest_round("no-rl", "rl") is None
+    with_rl = StageContext("rl", parse_spec({"run_id": "rl", "rl": {}}), Store(paths.db), paths, logging.getLogger("t"))
+    with pytest.raises(RuntimeError, match="materialize lora_adapter first"):
+        train_rl_adapter(with_rl)
