@@ -340,6 +340,7 @@ def write_report(ctx: StageContext) -> StageResult:
         "teacher": ctx.spec.teacher.model, "student": ctx.spec.student.model,
         "adapter_revision": training["revision"] if training else None,
         "train_id": training["train_id"] if training else None, "eval_rounds": rounds,
+        **({"rl_adapter_revision": rl_training["revision"], "rl_train_id": rl_training["train_id"]} if rl_training else {}),
         "code_version": code_version("workspace", "tasks", "agent", "sft", "train", "evaluate"),
     }
     history = [

@@ -203,4 +203,4 @@ RUN_ASSETS = [
     comparison_report,
     teacher_table,
 ]
-EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, comparison_report]
+EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, rl_eval_trajectories, comparison_report]
