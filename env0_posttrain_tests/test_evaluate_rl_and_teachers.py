@@ -47,3 +47,21 @@ def test_teacher_row_gives_gap_ci_and_the_share_of_teacher_passes_kept(tmp_path)
     md = table_markdown([strong, weak])
     assert "| env0-oracle/oracle@1.0 | d--strong | 100.0 | sft | 50.0 | -50.0 |" in md
     assert plot_teacher_table([strong, weak], tmp_path / "t.png").stat().st_size > 0
+
+
+def test_teacher_table_stage_reads_the_source_run_and_its_backfills_only(tmp_path):
+    import logging
+
+    from env0_posttrain.paths import Paths
+    from env0_posttrain.runspec import parse_spec
+    from env0_posttrain.stages import StageContext
+    from env0_posttrain.store import Store
+    from env0_posttrain.teacher_table_stage import backfilled_runs, build_teacher_table
+
+    paths, store = Paths(tmp_path), Store(tmp_path / "env0.duckdb")
+    for rid in ("demo", "demo--env0-oracle-oracle-0.5", "demo2", "other--x"):
+        store.upsert_run(parse_spec({"run_id": rid}))
+    ctx = StageContext("demo", parse_spec({"run_id": "demo"}), store, paths, logging.getLogger("t"))
+    assert backfilled_runs(ctx) == ["demo", "demo--env0-oracle-oracle-0.5"]
+    res = build_teacher_table(ctx)  # nothing evaluated yet: no rows, both runs named as missing
+    assert res.metadata["teachers"] == 0 and res.metadata["runs_without_teacher_eval"] == backfilled_runs(ctx)
