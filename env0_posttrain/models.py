@@ -125,11 +125,15 @@ def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Path
     training = store.latest_training(run_id) if arm == "sft" else None
     if arm == "sft" and training is None:
         raise RuntimeError(f"run {run_id}: no finished training; materialize lora_adapter first")
+    if arm == "rl":  # the GRPO adapter is stored under <run_id>:rl (see rl_stages.py)
+        training = store.latest_training(f"{run_id}:rl")
+        if training is None:
+            raise RuntimeError(f"run {run_id}: no finished RL training; materialize rl_adapter first")
     if spec.hosting.kind == "openai_compatible":
         from env0_posttrain.train import adapter_serving_name
 
         name = spec.hosting.base_model_name or spec.student.model
-        if arm == "sft":
+        if arm in ("sft", "rl"):
             name = adapter_serving_name(spec.hosting.adapter_name_prefix, training["revision"])
         return ModelEndpoint(model=f"hosted_vllm/{name}", api_base=spec.hosting.api_base,
                              api_key_env=spec.hosting.api_key_env, **sampling)
@@ -137,7 +141,7 @@ def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Path
     if arm == "base":
         model_id = register_local_model(f"{run_id}-base", base)
     else:
-        model_id = register_local_model(f"{run_id}-sft-{training['revision']}", base, adapter_path=training["adapter_path"])
+        model_id = register_local_model(f"{run_id}-{arm}-{training['revision']}", base, adapter_path=training["adapter_path"])
     return ModelEndpoint(model=model_id, **sampling)
 
 

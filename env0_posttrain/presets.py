@@ -27,11 +27,18 @@ def _demo(run_id: str) -> dict[str, Any]:
     }
 
 
+def _demo_rl(run_id: str) -> dict[str, Any]:
+    """The demo plus GRPO after SFT on the same training tasks (train/grpo.py; recipe in demo_recipe.py)."""
+    from env0_posttrain.train.demo_recipe import TINY_DEMO_RL
+
+    return _demo(run_id) | {"description": "offline demo + GRPO after SFT (tiny student, CPU)", "rl": dict(TINY_DEMO_RL)}
+
+
 def _default(run_id: str) -> dict[str, Any]:
     return {"run_id": run_id}
 
 
-PRESETS = {"demo": _demo, "default": _default}
+PRESETS = {"demo": _demo, "demo-rl": _demo_rl, "default": _default}
 
 
 def preset_data(name: str, run_id: str) -> dict[str, Any]:

@@ -85,6 +85,20 @@ class TeacherSpec(_Section):
     max_steps: int | None = Field(default=None, ge=1, description="model calls per teacher episode; None = budget.max_steps")
     min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
 
+    @field_validator("model")
+    @classmethod
+    def _oracle_skill_in_id(cls, v: str) -> str:
+        """`env0-oracle/<name>@<skill>` (also inside env0-faulty/): the skill must be a number in [0, 1]."""
+        m = re.search(r"env0-oracle/[^/@]*@([^/]*)$", v)
+        if m:
+            try:
+                ok = 0.0 <= float(m.group(1)) <= 1.0
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(f"oracle skill {m.group(1)!r} after '@' must be a number in [0, 1]")
+        return v
+
 
 class CorpusMix(_Section):
     """Tiny student only: how much of each kind of text its base pre-training reads (document counts)."""
@@ -216,6 +230,21 @@ class EvalSpec(_Section):
     nightly: bool = False
 
 
+class RLSpec(_Section):
+    """On-policy GRPO after SFT (train/grpo.py): whole episodes through the eval harness, verifier reward."""
+
+    learning_rate: float = Field(default=1e-4, gt=0.0)
+    max_steps: int = Field(default=20, ge=1, description="optimizer steps")
+    prompts_per_step: int = Field(default=4, ge=1, description="training tasks per step; each played num_generations times")
+    num_generations: int = Field(default=8, ge=2, description="episodes per task: the GRPO group")
+    temperature: float = Field(default=1.0, gt=0.0, description="sampling temperature of training episodes")
+    beta: float = Field(default=0.04, ge=0.0, description="KL weight against a frozen copy of the SFT adapter; 0 = no KL")
+    loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo"] = "dapo"
+    max_steps_per_episode: int | None = Field(default=None, ge=1, description="None = eval.max_steps")
+    logging_steps: int = Field(default=1, ge=1)
+    seed: int = 0
+
+
 class HostingSpec(_Section):
     """How base and adapter are served for evaluation."""
 
@@ -254,6 +283,7 @@ class RunSpec(_Section):
     eval: EvalSpec = Field(default_factory=EvalSpec)
     hosting: HostingSpec = Field(default_factory=HostingSpec)
     budget: Budget = Field(default_factory=Budget)
+    rl: RLSpec | None = Field(default=None, description="None = no RL stage (rl_adapter and rl_eval_trajectories skip)")
 
     def teacher_limits(self) -> tuple[int, int]:
         """(max steps, max tokens) of the teacher and teacher_eval arms: their own settings, else the budget."""

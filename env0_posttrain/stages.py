@@ -22,7 +22,7 @@ from env0_posttrain.runspec import RunSpec, load_spec
 from env0_posttrain.store import Store
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
-ARMS_ON_EVAL = ("base", "sft", "teacher_eval")
+ARMS_ON_EVAL = ("base", "sft", "teacher_eval", "rl")
 MAX_OVERLENGTH_FRACTION = 0.1  # declared drops are counted; more than this many means the seq length is wrong
 
 
@@ -376,12 +376,14 @@ def write_report(ctx: StageContext) -> StageResult:
     split_of = ctx.store.task_splits(ctx.run_id)
     tasks = load_tasks(ctx, splits)
     training = ctx.store.latest_training(ctx.run_id)
+    rl_training = ctx.store.latest_training(f"{ctx.run_id}:rl") if "rl" in rounds else None
     info = ctx.store.task_set_info(ctx.run_id) or {}
     lineage = {
         "run_id": ctx.run_id, "run_spec_digest": ctx.spec.digest(), "task_set_digest": info.get("digest"),
         "teacher": ctx.spec.teacher.model, "student": ctx.spec.student.model,
         "adapter_revision": training["revision"] if training else None,
         "train_id": training["train_id"] if training else None, "eval_rounds": rounds,
+        **({"rl_adapter_revision": rl_training["revision"], "rl_train_id": rl_training["train_id"]} if rl_training else {}),
         "code_version": code_version("workspace", "tasks", "agent", "sft", "train", "evaluate"),
         "budget": ctx.spec.budget_line(),
     }
@@ -399,6 +401,7 @@ def write_report(ctx: StageContext) -> StageResult:
         episodes, tasks, report_dir, splits=split_of,
         training_metrics=ctx.store.training_metrics(training["train_id"]) if training else [],
         ledger=info.get("ledger", []), lineage=lineage, history=history, run_id=ctx.run_id, seed=ctx.spec.tasks.seed,
+        rl_training_metrics=ctx.store.training_metrics(rl_training["train_id"]) if rl_training else [],
     )
     meta = report_metadata(rep)
     ctx.store.record_report(ctx.run_id, rep.headline, rep.markdown, str(report_dir), meta["numbers"])

@@ -71,7 +71,7 @@ def test_backfill_of_the_real_graph_is_recorded_with_its_partitions(paths: Paths
         assert spec.run_id == rid and spec.teacher.model == info.teachers[rid]
         assert spec.teacher.skill == 0.7  # everything else is the source's
     assert set(instance.get_dynamic_partitions("run_id")) == set(info.run_ids)
-    assert len(info.asset_keys) == 8 and "comparison_report" in info.asset_keys
+    assert len(info.asset_keys) == 11 and {"comparison_report", "rl_adapter", "rl_eval_trajectories"} <= set(info.asset_keys)
 
     backfill = instance.get_backfill(info.backfill_id)
     assert backfill.status == BulkActionStatus.REQUESTED and backfill.is_asset_backfill

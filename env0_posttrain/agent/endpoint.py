@@ -57,10 +57,17 @@ class ModelEndpoint(BaseModel):
 
     @classmethod
     def from_teacher(cls, teacher: TeacherSpec, seed: int = 0) -> "ModelEndpoint":
-        """The run spec's teacher; the oracle's skill and seed travel as provider options."""
+        """The run spec's teacher; the oracle's skill and seed travel as provider options, also through
+        `env0-faulty/` wrappers. A skill in the id (`env0-oracle/oracle@0.6`) overrides `teacher.skill`."""
+        from .oracle import skill_from_model_id
+
         extra: dict[str, Any] = {}
-        if teacher.model.startswith("env0-oracle/"):
-            extra = {"env0_skill": teacher.skill, "env0_seed": seed}
+        inner = teacher.model
+        while inner.startswith("env0-faulty/"):
+            inner = inner.removeprefix("env0-faulty/")
+        if inner.startswith("env0-oracle/"):
+            named = skill_from_model_id(inner)
+            extra = {"env0_skill": teacher.skill if named is None else named, "env0_seed": seed}
         s = teacher.sampling  # max_tokens is None only outside a RunSpec (which fills it from its budget)
         limit = {"max_tokens": s.max_tokens} if s.max_tokens is not None else {}
         return cls(model=teacher.model, api_base=teacher.api_base, api_key_env=teacher.api_key_env,

@@ -53,11 +53,33 @@ class LocalModel:
                  max_batch_size: int = 16, gather_ms: float = 5.0):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
-        from trl.chat_template_utils import add_response_schema
 
         self.alias, self.base_path, self.adapter_path, self.device = alias, str(base_path), adapter_path, device
         self.max_batch_size, self.gather_s = max_batch_size, gather_ms / 1000.0
-        tok = AutoTokenizer.from_pretrained(self.base_path)
+        self._set_tokenizer(AutoTokenizer.from_pretrained(self.base_path))
+        model = AutoModelForCausalLM.from_pretrained(self.base_path, dtype=torch.float32 if device == "cpu" else "auto")
+        if adapter_path is not None:
+            from peft import PeftModel
+
+            model = PeftModel.from_pretrained(model, str(adapter_path))
+        self.model = model.to(device).eval()
+        self._init_runtime()
+
+    @classmethod
+    def from_loaded(cls, alias: str, model: Any, tokenizer: Any, device: str = "cpu", max_batch_size: int = 16,
+                    gather_ms: float = 5.0) -> "LocalModel":
+        """Wrap a model already in memory (the GRPO policy being trained): same render, parse and batching."""
+        self = cls.__new__(cls)
+        self.alias, self.base_path, self.adapter_path, self.device = alias, str(tokenizer.name_or_path), None, device
+        self.max_batch_size, self.gather_s = max_batch_size, gather_ms / 1000.0
+        self._set_tokenizer(tokenizer)
+        self.model = model
+        self._init_runtime()
+        return self
+
+    def _set_tokenizer(self, tok: Any) -> None:
+        from trl.chat_template_utils import add_response_schema
+
         if not getattr(tok, "chat_template", None):
             raise ValueError(f"{self.base_path}: tokenizer has no chat template")
         try:
@@ -70,12 +92,8 @@ class LocalModel:
         self.tokenizer = tok
         stops = {tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")}
         self.stop_ids = sorted(i for i in stops if isinstance(i, int) and i >= 0 and i != tok.unk_token_id)
-        model = AutoModelForCausalLM.from_pretrained(self.base_path, dtype=torch.float32 if device == "cpu" else "auto")
-        if adapter_path is not None:
-            from peft import PeftModel
 
-            model = PeftModel.from_pretrained(model, str(adapter_path))
-        self.model = model.to(device).eval()
+    def _init_runtime(self) -> None:
         self._gen_lock = threading.Lock()
         self._batchers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.batch_sizes: list[int] = []
@@ -213,6 +231,15 @@ def register_local_model(alias: str, base_path: str | Path, adapter_path: str | 
     _MODELS[alias] = LocalModel(alias, base_path, adapter_path, device, max_batch_size, gather_ms)
     register_provider("env0-local", LocalProvider())
     model_id = f"env0-local/{alias}"
+    register_free_model(model_id)
+    return model_id
+
+
+def register_loaded_model(model: LocalModel) -> str:
+    """Serve an already wrapped model (see `LocalModel.from_loaded`) as `env0-local/<alias>`."""
+    _MODELS[model.alias] = model
+    register_provider("env0-local", LocalProvider())
+    model_id = f"env0-local/{model.alias}"
     register_free_model(model_id)
     return model_id
 

@@ -158,6 +158,22 @@ def next_turn(plan: list[Turn], messages: list[dict[str, Any]]) -> tuple[int, Tu
     return pos, plan[pos]
 
 
+def skill_from_model_id(model: str) -> float | None:
+    """'env0-oracle/oracle@0.6' -> 0.6: teachers of different strength as distinct model ids (backfills, tables).
+    None when the id names no skill; a ValueError naming the id when the skill is not a number in [0, 1]."""
+    name = model.rsplit("/", 1)[-1]
+    if "@" not in name:
+        return None
+    raw = name.rsplit("@", 1)[1]
+    try:
+        skill = float(raw)
+    except ValueError:
+        raise ValueError(f"oracle model id {model!r}: skill {raw!r} after '@' is not a number") from None
+    if not 0.0 <= skill <= 1.0:
+        raise ValueError(f"oracle model id {model!r}: skill {skill} is outside [0, 1]")
+    return skill
+
+
 def episode_plan_seed(seed: int, run_id: str, task_id: str, trial: int) -> int:
     digest = hashlib.sha256(f"oracle|{seed}|{run_id}|{task_id}|{trial}".encode()).digest()
     return int.from_bytes(digest[:8], "big")
@@ -186,7 +202,8 @@ class OracleProvider(Env0Provider):
 
     async def respond(self, model, messages, options, meta, model_response):
         task = task_registry.lookup(meta.get("task_id"), first_user_text(messages))
-        skill = float(options.get("env0_skill", 1.0))
+        named = skill_from_model_id(model)  # the id's skill wins: a wrapper may forward options it did not set
+        skill = named if named is not None else float(options.get("env0_skill", 1.0))
         seed = episode_plan_seed(int(options.get("env0_seed", 0)), str(meta.get("run_id", "")), task.id,
                                  int(meta.get("trial", 0)))
         latency = float(options.get("env0_latency_s", 0.0))

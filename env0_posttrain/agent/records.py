@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from env0_posttrain.tasks.model import VerifierResult
 
-Arm = Literal["teacher", "base", "sft", "teacher_eval"]
+Arm = Literal["teacher", "base", "sft", "teacher_eval", "rl"]
 StopCondition = Literal["agent_completed", "max_steps", "agent_error", "infra_error", "verifier_error"]
 
 

@@ -5,7 +5,7 @@ the graph's edges are plain `deps` (lineage without moving data through Dagster)
 
 import dagster as dg
 
-from env0_posttrain import stages
+from env0_posttrain import rl_stages, stages
 from env0_posttrain.defs.metadata import run_stage, to_result
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
@@ -132,10 +132,43 @@ teacher_eval_trajectories = _eval_asset(
 
 
 @dg.asset(
+    partitions_def=run_partitions,
+    group_name="training",
+    deps=[lora_adapter, task_set],
+    kinds={"pytorch"},
+    pool=POOL_GPU,
+    automation_condition=DOWNSTREAM,
+    code_version=stages.code_version("train", "agent"),
+    check_specs=[_check("rl_adapter", "rl_adapter_trained", "GRPO ran and changed the SFT adapter (or the spec has no rl)")],
+    description="GRPO after SFT (TRL GRPOTrainer) on the train tasks, episodes played by the eval harness; "
+    "a recorded skip when the run spec has no rl section.",
+)
+def rl_adapter(context: dg.AssetExecutionContext, env0: Env0Resource):
+    return to_result(rl_stages.train_rl_adapter(_ctx(context, env0)), "rl_adapter")
+
+
+@dg.asset(
+    name="rl_eval_trajectories",
+    partitions_def=run_partitions,
+    group_name="evaluation",
+    deps=[task_set, rl_adapter],
+    kinds={"duckdb"},
+    retry_policy=ROLLOUT_RETRY,
+    pool=POOL_STUDENT,
+    automation_condition=DOWNSTREAM,
+    code_version=stages.code_version("agent"),
+    check_specs=[_check("rl_eval_trajectories", "no_unscored_rows", "every eval episode was scored by its verifier")],
+    description="The base student + RL adapter on the eval split, same harness and trials; skipped without rl.",
+)
+def rl_eval_trajectories(context: dg.AssetExecutionContext, env0: Env0Resource):
+    return to_result(run_stage(rl_stages.evaluate_rl, _ctx(context, env0)), "rl_eval_trajectories")
+
+
+@dg.asset(
     pool=POOL_DUCKDB,
     partitions_def=run_partitions,
     group_name="evaluation",
-    deps=[base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, lora_adapter],
+    deps=[base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, lora_adapter, rl_eval_trajectories],
     kinds={"duckdb"},
     automation_condition=DOWNSTREAM,
     code_version=stages.code_version("evaluate"),
@@ -143,6 +176,22 @@ teacher_eval_trajectories = _eval_asset(
 )
 def comparison_report(context: dg.AssetExecutionContext, env0: Env0Resource):
     return to_result(stages.write_report(_ctx(context, env0)), "comparison_report")
+
+
+@dg.asset(
+    pool=POOL_DUCKDB,
+    partitions_def=run_partitions,
+    group_name="evaluation",
+    deps=[comparison_report],
+    kinds={"duckdb"},
+    code_version=stages.code_version("evaluate"),
+    description="Teacher-bounded table over this run and the runs a teacher backfill cloned from it: per teacher, "
+    "teacher and student pass rates, the gap with its CI, the share of teacher passes the student keeps; a plot.",
+)
+def teacher_table(context: dg.AssetExecutionContext, env0: Env0Resource):
+    from env0_posttrain.teacher_table_stage import build_teacher_table
+
+    return to_result(build_teacher_table(_ctx(context, env0)), "teacher_table")
 
 
 RUN_ASSETS = [
@@ -153,6 +202,9 @@ RUN_ASSETS = [
     base_eval_trajectories,
     sft_eval_trajectories,
     teacher_eval_trajectories,
+    rl_adapter,
+    rl_eval_trajectories,
     comparison_report,
+    teacher_table,
 ]
-EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, comparison_report]
+EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, rl_eval_trajectories, comparison_report]

@@ -32,6 +32,7 @@ from env0_posttrain.evaluate.metrics import (
     task_trials,
 )
 from env0_posttrain.evaluate.render import render_html, render_markdown
+from env0_posttrain.evaluate.rl_compare import plot_rl_curves, rl_comparisons, rl_markdown, rl_numbers
 from env0_posttrain.evaluate.report_model import ComparisonReport, ReportNumbers, TrainingSummary, parse_ledger
 from env0_posttrain.evaluate.statistics import (
     flip_table,
@@ -61,6 +62,7 @@ def build_report(
     n_boot: int = 10_000,
     seed: int = 0,
     created_at: datetime | None = None,
+    rl_training_metrics: Sequence[Mapping[str, Any]] = (),
 ) -> ComparisonReport:
     """Everything from episodes of arms base / sft / teacher_eval; plots and report files land in out_dir."""
     out_dir = Path(out_dir)
@@ -74,13 +76,18 @@ def build_report(
     numbers = _numbers(eps, tasks_by_id, splits, training_metrics, alpha, power, n_boot, seed)
     missing = [a for a in ("base", "sft") if a not in numbers.arms]
     verdict, headline = make_headline(numbers.paired, numbers.mde, alpha, missing)
-    numbers = numbers.model_copy(update={"verdict": verdict})
+    rl = rl_comparisons({a: task_trials(g) for a, g in by_arm(eps).items()}, alpha, n_boot, seed)
+    numbers = numbers.model_copy(update={"verdict": verdict, "rl": rl})
     current = [TrendPoint(timestamp=created_at, arm=a, pass_rate=m.pass_rate.rate, ci_low=m.pass_rate.ci_low,
                           ci_high=m.pass_rate.ci_high, run_id=run_id) for a, m in numbers.arms.items()]
     plot_paths = _plots(numbers, training_metrics, parse_history(history) + current, out_dir / "plots")
+    rl_plot = plot_rl_curves(rl_training_metrics, out_dir / "plots" / "rl_training.png") if rl_training_metrics else None
+    if rl_plot is not None:
+        plot_paths["rl_training"] = str(rl_plot)
     ledger_rows, lineage = parse_ledger(ledger), dict(lineage or {})
     markdown = render_markdown(run_id=run_id, headline=headline, numbers=numbers, ledger=ledger_rows, lineage=lineage,
                                plot_paths=plot_paths, out_dir=out_dir, created_at=created_at.isoformat(timespec="seconds"))
+    markdown += rl_markdown(rl, rl_training_metrics, plot_paths, out_dir)
     report = ComparisonReport(
         run_id=run_id, created_at=created_at, headline=headline, numbers=numbers, ledger=ledger_rows, lineage=lineage,
         markdown=markdown, html=render_html(markdown, out_dir, f"env0 comparison report: {run_id}"), plot_paths=plot_paths,
@@ -231,6 +238,7 @@ def report_metadata(report: ComparisonReport) -> dict[str, Any]:
         numbers.update({"mde_pp": _pp(n.mde.headline_mde), "design_mde_pp": _pp(n.mde.design_mde)})
     if n.flips is not None:
         numbers.update({"flips.fail_to_pass": len(n.flips.fail_to_pass), "flips.pass_to_fail": len(n.flips.pass_to_fail)})
+    numbers.update(rl_numbers(n.rl))
     numbers["unscored_rows"] = len(n.unscored)
     return {"headline": report.headline, "verdict": n.verdict, "markdown": report.markdown,
             "markdown_inline": markdown_with_inline_images(report), "numbers": numbers,

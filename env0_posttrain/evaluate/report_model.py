@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from env0_posttrain.evaluate.behaviours import BehaviourRate
 from env0_posttrain.evaluate.first_action import FirstActionSummary
 from env0_posttrain.evaluate.metrics import ArmMetrics, UnscoredRow
+from env0_posttrain.evaluate.rl_compare import RLComparison
 from env0_posttrain.evaluate.statistics import (
     FlipTable,
     MinimumDetectableEffect,
@@ -76,6 +77,7 @@ class ReportNumbers(BaseModel):
     behaviours: dict[str, dict[str, BehaviourRate]]
     training: TrainingSummary
     unscored: list[UnscoredRow]
+    rl: dict[str, RLComparison] = Field(default_factory=dict, description="rl_vs_base / rl_vs_sft when an RL arm ran")
 
 
 class ComparisonReport(BaseModel):

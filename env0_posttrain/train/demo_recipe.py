@@ -45,3 +45,15 @@ def tiny_demo_task_selection(n_train: int = 300, n_eval: int = 60, seed: int = 0
     from env0_posttrain.tasks import starter_template_ids
 
     return TaskSelection(templates=starter_template_ids(max_calls=1), n_train=n_train, n_eval=n_eval, seed=seed)
+
+# GRPO after SFT on the tiny student (preset demo-rl): whole episodes at temperature 1, 8 per task,
+# KL against the frozen SFT adapter. Budget: at most 5 extra minutes on 2 cores.
+TINY_DEMO_RL: dict = {
+    "learning_rate": 1e-3,
+    "max_steps": 15,
+    "prompts_per_step": 4,
+    "num_generations": 8,
+    "temperature": 1.0,
+    "beta": 0.04,
+    "seed": 0,
+}
