@@ -34,7 +34,11 @@ def leaf_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
     out = []
     for name, field in model.model_fields.items():
         ann = field.annotation
-        if isinstance(ann, type) and issubclass(ann, BaseModel):
+        optional = [a for a in getattr(ann, "__args__", ()) if isinstance(a, type) and issubclass(a, BaseModel)]
+        if optional and type(None) in ann.__args__:  # an optional section (rl): each of its fields needs a proof
+            out.append(prefix + name)
+            out += leaf_paths(optional[0], f"{prefix}{name}.")
+        elif isinstance(ann, type) and issubclass(ann, BaseModel):
             out += leaf_paths(ann, f"{prefix}{name}.")
         else:
             out.append(prefix + name)
@@ -67,6 +71,12 @@ class FakeStore:
 
     def record_eval_result(self, *args):
         self.recorded.append(args)
+
+    def start_training(self, key):
+        return "t1"
+
+    def finish_training(self, *args):
+        pass
 
 
 @pytest.fixture
@@ -230,6 +240,29 @@ def nightly(spec: RunSpec, env) -> Any:
     return nightly_run_ids(type("R", (), {"paths": lambda self: paths})())
 
 
+def rl_stage(spec: RunSpec, env) -> Any:
+    """What the RL stage hands GRPO (the RL section and the budget its episodes play under), or its skip."""
+    import env0_posttrain.train.grpo as grpo
+    from env0_posttrain import rl_stages
+
+    seen: list = []
+
+    class Handed(Exception):
+        pass
+
+    def record(tasks, rl, eval_spec, *args, **kwargs):
+        seen.append((rl.model_dump(mode="json"), eval_spec.model_dump(mode="json"), len(tasks)))
+        raise Handed
+
+    ctx = stages.StageContext(spec.run_id, spec, FakeStore(spec), Paths.from_env(env["tmp"] / "rl"), logging.getLogger("t"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(grpo, "train_rl", record)
+        try:
+            return rl_stages.train_rl_adapter(ctx).metadata
+        except Handed:
+            return seen
+
+
 # proofs: path -> (new value, observer, base overrides) ------------------------------------------
 P = {}
 for path, value in {"run_id": "other", "description": "a note"}.items():
@@ -278,6 +311,10 @@ P["sft.upweight_mode"] = ("weight", tito, {"sft": {"format": "tito", "first_turn
 P["sft.drift_check"] = (False, tito, {"sft": {"format": "tito"}})
 P["lora.allow_slow_kernels"] = (True, gpu_plan, {"lora": {"use_liger": False}})
 P["lora.gpu_memory_gb"] = (40.0, gpu_plan, {"lora": {"allow_slow_kernels": True}})
+P["rl"] = ({}, rl_stage, {})
+for path, value in {"learning_rate": 0.5, "max_steps": 3, "prompts_per_step": 3, "num_generations": 3, "temperature": 0.3,
+                    "beta": 0.5, "loss_type": "grpo", "max_steps_per_episode": 3, "logging_steps": 3, "seed": 9}.items():
+    P[f"rl.{path}"] = (value, rl_stage, {"rl": {}})
 PROOFS = P
 
 FIELDS = leaf_paths(RunSpec)
