@@ -94,7 +94,7 @@ def test_oracle_mistakes_are_seeded_and_mix_passes_with_failures():
 
 
 def test_malformed_and_unknown_calls_are_fed_back_not_crashes():
-    bot = scripted([call("notes_create", '{"title": "x"'), call("notes_explode", {}), call("notes_create", {"title": "note 1-a"}),
+    scripted([call("notes_create", '{"title": "x"'), call("notes_explode", {}), call("notes_create", {"title": "note 1-a"}),
                     call("notes_create", {"title": "note 1-b"}), {"role": "assistant", "content": "all done"}])
     ep = run(notes_task(1), ModelEndpoint(model="env0-scripted/s"))
     assert ep.stop_condition == "agent_completed" and ep.passed

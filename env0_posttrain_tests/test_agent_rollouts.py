@@ -14,7 +14,6 @@ from env0_posttrain.agent import (
     ModelEndpoint,
     injected_faults,
     oracle_endpoint,
-    run_rollouts,
     run_rollouts_sync,
 )
 from env0_posttrain.agent.llm import litellm, register_provider

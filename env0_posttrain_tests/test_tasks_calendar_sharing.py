@@ -24,8 +24,9 @@ def test_share_needs_the_asked_role_and_no_extra_grantee():
     p = task.recipe.items
     wrong = "writer" if p["role"] == "reader" else "reader"
     assert task.tools[0] == "calendar_acl_insert" and len(task.tools) <= 8
-    share = lambda email, role: ("calendar_acl_insert", {"calendarId": "primary", "body": {
-        "role": role, "scope": {"type": "user", "value": email}}})
+    def share(email, role):
+        return "calendar_acl_insert", {"calendarId": "primary", "body": {"role": role, "scope": {"type": "user", "value": email}}}
+
     assert _run(task, [share(p["email"], p["role"])]).reward == 1.0
     assert _run(task, [share(p["email"], wrong)]).reward < 1.0
     ws = build_workspace(task)
