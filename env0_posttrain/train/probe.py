@@ -70,6 +70,26 @@ def first_call_matches(tok, completions: list[str], expected: list[dict | None])
     return out
 
 
+def probe_verdict(tok, base_out: list[str], tuned_out: list[str], expected: list[dict | None], base_loss: float,
+                  tuned_loss: float) -> ProbeResult:
+    """Pass only if the adapter's outputs differ from the base's and its training loss is lower (chat or token rows)."""
+    n = len(base_out)
+    differ = sum(a != b for a, b in zip(base_out, tuned_out))
+    problems = []
+    if differ == 0:
+        problems.append(f"adapter output identical to the base on all {n} training prompts")
+    if not tuned_loss < base_loss:
+        problems.append(f"adapter loss {tuned_loss:.4f} is not below the base's {base_loss:.4f} on training rows")
+    reason = "; ".join(problems) or (
+        f"adapter differs on {differ}/{n} prompts; training loss {base_loss:.3f} -> {tuned_loss:.3f}")
+    return ProbeResult(
+        passed=not problems, reason=reason, n_prompts=n, n_outputs_differ=differ, base_loss=base_loss,
+        adapter_loss=tuned_loss, base_first_call_match=sum(first_call_matches(tok, base_out, expected)),
+        adapter_first_call_match=sum(first_call_matches(tok, tuned_out, expected)),
+        examples=[{"base": b, "adapter": a} for b, a in list(zip(base_out, tuned_out))[:3]],
+    )
+
+
 def sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Sequence[dict[str, Any]], n: int = 8,
                  max_new_tokens: int = 96) -> ProbeResult:
     """Compare base and adapter on the first `n` training rows; `passed` only if both signals agree."""
@@ -95,22 +115,4 @@ def sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Sequence
     tuned = PeftModel.from_pretrained(base, str(adapter_path))
     tuned_out = greedy_completions(tuned, tok, prompts, max_new_tokens)
     tuned_loss = assistant_loss(tuned, tok, rows)
-    differ = sum(a != b for a, b in zip(base_out, tuned_out))
-    problems = []
-    if differ == 0:
-        problems.append(f"adapter output identical to the base on all {len(rows)} training prompts")
-    if not tuned_loss < base_loss:
-        problems.append(f"adapter loss {tuned_loss:.4f} is not below the base's {base_loss:.4f} on training rows")
-    reason = "; ".join(problems) or (
-        f"adapter differs on {differ}/{len(rows)} prompts; training loss {base_loss:.3f} -> {tuned_loss:.3f}")
-    return ProbeResult(
-        passed=not problems,
-        reason=reason,
-        n_prompts=len(rows),
-        n_outputs_differ=differ,
-        base_loss=base_loss,
-        adapter_loss=tuned_loss,
-        base_first_call_match=sum(first_call_matches(tok, base_out, expected)),
-        adapter_first_call_match=sum(first_call_matches(tok, tuned_out, expected)),
-        examples=[{"base": b, "adapter": a} for b, a in list(zip(base_out, tuned_out))[:3]],
-    )
+    return probe_verdict(tok, base_out, tuned_out, expected, base_loss, tuned_loss)

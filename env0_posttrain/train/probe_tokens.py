@@ -57,7 +57,7 @@ def token_sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Se
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
-    from env0_posttrain.train.probe import ProbeResult
+    from env0_posttrain.train.probe import probe_verdict
 
     data = [dict(r) for r in rows_to_dataset(list(rows)[:n], "probe_rows")]
     tok = load_tokenizer_with_parser(base_path)
@@ -73,20 +73,4 @@ def token_sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Se
     tuned = PeftModel.from_pretrained(base, str(adapter_path))
     tuned_out = greedy_from_ids(tuned, tok, prompts, max_new_tokens)
     tuned_loss = token_loss(tuned, data)
-
-    def matches(outs: list[str]) -> int:
-        got = [parse_tool_calls(tok, o) for o in outs]
-        return sum(w is not None and bool(g) and g[0] == w for g, w in zip(got, expected))
-
-    differ = sum(a != b for a, b in zip(base_out, tuned_out))
-    problems = []
-    if differ == 0:
-        problems.append(f"adapter output identical to the base on all {len(data)} training prompts")
-    if not tuned_loss < base_loss:
-        problems.append(f"adapter loss {tuned_loss:.4f} is not below the base's {base_loss:.4f} on training rows")
-    reason = "; ".join(problems) or (
-        f"adapter differs on {differ}/{len(data)} prompts; training loss {base_loss:.3f} -> {tuned_loss:.3f}")
-    return ProbeResult(passed=not problems, reason=reason, n_prompts=len(data), n_outputs_differ=differ,
-                       base_loss=base_loss, adapter_loss=tuned_loss, base_first_call_match=matches(base_out),
-                       adapter_first_call_match=matches(tuned_out),
-                       examples=[{"base": b, "adapter": a} for b, a in list(zip(base_out, tuned_out))[:3]])
+    return probe_verdict(tok, base_out, tuned_out, expected, base_loss, tuned_loss)

@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import shutil
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -25,8 +23,7 @@ from ..ledger import build_ledger
 from ..model import StateRecipe, Task, ToolCall
 from ..registry import Provenance, TaskSet, _said
 from .package import Env0Error, Env0Package, load_package
-from .runner import package_env, run_script
-from .seeding import write_manifest
+from .runner import package_env, package_sandbox, run_script
 from .server import serve
 from .verifier import TEMPLATE_ID, package_sha256, run_verifier, seeded, use_source, verifier_lock
 
@@ -49,18 +46,11 @@ def tools_for(services: tuple[str, ...], oracle: list[ToolCall]) -> list[str]:
 def record_oracle(pkg: Env0Package, sha: str, seed: int, now: str) -> list[ToolCall]:
     """Run solution/solve.sh once against our server; its successful API calls, as tool calls, in order."""
     ws, manifest, extras = seeded(pkg, sha, seed, now)
-    with verifier_lock():  # solve.sh scripts write fixed /tmp paths too
-        tmp = Path(tempfile.mkdtemp(prefix="env0-import-"))
-        try:
-            manifest_path = tmp / "oracle" / "manifest.json"
-            write_manifest(manifest_path, manifest)
-            logs = tmp / "logs" / "verifier"
-            logs.mkdir(parents=True)
-            with serve(ws, extras) as (urls, _):
-                run_script("run solution/solve.sh", pkg.solve_sh, package_env(pkg, tmp, urls, manifest_path, logs),
-                           tmp, pkg.agent_timeout_s)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+    # solve.sh scripts write fixed /tmp paths too
+    with verifier_lock(), package_sandbox(manifest, "env0-import-") as (tmp, manifest_path, logs):
+        with serve(ws, extras) as (urls, _):
+            run_script("run solution/solve.sh", pkg.solve_sh, package_env(pkg, tmp, urls, manifest_path, logs),
+                       tmp, pkg.agent_timeout_s)
     calls = []
     for entry in ws.action_log:
         if not entry["ok"]:

@@ -14,9 +14,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from pydantic import BaseModel, ValidationError
 
@@ -68,6 +69,21 @@ def package_env(pkg: Env0Package, tmp: Path, urls: dict[str, str], manifest_path
             "TASKS_DIR": str(pkg.root.parent), "TASK_NAME": pkg.name, "LOGS_DIR": str(logs),
             "SLACK_BOT_TOKEN": "mock-bot-token", "SLACK_USER_TOKEN": "mock-user-token", "HOME": str(tmp),
             "PATH": f"{_gws_bin(tmp)}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+@contextmanager
+def package_sandbox(manifest: dict[str, Any], prefix: str) -> Iterator[tuple[Path, Path, Path]]:
+    """(folder, manifest path, $LOGS_DIR) for one script run: a private folder holding the needle manifest and the
+    verifier's log folder, removed afterwards."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        manifest_path = tmp / "oracle" / "manifest.json"
+        write_manifest(manifest_path, manifest)
+        logs = tmp / "logs" / "verifier"
+        logs.mkdir(parents=True)
+        yield tmp, manifest_path, logs
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def read_reward(logs: Path, test_sh: Path) -> tuple[float, dict[str, Any]]:
@@ -126,13 +142,8 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
     except Exception as e:  # noqa: BLE001 - a needle the seeder cannot read names the file
         raise Env0Error("seed needles", pkg.needles_path, f"{type(e).__name__}: {e}") from e
     t_seed = time.perf_counter()
-    tmp = Path(tempfile.mkdtemp(prefix="env0-"))
-    try:
-        manifest_path = tmp / "oracle" / "manifest.json"
-        extras = manifest.pop("_extras", {})
-        write_manifest(manifest_path, manifest)
-        logs = tmp / "logs" / "verifier"
-        logs.mkdir(parents=True)
+    extras = manifest.pop("_extras", {})
+    with package_sandbox(manifest, "env0-") as (tmp, manifest_path, logs):
         with script_lock(), serve(ws, extras) as (urls, surface):  # scripts share fixed /tmp paths: one at a time
             env = package_env(pkg, tmp, urls, manifest_path, logs)
             n = 0
@@ -148,8 +159,6 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
         return Env0Result(package=pkg.name, reward=reward, result=result, calls=n,
                           seconds={"seed": round(t_seed - t0, 3), "solve": round(t_solve - t_seed, 3),
                                    "verify": round(t_verify - t_solve, 3), "total": round(t_verify - t0, 3)})
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def run_and_record(package_dir: Path | str, reward_file: Path | None = None, **kw: Any) -> Env0Result:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
@@ -25,8 +23,8 @@ from ..model import Task, VerifierResult
 from .lock import script_lock as verifier_lock
 from .env0_defaults import env0_imports
 from .package import Env0Error, Env0Package, load_package
-from .runner import package_env, read_reward, run_script
-from .seeding import seed_package, write_manifest
+from .runner import package_env, package_sandbox, read_reward, run_script
+from .seeding import seed_package
 from .server import PREFIXES, log_entry, serve
 from .shapes import STATE
 
@@ -113,21 +111,13 @@ def action_log(ws: Workspace) -> dict[str, list[dict[str, Any]]]:
 def run_verifier(pkg: Env0Package, start: Workspace, end: Workspace, manifest: dict[str, Any],
                  extras: dict[str, Any], log: dict[str, list[dict[str, Any]]] | None = None) -> tuple[float, dict]:
     """Serve `end` with `start` as the diff baseline, run tests/test.sh unchanged, return (reward, reward.json)."""
-    with verifier_lock():
-        tmp = Path(tempfile.mkdtemp(prefix="env0-verify-"))
-        try:
-            manifest_path = tmp / "oracle" / "manifest.json"
-            write_manifest(manifest_path, manifest)
-            logs = tmp / "logs" / "verifier"
-            logs.mkdir(parents=True)
-            with serve(end, extras) as (urls, surface):
-                surface.initial = {svc: STATE[svc](start) for svc in set(PREFIXES.values())}
-                surface.log = log if log is not None else action_log(end)
-                run_script("run tests/test.sh", pkg.test_sh, package_env(pkg, tmp, urls, manifest_path, logs), tmp,
-                           pkg.verifier_timeout_s)
-            return read_reward(logs, pkg.test_sh)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+    with verifier_lock(), package_sandbox(manifest, "env0-verify-") as (tmp, manifest_path, logs):
+        with serve(end, extras) as (urls, surface):
+            surface.initial = {svc: STATE[svc](start) for svc in set(PREFIXES.values())}
+            surface.log = log if log is not None else action_log(end)
+            run_script("run tests/test.sh", pkg.test_sh, package_env(pkg, tmp, urls, manifest_path, logs), tmp,
+                       pkg.verifier_timeout_s)
+        return read_reward(logs, pkg.test_sh)
 
 
 def verify_env0(task: Task, start: Workspace, end: Workspace, final_answer: str | None) -> VerifierResult:
