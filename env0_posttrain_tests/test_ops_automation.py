@@ -44,4 +44,4 @@ def test_nightly_schedule_adds_its_partitions_then_requests_eval_runs(tmp_path: 
         assert [(r.partition_key, r.run_key) for r in requests] == [("nightly-a", "nightly-a-2026-11-23")]
     job = defs.resolve_job_def("nightly_eval")
     assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} == {
-        "base_eval_trajectories", "sft_eval_trajectories", "comparison_report"}
+        "base_eval_trajectories", "sft_eval_trajectories", "rl_eval_trajectories", "comparison_report"}

@@ -33,7 +33,7 @@ def served(tmp_path_factory):
         spec = parse_spec({
             "run_id": "served", "tasks": {"n_train": 4, "n_eval": 2, "seed": 5,
                                           "templates": starter_template_ids(max_calls=1)},
-            "eval": {"trials": 1, "max_steps": 3, "max_tokens": 64, "concurrency": 4, "teacher_reference": False},
+            "eval": {"trials": 1, "max_steps": 3, "max_tokens": 64, "concurrency": 4},
             "hosting": {"kind": "openai_compatible", "api_base": url, "base_model_name": "base",
                         "api_key_env": KEY_ENV},
         }, "served")
