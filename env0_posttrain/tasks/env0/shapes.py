@@ -182,30 +182,38 @@ def _any(d: dict) -> bool:
     return any(bool(v) for part in d.values() for v in (part.values() if isinstance(part, dict) else [part]))
 
 
-def gmail_diff(old: dict, cur: dict) -> dict:
+def _by_owner(old: dict, cur: dict, owners: str, diff_one) -> dict:
+    """env0's per-owner diff (users or workspaces): a new owner is added whole, a changed one carries its diff."""
     out: dict[str, dict] = {"added": {}, "updated": {}, "deleted": {}}
-    for uid, u in cur["users"].items():
-        o = old["users"].get(uid)
+    for key, c in cur[owners].items():
+        o = old[owners].get(key)
         if o is None:
-            out["added"][uid] = u
-            continue
-        msgs = _diff(o["messages"], u["messages"])
-        before = _by(o["messages"], "id")
-        for upd in msgs["updated"]:
-            if "labelIds" in upd:
-                was, now = set(before[upd["id"]]["labelIds"]), set(upd["labelIds"])
-                if now - was:
-                    upd["labelsAdded"] = sorted(now - was)
-                if was - now:
-                    upd["labelsRemoved"] = sorted(was - now)
-        ud: dict[str, Any] = {"messages": msgs}
-        ol, cl = _by(o["labels"], "id"), _by(u["labels"], "id")
-        labels = {"added": [v for k, v in cl.items() if k not in ol], "removed": [v for k, v in ol.items() if k not in cl]}
-        if any(labels.values()):
-            ud["labels"] = labels
-        if any(msgs.values()) or "labels" in ud:
-            out["updated"][uid] = ud
+            out["added"][key] = c
+        elif (d := diff_one(o, c)) is not None:
+            out["updated"][key] = d
     return out
+
+
+def gmail_diff(old: dict, cur: dict) -> dict:
+    return _by_owner(old, cur, "users", _gmail_user_diff)
+
+
+def _gmail_user_diff(o: dict, u: dict) -> dict | None:
+    msgs = _diff(o["messages"], u["messages"])
+    before = _by(o["messages"], "id")
+    for upd in msgs["updated"]:
+        if "labelIds" in upd:
+            was, now = set(before[upd["id"]]["labelIds"]), set(upd["labelIds"])
+            if now - was:
+                upd["labelsAdded"] = sorted(now - was)
+            if was - now:
+                upd["labelsRemoved"] = sorted(was - now)
+    ud: dict[str, Any] = {"messages": msgs}
+    ol, cl = _by(o["labels"], "id"), _by(u["labels"], "id")
+    labels = {"added": [v for k, v in cl.items() if k not in ol], "removed": [v for k, v in ol.items() if k not in cl]}
+    if any(labels.values()):
+        ud["labels"] = labels
+    return ud if any(msgs.values()) or "labels" in ud else None
 
 
 def drive_diff(old: dict, cur: dict) -> dict:
@@ -222,38 +230,33 @@ def drive_diff(old: dict, cur: dict) -> dict:
 
 
 def docs_diff(old: dict, cur: dict) -> dict:
-    out: dict[str, dict] = {"added": {}, "updated": {}, "deleted": {}}
-    for uid, u in cur["users"].items():
-        o = old["users"].get(uid)
-        if o is None:
-            out["added"][uid] = u
-            continue
-        ud = {"documents": _diff(o["documents"], u["documents"])}
-        comments = _diff(o["comments"], u["comments"])
-        if any(comments.values()):
-            ud["comments"] = comments
-        if any(ud["documents"].values()) or "comments" in ud:
-            out["updated"][uid] = ud
-    return out
+    return _by_owner(old, cur, "users", _docs_user_diff)
+
+
+def _docs_user_diff(o: dict, u: dict) -> dict | None:
+    ud = {"documents": _diff(o["documents"], u["documents"])}
+    comments = _diff(o["comments"], u["comments"])
+    if any(comments.values()):
+        ud["comments"] = comments
+    return ud if any(ud["documents"].values()) or "comments" in ud else None
 
 
 def slack_diff(old: dict, cur: dict) -> dict:
-    out: dict[str, dict] = {"added": {}, "updated": {}, "deleted": {}}
-    for wid, w in cur["workspaces"].items():
-        o = old["workspaces"].get(wid)
-        if o is None:
-            out["added"][wid] = w
-            continue
-        pair = lambda xs: {(m["channel_id"], m["user_id"]) for m in xs}  # noqa: E731
-        cm, om = pair(w["channel_members"]), pair(o["channel_members"])
-        wd = {"messages": _diff(o["messages"], w["messages"], key="ts", deleted="id"),
-              "channels": _diff(o["channels"], w["channels"], updated="full", deleted="id"),
-              "reactions": {k: v for k, v in _diff(o["reactions"], w["reactions"], deleted="id").items() if k != "updated"},
-              "channel_members": {"added": [{"channel_id": c, "user_id": u} for c, u in sorted(cm - om)],
-                                  "deleted": [{"channel_id": c, "user_id": u} for c, u in sorted(om - cm)]}}
-        if _any(wd):
-            out["updated"][wid] = wd
-    return out
+    return _by_owner(old, cur, "workspaces", _slack_workspace_diff)
+
+
+def _members(xs: list[dict]) -> set[tuple[str, str]]:
+    return {(m["channel_id"], m["user_id"]) for m in xs}
+
+
+def _slack_workspace_diff(o: dict, w: dict) -> dict | None:
+    cm, om = _members(w["channel_members"]), _members(o["channel_members"])
+    wd = {"messages": _diff(o["messages"], w["messages"], key="ts", deleted="id"),
+          "channels": _diff(o["channels"], w["channels"], updated="full", deleted="id"),
+          "reactions": {k: v for k, v in _diff(o["reactions"], w["reactions"], deleted="id").items() if k != "updated"},
+          "channel_members": {"added": [{"channel_id": c, "user_id": u} for c, u in sorted(cm - om)],
+                              "deleted": [{"channel_id": c, "user_id": u} for c, u in sorted(om - cm)]}}
+    return wd if _any(wd) else None
 
 
 def calendar_diff(old: dict, cur: dict) -> dict:
