@@ -52,6 +52,26 @@ def self_signed_cert(directory: Path) -> tuple[str, str]:
 
 
 @contextmanager
+def uvicorn_in_thread(app: Any, port: int, name: str, **config: Any) -> Iterator[None]:
+    """Serve `app` on 127.0.0.1:port from a daemon thread until the block ends (keep-alive clients not awaited)."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", access_log=False,
+                                           timeout_graceful_shutdown=1, **config))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 20
+    while not server.started:
+        if time.time() > deadline or not thread.is_alive():
+            raise RuntimeError(f"{name} did not start")
+        time.sleep(0.01)
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        server.force_exit = True
+        thread.join(timeout=10)
+
+
+@contextmanager
 def running_server(seed: int = 0, tls: bool = False,
                    workspace_factory: Callable[[], Workspace] | None = None) -> Iterator[tuple[str, Any]]:
     """Yields (base_url, app); `app.state.ws` is the live workspace."""
@@ -62,20 +82,6 @@ def running_server(seed: int = 0, tls: bool = False,
     if tls:
         key, cert = self_signed_cert(Path(tmp.name))
         ssl_args = {"ssl_keyfile": key, "ssl_certfile": cert}
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", access_log=False,
-                                           timeout_graceful_shutdown=1,
-                                           **ssl_args))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 20
-    while not server.started:
-        if time.time() > deadline or not thread.is_alive():
-            raise RuntimeError("workspace server did not start")
-        time.sleep(0.02)
-    try:
+    with uvicorn_in_thread(app, port, "workspace server", **ssl_args):
         yield f"{'https' if tls else 'http'}://127.0.0.1:{port}", app
-    finally:
-        server.should_exit = True
-        server.force_exit = True  # do not wait for the clients' keep-alive connections
-        thread.join(timeout=10)
         tmp.cleanup()

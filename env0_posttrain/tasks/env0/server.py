@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any, Iterator
 from urllib.parse import quote, urlencode
 
-import uvicorn
 
 from ...workspace.environment import Workspace
 from ...workspace.http_app import ApiDispatch, create_app
 from ...workspace.http_routes import Router
-from ...workspace.local_server import free_port
+from ...workspace.local_server import free_port, uvicorn_in_thread
 from ...workspace.tools import TOOLS
 from .shapes import DIFF, STATE
 
@@ -234,18 +231,6 @@ def serve(ws: Workspace, extras: dict[str, Any] | None = None) -> Iterator[tuple
     """Yields (env vars naming each service URL, the surface); loopback only, free port."""
     surface = Env0Surface(ws, extras)
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(surface, host="127.0.0.1", port=port, log_level="error", access_log=False,
-                                           timeout_graceful_shutdown=1, lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 20
-    while not server.started:
-        if time.time() > deadline or not thread.is_alive():
-            raise RuntimeError("env0 surface did not start")
-        time.sleep(0.01)
     env = {name: f"http://127.0.0.1:{port}/{prefix}" for prefix, names in ENV_NAMES.items() for name in names}
-    try:
+    with uvicorn_in_thread(surface, port, "env0 surface", lifespan="off"):
         yield env, surface
-    finally:
-        server.should_exit = server.force_exit = True
-        thread.join(timeout=10)
