@@ -62,7 +62,8 @@ def create_run(spec: RunSpec, paths: Paths) -> Path:
 
     path = write_spec(spec, paths.runs)
     Store(paths.db).upsert_run(spec)
-    register_partition(instance_for(paths), spec.run_id)
+    with instance_for(paths) as instance:
+        register_partition(instance, spec.run_id)
     return path
 
 
@@ -127,7 +128,8 @@ def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, 
     from env0_posttrain.store import Store
 
     show_logs(verbose)
-    result, timings = materialize_run(run_id, paths, instance_for(paths), select, log_level=dagster_log_level(verbose))
+    with instance_for(paths) as instance:
+        result, timings = materialize_run(run_id, paths, instance, select, log_level=dagster_log_level(verbose))
     typer.echo("\nstep timings (s):")
     for k, v in sorted(timings.items(), key=lambda kv: -kv[1]):
         typer.echo(f"  {k:32s} {v:8.1f}")
@@ -211,7 +213,8 @@ def backfill(
 
     paths = Paths.from_env(data_dir)
     try:
-        info = backfill_teachers(instance_for(paths), paths, from_, teacher)
+        with instance_for(paths) as instance:
+            info = backfill_teachers(instance, paths, from_, teacher)
     except (BackfillError, SpecError) as err:
         _fail(str(err))
     for rid, model in info.teachers.items():
@@ -231,7 +234,8 @@ def automation_status_cmd(data_dir: DataDir = None) -> None:
     from env0_posttrain.defs.automation import automation_status
     from env0_posttrain.defs.launch import instance_for
 
-    _print_automation(automation_status(instance_for(Paths.from_env(data_dir))))
+    with instance_for(Paths.from_env(data_dir)) as instance:
+        _print_automation(automation_status(instance))
 
 
 def _set_automation(names: list[str], running: bool, data_dir: Path | None) -> None:
@@ -239,7 +243,8 @@ def _set_automation(names: list[str], running: bool, data_dir: Path | None) -> N
     from env0_posttrain.defs.launch import instance_for
 
     try:
-        _print_automation(set_automation(instance_for(Paths.from_env(data_dir)), names, running))
+        with instance_for(Paths.from_env(data_dir)) as instance:
+            _print_automation(set_automation(instance, names, running))
     except KeyError as err:
         _fail(str(err.args[0]))
     typer.echo("only a running daemon acts on these (`env0-posttrain ui` starts one)")

@@ -37,9 +37,11 @@ def test_nightly_schedule_adds_its_partitions_then_requests_eval_runs(tmp_path: 
     _specs(tmp_path)
     with dg.instance_for_test() as instance:
         assert instance.get_dynamic_partitions("run_id") == []
-        ctx = dg.build_schedule_context(instance=instance, scheduled_execution_time=dt.datetime(2026, 11, 23, 2, 0),
-                                        resources={"env0": Env0Resource(data_dir=str(tmp_path))})
-        requests = nightly_eval_schedule(ctx)
+        # `with`: the context enters an instance of its own, and leaving it un-exited would leave Dagster's
+        # current-instance context variable pointing at a disposed one for every later test.
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=dt.datetime(2026, 11, 23, 2, 0),
+                                       resources={"env0": Env0Resource(data_dir=str(tmp_path))}) as ctx:
+            requests = nightly_eval_schedule(ctx)
         assert instance.get_dynamic_partitions("run_id") == ["nightly-a"]  # added in the body, before the request
         assert [(r.partition_key, r.run_key) for r in requests] == [("nightly-a", "nightly-a-2026-11-23")]
     job = defs.resolve_job_def("nightly_eval")

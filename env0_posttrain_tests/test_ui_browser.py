@@ -18,10 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "test-output"
 RUN_ID = "ui-browser-run"
 NEW_TEACHER = "openai/gpt-4o-mini"
-ASSETS = [
-    "task_set", "teacher_trajectories", "sft_rows", "lora_adapter",
-    "base_eval_trajectories", "sft_eval_trajectories", "teacher_eval_trajectories", "comparison_report",
-]
 CHROMIUM = shutil.which("chromium")
 CHROMEDRIVER = shutil.which("chromedriver")
 WAIT_S = 60
@@ -32,6 +28,10 @@ pytestmark = [
     pytest.mark.skipif(CHROMEDRIVER is None, reason="chromedriver is not installed (apt-get install chromium-driver)"),
 ]
 selenium = pytest.importorskip("selenium", reason="selenium is not installed")
+
+from env0_posttrain.defs.assets import RUN_ASSETS  # noqa: E402
+
+ASSETS = [a.key.to_user_string() for a in RUN_ASSETS]  # every node of the graph, however many it has
 
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
@@ -151,7 +151,7 @@ def _open(driver, url: str) -> None:
     driver.get(url)
 
 
-def test_asset_graph_shows_the_eight_assets(server, browser):
+def test_asset_graph_shows_every_asset(server, browser):
     url, _ = server
     _open(browser, f"{url}/asset-groups")
     _wait_for_text(browser, ["data", "training", "evaluation"], "asset groups")

@@ -33,6 +33,9 @@ def prepare_dagster_home(paths: Paths) -> Path:
 
 
 def instance_for(paths: Paths) -> dg.DagsterInstance:
+    """The instance under the data root. Use it as `with instance_for(paths) as instance:`: entering makes it
+    the current one for in-process code loading (Dagster keeps a context variable that a schedule or sensor
+    context built elsewhere can leave pointing at a disposed instance) and leaving disposes it."""
     prepare_dagster_home(paths)
     return dg.DagsterInstance.get()
 
