@@ -57,7 +57,7 @@ def _apply_overrides(data: dict, sets: list[str]) -> dict:
 
 def create_run(spec: RunSpec, paths: Paths) -> Path:
     """Write the spec file, record it in the store and register its partition (nothing if invalid)."""
-    from env0_posttrain.defs.launch import instance_for, register_partition
+    from env0_posttrain.orchestration.launch import instance_for, register_partition
     from env0_posttrain.store import Store
 
     path = write_spec(spec, paths.runs)
@@ -124,7 +124,7 @@ def run_materialize(
 
 def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, verbose: bool = False) -> None:
     from env0_posttrain.console import dagster_log_level, show_logs
-    from env0_posttrain.defs.launch import instance_for, materialize_run
+    from env0_posttrain.orchestration.launch import instance_for, materialize_run
     from env0_posttrain.store import Store
 
     show_logs(verbose)
@@ -173,7 +173,7 @@ def ui(
     data_dir: DataDir = None,
 ) -> None:
     """Start `dagster dev` (web UI + daemon) on HOST:PORT with DAGSTER_HOME under the data root."""
-    from env0_posttrain.defs.launch import REPO_ROOT, prepare_dagster_home
+    from env0_posttrain.orchestration.launch import REPO_ROOT, prepare_dagster_home
 
     paths = Paths.from_env(data_dir)
     home = prepare_dagster_home(paths)
@@ -208,8 +208,8 @@ def backfill(
     data_dir: DataDir = None,
 ) -> None:
     """Clone a run spec per new teacher, register the partitions and launch one Dagster backfill."""
-    from env0_posttrain.defs.backfill import BackfillError, backfill_teachers
-    from env0_posttrain.defs.launch import instance_for
+    from env0_posttrain.orchestration.backfill import BackfillError, backfill_teachers
+    from env0_posttrain.orchestration.launch import instance_for
 
     paths = Paths.from_env(data_dir)
     try:
@@ -231,16 +231,16 @@ def _print_automation(rows) -> None:
 @auto_app.command("status")
 def automation_status_cmd(data_dir: DataDir = None) -> None:
     """Each schedule and sensor with its state now and its default."""
-    from env0_posttrain.defs.automation import automation_status
-    from env0_posttrain.defs.launch import instance_for
+    from env0_posttrain.orchestration.automation import automation_status
+    from env0_posttrain.orchestration.launch import instance_for
 
     with instance_for(Paths.from_env(data_dir)) as instance:
         _print_automation(automation_status(instance))
 
 
 def _set_automation(names: list[str], running: bool, data_dir: Path | None) -> None:
-    from env0_posttrain.defs.automation import set_automation
-    from env0_posttrain.defs.launch import instance_for
+    from env0_posttrain.orchestration.automation import set_automation
+    from env0_posttrain.orchestration.launch import instance_for
 
     try:
         with instance_for(Paths.from_env(data_dir)) as instance:

@@ -61,6 +61,9 @@ CREATE TABLE IF NOT EXISTS eval_results (
 CREATE TABLE IF NOT EXISTS reports (
   report_id VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, created_at DOUBLE NOT NULL, headline VARCHAR NOT NULL,
   markdown VARCHAR NOT NULL, report_dir VARCHAR NOT NULL, numbers_json VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS base_models (
+  run_id VARCHAR PRIMARY KEY, student_digest VARCHAR NOT NULL, source VARCHAR NOT NULL, path VARCHAR NOT NULL,
+  revision VARCHAR, recorded_at DOUBLE NOT NULL, info_json VARCHAR NOT NULL);
 """
 
 TRAINING_METRIC_COLUMNS = ("loss", "eval_loss", "learning_rate", "grad_norm", "tokens_per_s", "gpu_util", "gpu_mem_gb")
@@ -317,3 +320,19 @@ class Store:
             return None
         rid, headline, rdir, numbers = rows[0]
         return {"report_id": rid, "headline": headline, "report_dir": rdir, "numbers": json.loads(numbers)}
+
+    # base model ---------------------------------------------------------------------------
+    def record_base_model(self, run_id: str, student_digest: str, source: str, path: str, revision: str | None,
+                          info: dict) -> None:
+        with self.transaction() as con:
+            con.execute("INSERT OR REPLACE INTO base_models VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [run_id, student_digest, source, path, revision, time.time(), json.dumps(info, default=str)])
+
+    def base_model(self, run_id: str) -> dict | None:
+        rows = self.query("SELECT student_digest, source, path, revision, info_json FROM base_models WHERE run_id = ?",
+                          [run_id])
+        if not rows:
+            return None
+        digest, source, path, revision, info = rows[0]
+        return {"student_digest": digest, "source": source, "path": path, "revision": revision,
+                "info": json.loads(info)}

@@ -7,12 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from env0_posttrain import models, stages
+from env0_posttrain.run import arms as models
+from env0_posttrain.run.report import write_report
+from env0_posttrain.run import rounds
 from env0_posttrain.agent import oracle_endpoint
-from env0_posttrain.defs.backfill import clone_for_teacher
+from env0_posttrain.orchestration.backfill import clone_for_teacher
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, parse_spec
-from env0_posttrain.stages import StageContext, build_task_set, evaluate_arm
+from env0_posttrain.run.context import StageContext
+from env0_posttrain.run.evals import evaluate_arm
+from env0_posttrain.run.task_set import build_task_set
 from env0_posttrain.store import Store
 
 SOURCE = {"run_id": "src", "tasks": {"families": ["calendar"], "n_train": 2, "n_eval": 3, "seed": 3},
@@ -24,7 +28,7 @@ def env(tmp_path: Path, monkeypatch):
     """Stages on a temporary store; the base student is played by the offline oracle (its weights named
     by a fixed identity), so no student is built and every episode is real."""
     runs: list[str] = []
-    real_rollout = stages._rollout
+    real_rollout = rounds.rollout
 
     def counting_rollout(ctx, arm, *a, **kw):
         runs.append(f"{ctx.run_id}:{arm}")
@@ -35,7 +39,7 @@ def env(tmp_path: Path, monkeypatch):
         return oracle_endpoint(skill=0.7, seed=1).model_copy(update={"temperature": spec.eval.temperature,
                                                                      "max_tokens": spec.eval.max_tokens})
 
-    monkeypatch.setattr(stages, "_rollout", counting_rollout)
+    monkeypatch.setattr(rounds, "rollout", counting_rollout)
     monkeypatch.setattr(models, "arm_endpoint", endpoint)
     monkeypatch.setattr(models, "base_student_identity", lambda *a: "student-weights-v1")
     paths = Paths(tmp_path)
@@ -71,7 +75,7 @@ def test_n_teacher_clones_cost_one_base_eval(env):
 
     c = ctx(clone)
     evaluate_arm(c, "sft")
-    report = stages.write_report(c)  # the report says where its base arm came from
+    report = write_report(c)  # the report says where its base arm came from
     assert f"run src (round {first.metadata['round_id']})" in report.metadata["report_md"].read_text()
 
     evaluate_arm(ctx(source), "base")  # the same run asking again (a nightly eval) runs it again

@@ -10,8 +10,9 @@ from env0_posttrain.definitions import CODE_LOCATION, defs
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = [
-    "task_set", "teacher_trajectories", "sft_rows", "lora_adapter",
-    "base_eval_trajectories", "sft_eval_trajectories", "teacher_eval_trajectories", "comparison_report",
+    "task_set", "base_model", "teacher_trajectories", "sft_rows", "lora_adapter", "base_eval_trajectories",
+    "sft_eval_trajectories", "teacher_eval_trajectories", "rl_adapter", "rl_eval_trajectories", "comparison_report",
+    "teacher_table",
 ]
 
 
@@ -19,13 +20,20 @@ def _graph():
     return defs.resolve_asset_graph()
 
 
-def test_eight_assets_on_one_run_id_partition():
+def test_every_asset_on_one_run_id_partition():
     graph = _graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
-    assert set(ASSETS) <= keys
+    assert keys == set(ASSETS)
     for name in ASSETS:
         pd = graph.get(dg.AssetKey(name)).partitions_def
         assert isinstance(pd, dg.DynamicPartitionsDefinition) and pd.name == "run_id"
+
+
+def test_the_defs_folder_declares_every_job_schedule_and_sensor_once():
+    assert sorted(j.name for j in defs.jobs) == ["full_run", "nightly_eval"]
+    assert [s.name for s in defs.schedules] == ["nightly_eval_schedule"]
+    assert [s.name for s in defs.sensors] == ["run_spec_sensor"]
+    assert sorted(a.key.to_user_string() for a in defs.assets) == sorted(ASSETS)
 
 
 def test_lineage_matches_design():
@@ -34,12 +42,13 @@ def test_lineage_matches_design():
     def ancestors(name: str) -> set[str]:
         return {k.to_user_string() for k in graph.get(dg.AssetKey(name)).parent_keys}
 
-    assert ancestors("teacher_trajectories") == {"task_set"}
-    assert ancestors("sft_rows") == {"teacher_trajectories"}
-    assert ancestors("lora_adapter") == {"sft_rows"}
-    assert ancestors("base_eval_trajectories") == {"task_set"}  # never the adapter
+    assert ancestors("base_model") == {"task_set"}  # the tiny student reads the training requests
+    assert ancestors("teacher_trajectories") == {"task_set", "base_model"}  # (a teacher may be the base itself)
+    assert ancestors("sft_rows") == {"teacher_trajectories", "base_model"}  # the student's tokenizer
+    assert ancestors("lora_adapter") == {"sft_rows", "base_model"}
+    assert ancestors("base_eval_trajectories") == {"task_set", "base_model"}  # never the adapter
     assert "lora_adapter" in ancestors("sft_eval_trajectories")
-    assert ancestors("teacher_eval_trajectories") == {"task_set"}
+    assert ancestors("teacher_eval_trajectories") == {"task_set", "base_model"}
     assert {"base_eval_trajectories", "sft_eval_trajectories", "teacher_eval_trajectories"} <= ancestors("comparison_report")
 
 
@@ -65,7 +74,7 @@ def test_assets_sit_in_concurrency_pools():
     from env0_posttrain.defs.assets import RUN_ASSETS
 
     pools = {a.key.to_user_string(): next(iter(a.op.pools), None) for a in RUN_ASSETS}
-    assert pools["lora_adapter"] == "gpu"
+    assert pools["lora_adapter"] == pools["base_model"] == pools["rl_adapter"] == "gpu"
     assert pools["teacher_trajectories"] == pools["teacher_eval_trajectories"] == "teacher_api"
     assert pools["base_eval_trajectories"] == pools["sft_eval_trajectories"] == "student_inference"
     assert pools["task_set"] == pools["sft_rows"] == pools["comparison_report"] == "duckdb_writer"

@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from env0_posttrain import stages
+from env0_posttrain.run.context import StageContext, load_tasks
 from env0_posttrain.defs.assets import sft_rows, task_set, teacher_eval_trajectories, teacher_trajectories
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.paths import Paths
@@ -130,8 +130,8 @@ def test_env0_corpus_through_task_set_teacher_sft_and_eval(source: Path, tmp_pat
     assert checks[("sft_rows", "expected_row_count")] and checks[("teacher_trajectories", "teacher_pass_rate_floor")]
 
     store = Store(paths.db)
-    ctx = stages.StageContext.load(RUN, paths)
-    tasks = {t.id: t for t in stages.load_tasks(ctx, ("train", "eval"))}
+    ctx = StageContext.load(RUN, paths)
+    tasks = {t.id: t for t in load_tasks(ctx, ("train", "eval"))}
     teacher = store.load_episodes(store.latest_round(RUN, "teacher"))
     assert len(teacher) == 3
     for ep in teacher:  # each oracle episode scores what the package's verifier gives solve.sh run for real

@@ -54,9 +54,9 @@ def test_teacher_table_stage_reads_the_source_run_and_its_backfills_only(tmp_pat
 
     from env0_posttrain.paths import Paths
     from env0_posttrain.runspec import parse_spec
-    from env0_posttrain.stages import StageContext
+    from env0_posttrain.run.context import StageContext
     from env0_posttrain.store import Store
-    from env0_posttrain.teacher_table_stage import backfilled_runs, build_teacher_table
+    from env0_posttrain.run.teacher_table import backfilled_runs, build_teacher_table
 
     paths, store = Paths(tmp_path), Store(tmp_path / "env0.duckdb")
     for rid in ("demo", "demo--env0-oracle-oracle-0.5", "demo2", "other--x"):

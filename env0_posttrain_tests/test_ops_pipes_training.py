@@ -1,5 +1,5 @@
 """The real training stage through Dagster Pipes: task_set -> teacher_trajectories -> sft_rows in-process
-(the project's assets), then `stages.train_adapter` in a worker subprocess (tiny student, two
+(the project's assets), then `train_adapter` in a worker subprocess (tiny student, two
 LoRA steps on CPU); its revision, metrics and the adapter_learned check come back to the asset.
 
 Opt-in (ENV0_PIPES_E2E=1): on 2 CPU cores the training takes ~25 s but the adapter's sanity probe

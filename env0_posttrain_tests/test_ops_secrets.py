@@ -10,7 +10,7 @@ import duckdb
 import pytest
 from dagster._serdes import serialize_value
 
-from env0_posttrain.defs.backfill import backfill_teachers
+from env0_posttrain.orchestration.backfill import backfill_teachers
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.paths import Paths

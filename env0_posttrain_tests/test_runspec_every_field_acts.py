@@ -18,7 +18,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from env0_posttrain import models, stages
+from env0_posttrain.run import arms as models
+from env0_posttrain.run import rounds
+from env0_posttrain.run.context import StageContext, content_hash
+from env0_posttrain.run.evals import evaluate_arm
+from env0_posttrain.run.teacher import collect_teacher
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, parse_spec
 from env0_posttrain.store import Store
@@ -87,20 +91,23 @@ def patched(monkeypatch, tmp_path):
                         lambda alias, base, adapter_path=None: f"env0-local/{alias}|{base}|{adapter_path}")
 
     def fake_tiny(models_dir, corpus, entities, config):
-        built.append((stages.content_hash(corpus, sorted(map(str, entities))), config.model_dump(mode="json")))
+        built.append((content_hash(corpus, sorted(map(str, entities))), config.model_dump(mode="json")))
         return tmp_path / f"tiny-{len(built)}"
 
     import env0_posttrain.train as train_pkg
     monkeypatch.setattr(train_pkg, "ensure_tiny_student", fake_tiny)
-    monkeypatch.setattr(models, "_BASE_STUDENTS", {})
+    from env0_posttrain.run import base_model as bm  # the base_model stage's builder stands in for its record
+
+    monkeypatch.setattr(bm, "base_student", bm.ensure_base_student)
+    monkeypatch.setattr(models, "base_student", bm.ensure_base_student)
     rollouts: list = []
 
     def fake_rollout(ctx, arm, tasks, trials, endpoint, settings):
         rollouts.append((arm, trials))
         return "round", [], {}
 
-    monkeypatch.setattr(stages, "_rollout", fake_rollout)
-    import env0_posttrain.base_eval_reuse as reuse  # no store here to reuse a base eval from: always run it
+    monkeypatch.setattr(rounds, "rollout", fake_rollout)
+    import env0_posttrain.run.base_eval_reuse as reuse  # no store here to reuse a base eval from: always run it
 
     monkeypatch.setattr(reuse, "rollout_or_reuse", lambda *args: args[-1]())
     return {"built": built, "rollouts": rollouts, "tmp": tmp_path}
@@ -151,7 +158,7 @@ def sft_rows(spec: RunSpec, env) -> Any:
 def tito(spec: RunSpec, env) -> Any:
     """TITO rows (weights, turns, lengths), the ids asked of a vLLM teacher, and whether drift would block."""
     from env0_posttrain.sft.tito import build_tito_rows
-    from env0_posttrain.stages_tito import drift_gate
+    from env0_posttrain.run.sft_tito import drift_gate
 
     tok = tiny_tokenizer()
     rows: Any = "chat rows"
@@ -217,10 +224,10 @@ def trainer(spec: RunSpec, env) -> Any:
 
 
 def stage_runs(spec: RunSpec, env) -> Any:
-    ctx = stages.StageContext(spec.run_id, spec, FakeStore(spec), Paths.from_env(env["tmp"] / "d"),
+    ctx = StageContext(spec.run_id, spec, FakeStore(spec), Paths.from_env(env["tmp"] / "d"),
                               logging.getLogger("t"))
-    teacher = stages.collect_teacher(ctx)
-    stages.evaluate_arm(ctx, "base")
+    teacher = collect_teacher(ctx)
+    evaluate_arm(ctx, "base")
     return list(env["rollouts"]), [(c.name, c.passed) for c in teacher.checks]
 
 
@@ -243,7 +250,7 @@ def nightly(spec: RunSpec, env) -> Any:
 def rl_stage(spec: RunSpec, env) -> Any:
     """What the RL stage hands GRPO (the RL section and the budget its episodes play under), or its skip."""
     import env0_posttrain.train.grpo as grpo
-    from env0_posttrain import rl_stages
+    from env0_posttrain.run import rl as rl_stages
 
     seen: list = []
 
@@ -254,7 +261,7 @@ def rl_stage(spec: RunSpec, env) -> Any:
         seen.append((rl.model_dump(mode="json"), eval_spec.model_dump(mode="json"), len(tasks)))
         raise Handed
 
-    ctx = stages.StageContext(spec.run_id, spec, FakeStore(spec), Paths.from_env(env["tmp"] / "rl"), logging.getLogger("t"))
+    ctx = StageContext(spec.run_id, spec, FakeStore(spec), Paths.from_env(env["tmp"] / "rl"), logging.getLogger("t"))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(grpo, "train_rl", record)
         try:

@@ -9,7 +9,10 @@ import logging
 
 import pytest
 
-from env0_posttrain import stages
+from env0_posttrain.run.context import StageContext, load_tasks
+from env0_posttrain.run.evals import evaluate_arm
+from env0_posttrain.run.report import write_report
+from env0_posttrain.run.task_set import build_task_set
 from env0_posttrain.agent import register_tasks
 from env0_posttrain.agent.messages import stray_tool_call
 from env0_posttrain.evaluate.served import ServedModelError
@@ -38,9 +41,9 @@ def served(tmp_path_factory):
                         "api_key_env": KEY_ENV},
         }, "served")
         write_spec(spec, paths.runs)
-        ctx = stages.StageContext.load("served", paths, logging.getLogger("test"))
-        stages.build_task_set(ctx)
-        register_tasks(stages.load_tasks(ctx, ("train", "eval")))
+        ctx = StageContext.load("served", paths, logging.getLogger("test"))
+        build_task_set(ctx)
+        register_tasks(load_tasks(ctx, ("train", "eval")))
         train_id = ctx.store.start_training("served")
         ctx.store.finish_training(train_id, "finished", str(root / "adapter"), REVISION, {})
         yield ctx, state
@@ -60,10 +63,10 @@ def test_the_versioned_adapter_name_must_be_listed(served):
     _serve(state, base="final_text", **{"env0-sft-older": "oracle"})  # an old adapter under an old name
     with pytest.raises(ServedModelError, match=rf"lists \['base', 'env0-sft-older'\], not '{ADAPTER}' "
                                                r"\(the name hosting.adapter_name_prefix gives\)"):
-        stages.evaluate_arm(ctx, "sft")
+        evaluate_arm(ctx, "sft")
     _serve(state, **{ADAPTER: "oracle"})
     with pytest.raises(ServedModelError, match="not 'base' .*hosting.base_model_name"):
-        stages.evaluate_arm(ctx, "base")
+        evaluate_arm(ctx, "base")
     assert ctx.store.count_episodes("served", "sft") == 0 and ctx.store.latest_round("served", "sft") is None
 
 
@@ -72,10 +75,10 @@ def test_the_key_comes_from_the_env_var_the_spec_names(served, monkeypatch):
     _serve(state, base="final_text", **{ADAPTER: "oracle"})
     monkeypatch.delenv(KEY_ENV)
     with pytest.raises(ServedModelError, match=f"hosting.api_key_env: environment variable {KEY_ENV} is not set"):
-        stages.evaluate_arm(ctx, "sft")
+        evaluate_arm(ctx, "sft")
     monkeypatch.setenv(KEY_ENV, "wrong")
     with pytest.raises(ServedModelError, match="refused the key"):
-        stages.evaluate_arm(ctx, "sft")
+        evaluate_arm(ctx, "sft")
 
 
 @pytest.mark.parametrize(("adapter_mode", "message"), [
@@ -88,24 +91,24 @@ def test_the_served_probe_blocks_an_adapter_like_the_base_or_with_unparsed_calls
     ctx, state = served
     _serve(state, base="final_text", **{ADAPTER: adapter_mode})
     with pytest.raises(ServedModelError, match=message):
-        stages.evaluate_arm(ctx, "sft")
+        evaluate_arm(ctx, "sft")
     assert ctx.store.count_episodes("served", "sft") == 0
 
 
 def test_a_served_adapter_that_passes_is_evaluated_and_stray_calls_are_counted_per_arm(served):
     ctx, state = served
     _serve(state, base="call_in_content", **{ADAPTER: "oracle"})
-    sft = stages.evaluate_arm(ctx, "sft")
+    sft = evaluate_arm(ctx, "sft")
     probe = sft.metadata["served_probe"]
     assert probe["passed"] and probe["n_outputs_differ"] == 4 and probe["adapter_parsed_calls"] == 4
     assert probe["base_format_failures"] == {"tool_call_in_content": 4}
     assert sft.metadata["model"] == f"hosted_vllm/{ADAPTER}" and sft.metadata["pass_rate"] == 1.0
-    base = stages.evaluate_arm(ctx, "base")
+    base = evaluate_arm(ctx, "base")
     assert base.metadata["pass_rate"] == 0.0  # a call left in the text is never a final answer
     base_eps = ctx.store.load_episodes(ctx.store.latest_round("served", "base"))
     assert all(e.error_counts.get("tool_call_in_content") for e in base_eps)
     assert {e.stop_condition for e in base_eps} == {"agent_error"}
-    report = stages.write_report(ctx)
+    report = write_report(ctx)
     md = report.metadata["report_md"].read_text()
     section = md.split("## Format failures by kind", 1)[1].split("##", 1)[0]
     assert "tool_call_in_content" in section and "tool_call_in_reasoning" in section

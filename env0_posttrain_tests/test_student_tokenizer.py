@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from env0_posttrain import models
+from env0_posttrain.run import arms as models
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import parse_spec
 from env0_posttrain_tests.test_sft_support import tiny_tokenizer
@@ -21,14 +21,14 @@ def tok_dir(tmp_path):
 
 @pytest.fixture
 def built(monkeypatch, tmp_path):
-    """Records every build of the tiny student; the build itself is replaced by the saved tokenizer dir."""
+    """Records every use of the tiny student (the base_model record); the build itself is replaced by the saved tokenizer dir."""
     calls: list[str] = []
 
     def fake_build(spec, store, run_id, paths):
         calls.append(spec.student.model)
         return tmp_path / "student-tokenizer"
 
-    monkeypatch.setattr(models, "ensure_base_student", fake_build)
+    monkeypatch.setattr(models, "base_student", fake_build)
     return calls
 
 

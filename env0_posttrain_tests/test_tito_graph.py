@@ -9,7 +9,10 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from env0_posttrain import stages
+from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult, load_tasks
+from env0_posttrain.run.sft_rows import build_sft_rows
+from env0_posttrain.run.task_set import build_task_set
+from env0_posttrain.run.teacher import collect_teacher
 from env0_posttrain.agent import register_tasks
 from env0_posttrain.defs.assets import sft_rows, task_set, teacher_trajectories
 from env0_posttrain.defs.resources import Env0Resource
@@ -44,18 +47,18 @@ def world(tmp_path_factory):
         yield Paths.from_env(root), url, student, state
 
 
-def _stage_run(world, run_id: str, **sft) -> stages.StageResult:
+def _stage_run(world, run_id: str, **sft) -> StageResult:
     """task_set and the teacher as stages, then sft_rows: for the variants of the spec."""
     paths, url, student, state = world
     write_spec(_spec(run_id, url, student, **sft), paths.runs)
-    ctx = stages.StageContext.load(run_id, paths, logging.getLogger("test"))
-    stages.build_task_set(ctx)
-    register_tasks(stages.load_tasks(ctx, ("train",)))
-    stages.collect_teacher(ctx)
-    return stages.build_sft_rows(ctx)
+    ctx = StageContext.load(run_id, paths, logging.getLogger("test"))
+    build_task_set(ctx)
+    register_tasks(load_tasks(ctx, ("train",)))
+    collect_teacher(ctx)
+    return build_sft_rows(ctx)
 
 
-def _checks(result: stages.StageResult) -> dict[str, stages.CheckOutcome]:
+def _checks(result: StageResult) -> dict[str, CheckOutcome]:
     return {c.name: c for c in result.checks}
 
 
@@ -67,8 +70,8 @@ def test_tito_rows_from_captured_ids_through_the_asset_graph(world):
     instance.add_dynamic_partitions("run_id", [run])
     resources = {"env0": Env0Resource(data_dir=str(paths.root))}
     assert dg.materialize([task_set], partition_key=run, instance=instance, resources=resources).success
-    register_tasks([t for split in ("train", "eval") for t in stages.load_tasks(
-        stages.StageContext.load(run, paths), (split,))])  # the stub plays the oracle for these tasks
+    register_tasks([t for split in ("train", "eval") for t in load_tasks(
+        StageContext.load(run, paths), (split,))])  # the stub plays the oracle for these tasks
     n_before = len(state.requests)
     result = dg.materialize([teacher_trajectories, sft_rows], partition_key=run, instance=instance,
                             resources=resources, selection=[teacher_trajectories, sft_rows])
@@ -187,13 +190,13 @@ def test_the_runs_own_student_is_a_token_id_returning_teacher(tmp_path):
         "sft": {"format": "tito", "tito_source": "native"},
     }, "self-teacher")
     write_spec(spec, paths.runs)
-    ctx = stages.StageContext.load("self-teacher", paths, logging.getLogger("test"))
-    stages.build_task_set(ctx)
-    teacher = stages.collect_teacher(ctx)
+    ctx = StageContext.load("self-teacher", paths, logging.getLogger("test"))
+    build_task_set(ctx)
+    teacher = collect_teacher(ctx)
     episodes = ctx.store.load_episodes(teacher.metadata["round_id"])
     exchanges = [x for e in episodes for x in e.exchanges if x.response is not None]
     assert episodes and all(x.prompt_token_ids and x.completion_token_ids for x in exchanges)
-    result = stages.build_sft_rows(ctx)
+    result = build_sft_rows(ctx)
     rows = ctx.store.load_sft_rows("self-teacher")
     assert rows, (result.metadata, [(c.name, c.description) for c in result.checks])
     assert {r["origin"] for r in rows} == {"native"} and result.metadata["format"] == "tito"

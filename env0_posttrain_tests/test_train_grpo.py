@@ -141,8 +141,8 @@ def test_runs_without_an_rl_section_skip_both_rl_stages(tmp_path):
     import logging
 
     from env0_posttrain.paths import Paths
-    from env0_posttrain.rl_stages import evaluate_rl, train_rl_adapter
-    from env0_posttrain.stages import StageContext
+    from env0_posttrain.run.rl import evaluate_rl, train_rl_adapter
+    from env0_posttrain.run.context import StageContext
     from env0_posttrain.store import Store
 
     paths = Paths(tmp_path)

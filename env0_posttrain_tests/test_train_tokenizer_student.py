@@ -125,12 +125,16 @@ def test_pretrain_blocks_remix_the_documents_on_every_pass():
     assert pretrain_blocks([], 5, 16, 0, seed=1) == []
 
 
-def test_a_runs_base_student_is_looked_up_once_per_process(tmp_path, monkeypatch):
-    """Later stages of a run get the cached student without rebuilding its corpus; a deleted one is rebuilt."""
+def test_the_base_model_stage_builds_once_and_later_stages_read_its_record(tmp_path, monkeypatch):
+    """base_model builds (cached by corpus and recipe) and records; later stages read the record without
+    building, and refuse it for another student section or when its directory is gone."""
+    import logging
+
     import env0_posttrain.train as train
     import env0_posttrain.train.student_corpus as sc
-    from env0_posttrain.models import ensure_base_student
     from env0_posttrain.paths import Paths
+    from env0_posttrain.run.base_model import base_student, build_base_model
+    from env0_posttrain.run.context import StageContext
     from env0_posttrain.runspec import parse_spec
     from env0_posttrain.store import Store
     from env0_posttrain.tasks import generate_tasks
@@ -143,9 +147,9 @@ def test_a_runs_base_student_is_looked_up_once_per_process(tmp_path, monkeypatch
 
     def build(cache_dir, corpus, entities, config):
         calls["build"] += 1
-        dest = Path(cache_dir) / f"student-{config.pretrain_steps}"
+        dest = Path(cache_dir) / f"tiny-qwen3-{config.pretrain_steps:012d}"
         dest.mkdir(parents=True, exist_ok=True)
-        (dest / MARKER_FILE).write_text("{}")
+        (dest / MARKER_FILE).write_text('{"pretrain_steps": %d}' % config.pretrain_steps)
         return dest
 
     monkeypatch.setattr(sc, "student_corpus", corpus)
@@ -155,12 +159,19 @@ def test_a_runs_base_student_is_looked_up_once_per_process(tmp_path, monkeypatch
     spec = parse_spec({"run_id": "r1", "student": {"pretrain_steps": 7}}, "test")
     store.upsert_run(spec)
     store.replace_task_set("r1", "d", {}, [], [("train", t) for t in generate_tasks(0, per_template=1)[:5]])
+    with pytest.raises(RuntimeError, match="materialize base_model first"):
+        base_student(spec, store, "r1", paths)
 
-    first = ensure_base_student(spec, store, "r1", paths)
-    assert ensure_base_student(spec, store, "r1", paths) == first
-    assert calls == {"corpus": 1, "build": 1}
+    result = build_base_model(StageContext("r1", spec, store, paths, logging.getLogger("t")))
+    assert result.metadata["source"] == "tiny" and result.metadata["pretrain_steps"] == 7
+    first = base_student(spec, store, "r1", paths)
+    assert base_student(spec, store, "r1", paths) == first == result.metadata["path"]
+    assert calls == {"corpus": 1, "build": 1}  # reading the record builds nothing
     other = spec.model_copy(update={"student": spec.student.model_copy(update={"pretrain_steps": 8})})
-    assert ensure_base_student(other, store, "r1", paths) != first  # another spec is another student
+    with pytest.raises(RuntimeError, match="changed since base_model"):
+        base_student(other, store, "r1", paths)
     (first / MARKER_FILE).unlink()
-    assert ensure_base_student(spec, store, "r1", paths) == first
-    assert calls == {"corpus": 3, "build": 3}
+    with pytest.raises(RuntimeError, match="is gone"):
+        base_student(spec, store, "r1", paths)
+    assert base_student(parse_spec({"run_id": "r1", "student": {"model": "org/some-model"}}, "t"), store, "r1",
+                        paths) == "org/some-model"  # a hub id needs no build

@@ -82,7 +82,7 @@ def _wait_http(url: str, proc: subprocess.Popen, log: Path) -> None:
 def server(tmp_path_factory):
     import dagster as dg
 
-    from env0_posttrain.defs.backfill import backfill_teachers
+    from env0_posttrain.orchestration.backfill import backfill_teachers
     from env0_posttrain.defs.partitions import run_partitions
     from env0_posttrain.paths import Paths
     from env0_posttrain.runspec import RunSpec, write_spec

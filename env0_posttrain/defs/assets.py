@@ -1,98 +1,112 @@
-"""The eight assets of a run. Each is a thin call into `env0_posttrain.stages`; data lives in the
-DuckDB store, keyed by the partition's run id, so assets pass nothing through IO managers and
-the graph's edges are plain `deps` (lineage without moving data through Dagster)."""
+"""The assets of a run. Each is a thin call into a stage of `env0_posttrain.run`; data lives in the DuckDB
+store, keyed by the partition's run id, so assets pass nothing through IO managers and the graph's edges
+are plain `deps` (lineage without moving data through Dagster).
 
+`run_asset` is where every asset gets what they all share: the run_id partitions, eager automation
+downstream of the task set, a retry policy for the rollouts, a concurrency pool, the code version of the
+packages that make it, and blocking checks.
+"""
+
+from collections.abc import Callable, Sequence
 
 import dagster as dg
 
-from env0_posttrain import rl_stages, stages
 from env0_posttrain.defs.metadata import run_stage, to_result
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.parent_watch import die_with_parent
+from env0_posttrain.run import base_model as base_model_stage, evals, report, rl, sft_rows as sft_stage
+from env0_posttrain.run import task_set as task_set_stage, teacher, teacher_table as teacher_table_stage
+from env0_posttrain.run.context import StageContext, code_version
 
 ROLLOUT_RETRY = dg.RetryPolicy(max_retries=2, delay=5, backoff=dg.Backoff.EXPONENTIAL)
 # Concurrency pools (limits in dagster.yaml): the teacher's API quota, local/served student
-# inference, the one GPU, and the short DuckDB writers. Inside a rollout asset the harness bounds
-# concurrent requests per endpoint (teacher.concurrency / eval.concurrency).
+# inference, the one GPU (and the CPU-heavy base build), and the short DuckDB writers. Inside a
+# rollout asset the harness bounds concurrent requests per endpoint (teacher.concurrency / eval.concurrency).
 POOL_TEACHER_API = "teacher_api"
 POOL_STUDENT = "student_inference"
 POOL_GPU = "gpu"
 POOL_DUCKDB = "duckdb_writer"
-DOWNSTREAM = dg.AutomationCondition.eager()
 
 
-def _check(asset: str, name: str, description: str) -> dg.AssetCheckSpec:
-    return dg.AssetCheckSpec(name=name, asset=asset, description=description, blocking=True)
-
-
-def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> stages.StageContext:
+def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> StageContext:
     die_with_parent()  # a step process must not outlive a killed run worker (parent_watch.py)
-    return stages.StageContext.load(context.partition_key, env0.paths(), context.log)
+    return StageContext.load(context.partition_key, env0.paths(), context.log)
 
 
-@dg.asset(
-    pool=POOL_DUCKDB,
-    partitions_def=run_partitions,
-    group_name="data",
-    kinds={"duckdb"},
-    code_version=stages.code_version("tasks", "workspace"),
-    check_specs=[_check("task_set", "split_disjoint", "train/eval/heldout share no task id, content digest or (if asked) template")],
-    description="Tasks drawn and split from the run spec, verified at generation (oracle passes, no-op fails).",
-)
-def task_set(context: dg.AssetExecutionContext, env0: Env0Resource):
-    return to_result(stages.build_task_set(_ctx(context, env0)), "task_set")
+def run_asset(name: str, *, group: str, deps: Sequence, pool: str, packages: Sequence[str], description: str,
+              checks: Sequence[tuple[str, str]] = (), kind: str = "duckdb", rollout: bool = False,
+              eager: bool = True) -> Callable:
+    """Decorate `fn(ctx) -> StageResult` into a run_id-partitioned asset named `name`."""
+
+    def wrap(fn: Callable) -> dg.AssetsDefinition:
+        @dg.asset(
+            name=name,
+            partitions_def=run_partitions,
+            group_name=group,
+            deps=list(deps),
+            kinds={kind},
+            pool=pool,
+            retry_policy=ROLLOUT_RETRY if rollout else None,
+            automation_condition=dg.AutomationCondition.eager() if eager else None,
+            code_version=code_version(*packages),
+            check_specs=[dg.AssetCheckSpec(name=c, asset=name, description=d, blocking=True) for c, d in checks],
+            description=description,
+        )
+        def _asset(context: dg.AssetExecutionContext, env0: Env0Resource):
+            return to_result(run_stage(fn, _ctx(context, env0)), name)
+
+        return _asset
+
+    return wrap
 
 
-@dg.asset(
-    partitions_def=run_partitions,
-    group_name="data",
-    deps=[task_set],
-    kinds={"duckdb"},
-    retry_policy=ROLLOUT_RETRY,
-    pool=POOL_TEACHER_API,
-    automation_condition=DOWNSTREAM,
-    code_version=stages.code_version("agent"),
-    check_specs=[
-        _check("teacher_trajectories", "no_unscored_rows", "every teacher episode was scored by its verifier"),
-        _check("teacher_trajectories", "teacher_pass_rate_floor", "the teacher passes at least the spec's floor"),
-    ],
-    description="Teacher rollouts on the train split through the one agent harness (results.jsonl shaped).",
-)
-def teacher_trajectories(context: dg.AssetExecutionContext, env0: Env0Resource):
-    return to_result(run_stage(stages.collect_teacher, _ctx(context, env0)), "teacher_trajectories")
+UNSCORED = ("no_unscored_rows", "every episode was scored by its verifier")
 
 
-@dg.asset(
-    pool=POOL_DUCKDB,
-    partitions_def=run_partitions,
-    group_name="data",
-    deps=[teacher_trajectories],
-    kinds={"duckdb"},
-    automation_condition=DOWNSTREAM,
-    code_version=stages.code_version("sft"),
-    check_specs=[
-        _check("sft_rows", "rows_valid", "every training row passes validation"),
-        _check("sft_rows", "expected_row_count", "conversion yielded the expected number of rows"),
-        _check("sft_rows", "tito_drift", "TITO rows: the captured token ids equal the student's chat template "
-                                         "re-rendering the same messages (sft.drift_check)"),
-    ],
-    description="Curated training rows: Prime-SFT JSONL, TRL rows and a parquet dataset.",
-)
-def sft_rows(context: dg.AssetExecutionContext, env0: Env0Resource):
-    return to_result(stages.build_sft_rows(_ctx(context, env0)), "sft_rows")
+@run_asset("task_set", group="data", deps=[], pool=POOL_DUCKDB, packages=("tasks", "workspace"), eager=False,
+           checks=[("split_disjoint", "train/eval/heldout share no task id, content digest or (if asked) template")],
+           description="Tasks drawn and split from the run spec, verified at generation (oracle passes, no-op fails).")
+def task_set(ctx: StageContext):
+    return task_set_stage.build_task_set(ctx)
+
+
+@run_asset("base_model", group="training", deps=[task_set], pool=POOL_GPU, packages=("train",), kind="pytorch",
+           description="The student's base weights: the tiny student built offline from its recipe and corpus "
+           "(shared by runs that share them), or a hub id / path / served model recorded with its revision.")
+def base_model(ctx: StageContext):
+    return base_model_stage.build_base_model(ctx)
+
+
+@run_asset("teacher_trajectories", group="data", deps=[task_set, base_model], pool=POOL_TEACHER_API,
+           packages=("agent",), rollout=True,
+           checks=[UNSCORED, ("teacher_pass_rate_floor", "the teacher passes at least the spec's floor")],
+           description="Teacher rollouts on the train split through the one agent harness (results.jsonl shaped).")
+def teacher_trajectories(ctx: StageContext):
+    return teacher.collect_teacher(ctx)
+
+
+@run_asset("sft_rows", group="data", deps=[teacher_trajectories, base_model], pool=POOL_DUCKDB, packages=("sft",),
+           checks=[("rows_valid", "every training row passes validation"),
+                   ("expected_row_count", "conversion yielded the expected number of rows"),
+                   ("tito_drift", "TITO rows: the captured token ids equal the student's chat template "
+                                  "re-rendering the same messages (sft.drift_check)")],
+           description="Curated training rows: Prime-SFT JSONL, TRL rows and a parquet dataset.")
+def sft_rows(ctx: StageContext):
+    return sft_stage.build_sft_rows(ctx)
 
 
 @dg.asset(
     partitions_def=run_partitions,
     group_name="training",
-    deps=[sft_rows],
+    deps=[sft_rows, base_model],
     kinds={"pytorch"},
     pool=POOL_GPU,
-    automation_condition=DOWNSTREAM,
-    code_version=stages.code_version("train"),
-    check_specs=[_check("lora_adapter", "adapter_learned", "the adapter's outputs differ from the base's and its training loss is lower")],
+    automation_condition=dg.AutomationCondition.eager(),
+    code_version=code_version("train"),
+    check_specs=[dg.AssetCheckSpec(name="adapter_learned", asset="lora_adapter", blocking=True,
+                                   description="the adapter's outputs differ from the base's and its training loss is lower")],
     description="LoRA adapter trained with TRL + PEFT on the SFT rows; metrics in DuckDB, curves as plots.",
 )
 def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource, pipes_client: dg.ResourceParam[dg.PipesClient]):
@@ -100,102 +114,54 @@ def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource, pipes_cl
     return run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
 
 
-def _eval_asset(name: str, arm: str, deps: list, description: str, pool: str):
-    @dg.asset(
-        name=name,
-        partitions_def=run_partitions,
-        group_name="evaluation",
-        deps=deps,
-        kinds={"duckdb"},
-        retry_policy=ROLLOUT_RETRY,
-        pool=pool,
-        automation_condition=DOWNSTREAM,
-        code_version=stages.code_version("agent"),
-        check_specs=[_check(name, "no_unscored_rows", "every eval episode was scored by its verifier")],
-        description=description,
-    )
-    def _asset(context: dg.AssetExecutionContext, env0: Env0Resource):
-        return to_result(run_stage(stages.evaluate_arm, _ctx(context, env0), arm), name)
-
-    return _asset
+def _eval_asset(name: str, arm: str, deps: list, description: str, pool: str) -> dg.AssetsDefinition:
+    return run_asset(name, group="evaluation", deps=deps, pool=pool, packages=("agent",), rollout=True,
+                     checks=[UNSCORED], description=description)(lambda ctx: evals.evaluate_arm(ctx, arm))
 
 
-base_eval_trajectories = _eval_asset(
-    "base_eval_trajectories", "base", [task_set], "The base student on the eval split, K trials, same harness.", POOL_STUDENT
-)
-sft_eval_trajectories = _eval_asset(
-    "sft_eval_trajectories", "sft", [task_set, lora_adapter], "The base student + LoRA adapter on the eval split.", POOL_STUDENT
-)
-teacher_eval_trajectories = _eval_asset(
-    "teacher_eval_trajectories", "teacher_eval", [task_set], "The teacher on the eval split: the reference ceiling.", POOL_TEACHER_API
-)
+base_eval_trajectories = _eval_asset("base_eval_trajectories", "base", [task_set, base_model],
+                                     "The base student on the eval split, K trials, same harness.", POOL_STUDENT)
+sft_eval_trajectories = _eval_asset("sft_eval_trajectories", "sft", [task_set, lora_adapter],
+                                    "The base student + LoRA adapter on the eval split.", POOL_STUDENT)
+teacher_eval_trajectories = _eval_asset("teacher_eval_trajectories", "teacher_eval", [task_set, base_model],
+                                        "The teacher on the eval split: the reference ceiling.", POOL_TEACHER_API)
 
 
-@dg.asset(
-    partitions_def=run_partitions,
-    group_name="training",
-    deps=[lora_adapter, task_set],
-    kinds={"pytorch"},
-    pool=POOL_GPU,
-    automation_condition=DOWNSTREAM,
-    code_version=stages.code_version("train", "agent"),
-    check_specs=[_check("rl_adapter", "rl_adapter_trained", "GRPO ran and changed the SFT adapter (or the spec has no rl)")],
-    description="GRPO after SFT (TRL GRPOTrainer) on the train tasks, episodes played by the eval harness; "
-    "a recorded skip when the run spec has no rl section.",
-)
-def rl_adapter(context: dg.AssetExecutionContext, env0: Env0Resource):
-    return to_result(rl_stages.train_rl_adapter(_ctx(context, env0)), "rl_adapter")
+@run_asset("rl_adapter", group="training", deps=[lora_adapter, task_set], pool=POOL_GPU, packages=("train", "agent"),
+           kind="pytorch", checks=[("rl_adapter_trained", "GRPO ran and changed the SFT adapter (or the spec has no rl)")],
+           description="GRPO after SFT (TRL GRPOTrainer) on the train tasks, episodes played by the eval harness; "
+           "a recorded skip when the run spec has no rl section.")
+def rl_adapter(ctx: StageContext):
+    return rl.train_rl_adapter(ctx)
 
 
-@dg.asset(
-    name="rl_eval_trajectories",
-    partitions_def=run_partitions,
-    group_name="evaluation",
-    deps=[task_set, rl_adapter],
-    kinds={"duckdb"},
-    retry_policy=ROLLOUT_RETRY,
-    pool=POOL_STUDENT,
-    automation_condition=DOWNSTREAM,
-    code_version=stages.code_version("agent"),
-    check_specs=[_check("rl_eval_trajectories", "no_unscored_rows", "every eval episode was scored by its verifier")],
-    description="The base student + RL adapter on the eval split, same harness and trials; skipped without rl.",
-)
-def rl_eval_trajectories(context: dg.AssetExecutionContext, env0: Env0Resource):
-    return to_result(run_stage(rl_stages.evaluate_rl, _ctx(context, env0)), "rl_eval_trajectories")
+@run_asset("rl_eval_trajectories", group="evaluation", deps=[task_set, rl_adapter], pool=POOL_STUDENT,
+           packages=("agent",), rollout=True, checks=[UNSCORED],
+           description="The base student + RL adapter on the eval split, same harness and trials; skipped without rl.")
+def rl_eval_trajectories(ctx: StageContext):
+    return rl.evaluate_rl(ctx)
 
 
-@dg.asset(
-    pool=POOL_DUCKDB,
-    partitions_def=run_partitions,
-    group_name="evaluation",
-    deps=[base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, lora_adapter, rl_eval_trajectories],
-    kinds={"duckdb"},
-    automation_condition=DOWNSTREAM,
-    code_version=stages.code_version("evaluate"),
-    description="Paired base-vs-adapter comparison: Markdown + HTML + plots, also as metadata.",
-)
-def comparison_report(context: dg.AssetExecutionContext, env0: Env0Resource):
-    return to_result(stages.write_report(_ctx(context, env0)), "comparison_report")
+@run_asset("comparison_report", group="evaluation", pool=POOL_DUCKDB, packages=("evaluate",),
+           deps=[base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, lora_adapter,
+                 rl_eval_trajectories],
+           description="Paired base-vs-adapter comparison: Markdown + HTML + plots, also as metadata.")
+def comparison_report(ctx: StageContext):
+    return report.write_report(ctx)
 
 
-@dg.asset(
-    pool=POOL_DUCKDB,
-    partitions_def=run_partitions,
-    group_name="evaluation",
-    deps=[comparison_report],
-    kinds={"duckdb"},
-    code_version=stages.code_version("evaluate"),
-    description="Teacher-bounded table over this run and the runs a teacher backfill cloned from it: per teacher, "
-    "teacher and student pass rates, the gap with its CI, the share of teacher passes the student keeps; a plot.",
-)
-def teacher_table(context: dg.AssetExecutionContext, env0: Env0Resource):
-    from env0_posttrain.teacher_table_stage import build_teacher_table
-
-    return to_result(build_teacher_table(_ctx(context, env0)), "teacher_table")
+@run_asset("teacher_table", group="evaluation", deps=[comparison_report], pool=POOL_DUCKDB, packages=("evaluate",),
+           eager=False,
+           description="Teacher-bounded table over this run and the runs a teacher backfill cloned from it: per "
+           "teacher, teacher and student pass rates, the gap with its CI, the share of teacher passes the student "
+           "keeps; a plot.")
+def teacher_table(ctx: StageContext):
+    return teacher_table_stage.build_teacher_table(ctx)
 
 
 RUN_ASSETS = [
     task_set,
+    base_model,
     teacher_trajectories,
     sft_rows,
     lora_adapter,

@@ -7,8 +7,8 @@ from typing import Any
 
 import dagster as dg
 
-from env0_posttrain.rollout_errors import RolloutStopped
-from env0_posttrain.stages import StageResult
+from env0_posttrain.run.rollout_errors import RolloutStopped
+from env0_posttrain.run.context import StageResult
 
 
 def run_stage(fn, *args: Any) -> StageResult:

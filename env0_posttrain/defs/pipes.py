@@ -17,7 +17,7 @@ from typing import Any
 import dagster as dg
 import yaml
 
-from env0_posttrain.defs.pipes_worker import DEFAULT_STAGE, MODULE
+from env0_posttrain.run.pipes_worker import DEFAULT_STAGE, MODULE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEPLOY_DIR = Path(os.environ.get("ENV0_DEPLOY_DIR") or REPO_ROOT / "deploy")

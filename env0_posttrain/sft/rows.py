@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Strict(BaseModel):
@@ -94,3 +94,28 @@ def to_trl_message(message: dict[str, Any]) -> dict[str, Any]:
             fn["arguments"] = json.loads(args) if isinstance(args, str) else (args or {})
             out["tool_calls"].append({"id": call["id"], "type": "function", "function": fn})
     return out
+
+
+class TitoRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    input_ids: list[int] = Field(min_length=1, description="the prompt exactly as the model saw it")
+    output_ids: list[int] = Field(min_length=1, description="the assistant turn, up to its end-of-turn token")
+    weight: float = Field(default=1.0, gt=0.0, description="per-turn loss weight (first-turn upweighting)")
+    turn: int = Field(ge=0, description="0-based assistant turn in the episode")
+    origin: Literal["native", "retokenised"]
+    source: SourceRef
+
+    @model_validator(mode="after")
+    def _ids_non_negative(self) -> "TitoRow":
+        if any(i < 0 for i in self.input_ids) or any(i < 0 for i in self.output_ids):
+            raise ValueError("token ids must be non-negative")
+        return self
+
+    def ids_and_mask(self) -> dict[str, list[int]]:
+        """The equivalent `ids + mask` form TRL and train.rows read (completion_mask 1 = trained)."""
+        return {"input_ids": [*self.input_ids, *self.output_ids],
+                "completion_mask": [0] * len(self.input_ids) + [1] * len(self.output_ids)}
+
+    def labels(self) -> list[int]:
+        return [-100] * len(self.input_ids) + list(self.output_ids)

@@ -13,41 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from env0_posttrain.runspec import SFTDataPolicy
 from env0_posttrain.sft.convert import ConversionReport, check_counts, read_results
 from env0_posttrain.sft.curation import CurationReport, Example, curate
 from env0_posttrain.sft.jsonl_io import write_jsonl_atomic
 from env0_posttrain.sft.results import ResultsRow
-from env0_posttrain.sft.rows import SourceRef, to_trl_message
+from env0_posttrain.sft.rows import TitoRow, to_trl_message
 from env0_posttrain.sft.tokens import end_of_turn_id, render_ids
 from env0_posttrain.sft.validation import Problem, validate_rows_parsed
-
-
-class TitoRow(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    input_ids: list[int] = Field(min_length=1, description="the prompt exactly as the model saw it")
-    output_ids: list[int] = Field(min_length=1, description="the assistant turn, up to its end-of-turn token")
-    weight: float = Field(default=1.0, gt=0.0, description="per-turn loss weight (first-turn upweighting)")
-    turn: int = Field(ge=0, description="0-based assistant turn in the episode")
-    origin: Literal["native", "retokenised"]
-    source: SourceRef
-
-    @model_validator(mode="after")
-    def _ids_non_negative(self) -> "TitoRow":
-        if any(i < 0 for i in self.input_ids) or any(i < 0 for i in self.output_ids):
-            raise ValueError("token ids must be non-negative")
-        return self
-
-    def ids_and_mask(self) -> dict[str, list[int]]:
-        """The equivalent `ids + mask` form TRL and train.rows read (completion_mask 1 = trained)."""
-        return {"input_ids": [*self.input_ids, *self.output_ids],
-                "completion_mask": [0] * len(self.input_ids) + [1] * len(self.output_ids)}
-
-    def labels(self) -> list[int]:
-        return [-100] * len(self.input_ids) + list(self.output_ids)
 
 
 def _assistant_turn_index(messages: list[dict[str, Any]], upto: int) -> int:

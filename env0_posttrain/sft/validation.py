@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from env0_posttrain.sft.jsonl_io import iter_jsonl
 from env0_posttrain.sft.message_rules import Issue, check_conversation, find_banned_keys, tool_names_from_defs
 from env0_posttrain.sft.results import TRAINABLE_STOPS, ResultsRow
-from env0_posttrain.sft.rows import PrimeSFTRow, StoredFieldError, TrlRow
+from env0_posttrain.sft.rows import PrimeSFTRow, StoredFieldError, TitoRow, TrlRow
 
 
 @dataclass(frozen=True)
@@ -146,8 +146,6 @@ def _check_chat(value: dict[str, Any], kind: str) -> tuple[BaseModel | None, lis
 
 
 def _check_tito(value: dict[str, Any]) -> tuple[BaseModel | None, list[Issue]]:
-    from env0_posttrain.sft.tito import TitoRow  # tito imports transformers lazily; keep validation light
-
     try:
         return TitoRow.model_validate(value), find_banned_keys(value, "")
     except ValidationError as err:

@@ -57,7 +57,7 @@ def token_sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Se
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
-    from env0_posttrain.train.probe import probe_verdict
+    from env0_posttrain.train.probe_verdict import probe_verdict
 
     data = [dict(r) for r in rows_to_dataset(list(rows)[:n], "probe_rows")]
     tok = load_tokenizer_with_parser(base_path)

@@ -91,7 +91,7 @@ def set_automation(instance: dg.DagsterInstance, names: Sequence[str], running: 
 def _workspace_origin():
     from dagster._core.workspace.load import location_origins_from_yaml_paths
 
-    from env0_posttrain.defs.launch import REPO_ROOT
+    from env0_posttrain.orchestration.launch import REPO_ROOT
 
     (origin,) = [o for o in location_origins_from_yaml_paths([str(REPO_ROOT / "workspace.yaml")])
                  if o.location_name == CODE_LOCATION]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from env0_posttrain.stages import CheckOutcome, StageContext, StageResult, content_hash, evaluate_arm, load_tasks
+from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult, content_hash, load_tasks
+from env0_posttrain.run.evals import evaluate_arm
 
 
 def rl_training_key(run_id: str) -> str:
@@ -25,7 +26,7 @@ def _skipped(what: str, checks: tuple[str, ...] = ()) -> StageResult:
 
 
 def train_rl_adapter(ctx: StageContext) -> StageResult:
-    from env0_posttrain.models import ensure_base_student
+    from env0_posttrain.run.base_model import base_student
     from env0_posttrain.train.grpo import train_rl
 
     rl = ctx.spec.rl
@@ -35,7 +36,7 @@ def train_rl_adapter(ctx: StageContext) -> StageResult:
     if sft is None:
         raise RuntimeError(f"run {ctx.run_id}: no finished SFT training; materialize lora_adapter first")
     tasks = load_tasks(ctx, ("train",))
-    base = ensure_base_student(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
+    base = base_student(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
     key = rl_training_key(ctx.run_id)
     train_id = ctx.store.start_training(key)
     out_dir = ctx.artifacts("rl", train_id)

@@ -14,7 +14,7 @@ from env0_posttrain.defs.assets import RUN_ASSETS
 from env0_posttrain.defs.console_logger import compact_console_logger
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.defs.stale_runs import process_tags, sweep_dead_runs
+from env0_posttrain.orchestration.stale_runs import process_tags, sweep_dead_runs
 from env0_posttrain.paths import Paths
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -6,21 +6,17 @@ the teacher differs only by its model and its teacher-only steering prompt.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model
 from env0_posttrain.paths import Paths
+from env0_posttrain.run.base_model import TINY_STUDENTS, base_student
 from env0_posttrain.runspec import RunSpec
 from env0_posttrain.store import Store
 
 log = logging.getLogger("env0_posttrain")
-TINY_STUDENTS = ("tiny-qwen3", "tiny-qwen3_5")
-# Student directories this process already has, by (student spec, cache dir, training tasks): a run
-# asks for its base in several stages, and rebuilding the corpus only to find the cache costs ~2 s.
-_BASE_STUDENTS: dict[str, Path] = {}
 
 
 def rollout_settings(spec: RunSpec, arm: str) -> AgentSettings:
@@ -32,12 +28,12 @@ def rollout_settings(spec: RunSpec, arm: str) -> AgentSettings:
 STUDENT_TEACHER = "env0-local/student"  # teacher.model for the run's own base student, served in-process
 
 
-def teacher_endpoint(spec: RunSpec, tasks: list | None = None, base_student: Callable[[], Path | str] | None = None,
+def teacher_endpoint(spec: RunSpec, tasks: list | None = None, build_base: Callable[[], Path | str] | None = None,
                      run_id: str = "") -> ModelEndpoint:
     """The teacher through litellm; the offline oracle needs the tasks it plays registered first.
 
     `env0-local/student` is the run's base student (a token-id-returning teacher without a server:
-    a pipeline check of native TITO capture); `base_student` builds or finds it."""
+    a pipeline check of native TITO capture); `build_base` finds it."""
     if spec.teacher.model.startswith("env0-oracle/") and tasks is not None:
         from env0_posttrain.agent import register_tasks
 
@@ -45,10 +41,10 @@ def teacher_endpoint(spec: RunSpec, tasks: list | None = None, base_student: Cal
     endpoint = ModelEndpoint.from_teacher(spec.teacher, seed=spec.tasks.seed)
     endpoint = endpoint.model_copy(update={"max_tokens": spec.teacher_limits()[1]})
     if spec.teacher.model == STUDENT_TEACHER:
-        if base_student is None:
+        if build_base is None:
             raise ValueError(f"teacher.model {STUDENT_TEACHER}: this caller cannot build the run's base student")
         endpoint = endpoint.model_copy(update={"model": register_local_model(f"{run_id}-student-teacher",
-                                                                               base_student())})
+                                                                               build_base())})
     capture = token_capture_kwargs(spec)
     return endpoint.model_copy(update={"extra": {**endpoint.extra, **capture}}) if capture else endpoint
 
@@ -62,34 +58,12 @@ def token_capture_kwargs(spec: RunSpec) -> dict:
     return {}
 
 
-def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) -> Path | str:
-    """The student's base weights: built locally (tiny) and cached, or a local path / hub id as given."""
-    if spec.student.model not in TINY_STUDENTS:
-        return spec.student.model
-    from env0_posttrain.tasks.model import Task
-    from env0_posttrain.train import TINY_DEMO_STUDENT, ensure_tiny_student
-    from env0_posttrain.train.student_corpus import student_corpus
-    from env0_posttrain.train.tiny_student import MARKER_FILE
-
-    rows = [j for _, j in store.load_tasks(run_id, "train")]
-    key = hashlib.sha256("\n".join([spec.student.model_dump_json(), str(paths.models), *rows]).encode()).hexdigest()
-    known = _BASE_STUDENTS.get(key)
-    if known is not None and (known / MARKER_FILE).exists():
-        return known
-    corpus, entities = student_corpus([Task.model_validate_json(j) for j in rows], spec.student.corpus)
-    arch = "qwen3_5_text" if spec.student.model == "tiny-qwen3_5" else "qwen3"
-    config = TINY_DEMO_STUDENT.model_copy(update={"architecture": arch, "pretrain_steps": spec.student.pretrain_steps})
-    path = ensure_tiny_student(paths.models, corpus, entities, config)
-    _BASE_STUDENTS[key] = path
-    return path
-
-
 def student_tokenizer_source(spec: RunSpec, store: Store, run_id: str, paths: Paths) -> Path | str:
     """Where the student's tokenizer comes from: the student itself, never a model built only for it.
 
     A declared `student.tokenizer` wins; a hub id or path student is its own source; a hosted student
     declares its tokenizer by its served base name. Only when the tiny student is the student (local
-    hosting) is the tiny model built, because then its tokenizer is the student's.
+    hosting) is the tiny model's tokenizer used (the base_model asset built it), because then it is the student's.
     """
     if spec.student.tokenizer:
         return spec.student.tokenizer
@@ -100,7 +74,7 @@ def student_tokenizer_source(spec: RunSpec, store: Store, run_id: str, paths: Pa
             raise ValueError(f"run {run_id}: a hosted student needs student.tokenizer (hub id or local path) or "
                              "hosting.base_model_name to load its tokenizer from")
         return spec.hosting.base_model_name
-    return ensure_base_student(spec, store, run_id, paths)
+    return base_student(spec, store, run_id, paths)
 
 
 def load_student_tokenizer(spec: RunSpec, store: Store, run_id: str, paths: Paths):
@@ -120,12 +94,12 @@ def load_student_tokenizer(spec: RunSpec, store: Store, run_id: str, paths: Path
 
 def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Paths, tasks: list) -> ModelEndpoint:
     if arm == "teacher_eval":
-        return teacher_endpoint(spec, tasks, lambda: ensure_base_student(spec, store, run_id, paths), run_id)
+        return teacher_endpoint(spec, tasks, lambda: base_student(spec, store, run_id, paths), run_id)
     sampling = {"temperature": spec.eval.temperature, "max_tokens": spec.eval_limits()[1]}
     training = store.latest_training(run_id) if arm == "sft" else None
     if arm == "sft" and training is None:
         raise RuntimeError(f"run {run_id}: no finished training; materialize lora_adapter first")
-    if arm == "rl":  # the GRPO adapter is stored under <run_id>:rl (see rl_stages.py)
+    if arm == "rl":  # the GRPO adapter is stored under <run_id>:rl (see run/rl.py)
         training = store.latest_training(f"{run_id}:rl")
         if training is None:
             raise RuntimeError(f"run {run_id}: no finished RL training; materialize rl_adapter first")
@@ -137,7 +111,7 @@ def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Path
             name = adapter_serving_name(spec.hosting.adapter_name_prefix, training["revision"])
         return ModelEndpoint(model=f"hosted_vllm/{name}", api_base=spec.hosting.api_base,
                              api_key_env=spec.hosting.api_key_env, **sampling)
-    base = ensure_base_student(spec, store, run_id, paths)
+    base = base_student(spec, store, run_id, paths)
     if arm == "base":
         model_id = register_local_model(f"{run_id}-base", base)
     else:
@@ -150,4 +124,4 @@ def base_student_identity(spec: RunSpec, store: Store, run_id: str, paths: Paths
     (a tiny student's directory name is the digest of its corpus and config)."""
     if spec.hosting.kind == "openai_compatible":
         return f"{endpoint.model}@{endpoint.api_base}"
-    return str(ensure_base_student(spec, store, run_id, paths))
+    return str(base_student(spec, store, run_id, paths))

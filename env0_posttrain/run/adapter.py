@@ -1,0 +1,52 @@
+"""The lora_adapter stage: LoRA training on the stored SFT rows (run in its own process through Pipes)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult
+
+
+def train_adapter(ctx: StageContext) -> StageResult:
+    from env0_posttrain.run.base_model import base_student
+    from env0_posttrain.train import plot_training_curves, sanity_probe, train_lora
+
+    rows = ctx.store.load_sft_rows(ctx.run_id)
+    if not rows:
+        raise RuntimeError(f"run {ctx.run_id}: no SFT rows; materialize sft_rows first")
+    base = base_student(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
+    train_id = ctx.store.start_training(ctx.run_id)
+    out_dir = ctx.artifacts("adapter", train_id)
+
+    def on_log(m: dict) -> None:
+        ctx.store.log_training_metrics(train_id, ctx.run_id, int(m.get("step", 0)), m)
+
+    try:
+        result = train_lora(rows, None, ctx.spec.lora, base, out_dir, on_log=on_log)
+    except Exception as err:
+        ctx.store.finish_training(train_id, "failed", None, None, {"error": repr(err)})
+        raise
+    revision = hashlib.sha256(result.adapter_dir.joinpath("adapter_model.safetensors").read_bytes()).hexdigest()[:12]
+    probe = sanity_probe(base, result.adapter_dir, rows, n=8)
+    plots = plot_training_curves(result.metrics, ctx.artifacts("adapter", "plots"))
+    summary = result.model_dump(mode="json", exclude={"metrics"})
+    ctx.store.finish_training(train_id, "finished", str(result.adapter_dir), revision,
+                              summary | {"probe": probe.model_dump(mode="json")})
+    return StageResult(
+        metadata={
+            "train_id": train_id, "adapter_dir": result.adapter_dir, "revision": revision, "base": str(base),
+            "steps": result.steps, "first_train_loss": result.first_train_loss, "final_train_loss": result.final_train_loss,
+            "final_eval_loss": result.final_eval_loss, "best_step": result.best_step, "runtime_s": round(result.runtime_s, 1),
+            "train_tokens": result.train_tokens, "trainable_params": result.trainable_params,
+            "checkpointing": _checkpointing_note(result.memory_plan),
+            **{f"plot_{p.stem}": p for p in plots},
+        },
+        data_version=revision,
+        checks=[CheckOutcome("adapter_learned", probe.passed, probe.reason, probe.model_dump(mode="json"))],
+    )
+
+
+def _checkpointing_note(plan: dict | None) -> str:
+    from env0_posttrain.train.memory_plan import MemoryPlan
+
+    return MemoryPlan.model_validate(plan).describe() if plan else "none (CPU)"

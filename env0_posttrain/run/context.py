@@ -1,0 +1,109 @@
+"""What every stage of a run shares: its context (run id, spec, store, paths, log), what a stage returns
+(metadata, a content-hash data version, check outcomes) and the hashes that name code and content.
+
+The stages themselves are plain Python with no Dagster in sight: each reads its inputs from the store by
+run id, writes its outputs to the store and to `data/artifacts/<run_id>/`, and returns a StageResult that
+`defs/` turns into a MaterializeResult, so tests run a stage without an instance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from env0_posttrain.paths import Paths
+from env0_posttrain.runspec import RunSpec, load_spec
+from env0_posttrain.store import Store
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+MAX_OVERLENGTH_FRACTION = 0.1  # declared drops are counted; more than this many means the seq length is wrong
+
+
+@dataclass
+class CheckOutcome:
+    name: str
+    passed: bool
+    description: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class StageResult:
+    metadata: dict[str, Any]
+    data_version: str
+    checks: list[CheckOutcome] = field(default_factory=list)
+    markdown: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class StageContext:
+    run_id: str
+    spec: RunSpec
+    store: Store
+    paths: Paths
+    log: logging.Logger
+
+    @classmethod
+    def load(cls, run_id: str, paths: Paths, log: logging.Logger | None = None) -> "StageContext":
+        spec = load_spec(paths.runs / f"{run_id}.yaml")
+        store = Store(paths.db)
+        store.upsert_run(spec)
+        return cls(run_id, spec, store, paths, log or logging.getLogger("env0_posttrain"))
+
+    def artifacts(self, *parts: str) -> Path:
+        p = self.paths.artifacts(self.run_id).joinpath(*parts)
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+
+
+@cache
+def code_version(*packages: str) -> str:
+    """Hash of the packages' source: the UI marks an asset stale when the code that makes it changes."""
+    h = hashlib.sha256()
+    for pkg in packages:
+        for f in sorted((PACKAGE_ROOT / pkg).rglob("*.py")):
+            h.update(f.relative_to(PACKAGE_ROOT).as_posix().encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def content_hash(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(json.dumps(p, sort_keys=True, default=str).encode())
+    return h.hexdigest()[:16]
+
+
+def md_table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "(none)"
+    cols = list(rows[0])
+    fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)  # noqa: E731
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def load_tasks(ctx: StageContext, splits: tuple[str, ...]) -> list:
+    from env0_posttrain.tasks.model import Task
+
+    if ctx.spec.tasks.source is not None:  # env0 tasks name their package relative to the source folder
+        from env0_posttrain.tasks.env0.verifier import use_source
+
+        use_source(ctx.spec.tasks.source)
+    tasks = []
+    for split in splits:
+        tasks += [Task.model_validate_json(j) for _, j in ctx.store.load_tasks(ctx.run_id, split)]
+    if not tasks:
+        raise RuntimeError(f"run {ctx.run_id}: no {'/'.join(splits)} tasks in the store; materialize task_set first")
+    return tasks
+
+
+def eval_splits(ctx: StageContext) -> tuple[str, ...]:
+    """The splits every eval arm and the report read: eval, plus heldout when the spec asks for one."""
+    return ("eval", "heldout") if ctx.spec.tasks.n_heldout else ("eval",)

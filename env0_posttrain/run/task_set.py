@@ -1,0 +1,37 @@
+"""The task_set stage: tasks drawn and split from the run spec, verified at generation, stored by split."""
+
+from __future__ import annotations
+
+import time
+
+from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult, content_hash, md_table
+
+
+def build_task_set(ctx: StageContext) -> StageResult:
+    from env0_posttrain.tasks import make_task_set, split_overlap, write_tasks_jsonl
+
+    t0 = time.time()
+    ts = make_task_set(ctx.spec.tasks, import_cache=ctx.paths.artifacts(ctx.run_id) / "tasks" / "env0-imports")
+    ledger = [r.model_dump(mode="json") | {"oracle_pass_rate": r.oracle_pass_rate, "noop_pass_rate": r.noop_pass_rate}
+              for r in ts.ledger]
+    digest = content_hash(sorted(ts.digests.items()), ts.splits)
+    ctx.store.replace_task_set(
+        ctx.run_id, digest, ts.provenance.model_dump(mode="json"), ledger, [(ts.splits[t.id], t) for t in ts.tasks]
+    )
+    write_tasks_jsonl(ts, ctx.artifacts("tasks") / "tasks.jsonl")
+    problems = split_overlap(ts)
+    counts = {s: len(ts.split(s)) for s in ("train", "eval", "heldout")}
+    families: dict[str, int] = {}
+    for t in ts.tasks:
+        families[t.family] = families.get(t.family, 0) + 1
+    return StageResult(
+        metadata={
+            "n_tasks": len(ts.tasks), "splits": counts, "families": families, "task_set_digest": digest,
+            "provenance": ts.provenance.model_dump(mode="json"), "dropped": len(ts.dropped),
+            "seconds": round(time.time() - t0, 2),
+        },
+        markdown={"ledger": md_table(ledger)},
+        data_version=digest,
+        checks=[CheckOutcome("split_disjoint", not problems, "; ".join(problems[:5]) or "splits are disjoint",
+                             {"problems": problems[:50]})],
+    )
