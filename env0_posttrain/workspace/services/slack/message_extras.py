@@ -30,6 +30,20 @@ class MessageExtras:
             raise slack_error("message_not_found")
         return c, m
 
+    def pin(self, channel: str, ts: str) -> Any:
+        """Seeding helper: pin the message `ts` of `channel` (id or name) in that channel."""
+        c = self.db.channels.get(channel) or self.channel_by_name(channel)  # type: ignore[attr-defined]
+        m = self.db.messages[f"{c.id}/{ts}"]
+        if c.id not in (m.pinned_to or ()):
+            m = m.model_copy(update={"pinned_to": (m.pinned_to or ()) + (c.id,)})
+            self.db.messages[f"{c.id}/{ts}"] = m
+        return m
+
+    def pinned(self, channel: str) -> list[Any]:
+        """Verifier helper: the messages pinned in `channel` (id or name), oldest first."""
+        c = self.db.channels.get(channel) or self.channel_by_name(channel)  # type: ignore[attr-defined]
+        return [m for m in self.history(c.id) if c.id in (m.pinned_to or ())] if c else []  # type: ignore[attr-defined]
+
     @api("pins.remove", "POST api/pins.remove", "Un-pin a message from its channel.", writes=True,
          params={"channel": "", "timestamp": "message ts"})
     def pins_remove(self, channel: str, timestamp: str | None = None) -> dict[str, Any]:

@@ -99,6 +99,12 @@ class Profile:
         self.db.users[u.id] = u
         return {"ok": True, "profile": self.profile_json(u)}
 
+    def set_profile(self, user: str, **fields: Any) -> Any:
+        """Seeding helper: set profile fields (display_name, status_text, status_emoji, ..., presence="away")."""
+        u = self.db.users[user].model_copy(update=fields)
+        self.db.users[user] = u
+        return u
+
     @api("users.getPresence", "POST api/users.getPresence", "Whether a member is active or away (default: you).",
          params={"user": "user id (default: you)"})
     def users_getPresence(self, user: str | None = None) -> dict[str, Any]:
