@@ -7,6 +7,7 @@ workspace is left exactly as it was (a write that fails half-way is rolled back)
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import typing
 from dataclasses import dataclass, field
@@ -152,8 +153,6 @@ def coerce_args(spec: ToolSpec, args: Any) -> dict[str, Any]:
 
 def _slack_wire(kind: str, v: Any) -> Any:
     """Slack sends structured arguments as JSON strings in forms (`profile`, `files`): accept either form."""
-    import json
-
     if kind == "object" and isinstance(v, str):
         try:
             return json.loads(v)
