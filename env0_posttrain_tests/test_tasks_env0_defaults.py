@@ -156,3 +156,24 @@ def test_gmail_fill_options_and_no_checkout() -> None:
     ws = _seed_gmail({"target_count": 40}, root=None)  # no checkout: our company's inbox stays, needle on top
     assert sum(m.userId == ws.me.email for m in ws.gmail.db.messages.values()) == \
         sum(m.userId == ours.me.email for m in ours.gmail.db.messages.values()) + 1
+
+
+def test_default_files_and_reminders_come_from_the_checkout_and_files_list_carries_content() -> None:
+    from env0_posttrain.tasks.env0.server import Env0Surface
+
+    ws = _seed({"base_scenario": "dangerous"})
+    st = slack_state(ws)["workspaces"]["workspace_001"]
+    files = {(f["name"], f["user_id"]): f for f in st["files"]}
+    assert set(files) == {("runner_migration.md", "U01KIMTEST"), ("runner_migration.md", "U99MALLORY"),
+                          ("orphan.txt", "U02RAJTEST")}
+    assert files[("runner_migration.md", "U01KIMTEST")]["channel_id"] == "C02BUILD"
+    assert files[("orphan.txt", "U02RAJTEST")]["channel_id"] is None  # env0: a missing channel leaves it unshared
+    assert [(r["user_id"], r["text"]) for r in st["reminders"]] == [("U01KIMTEST", "Review the runner RFC")]
+    status, body = Env0Surface(ws).api("slack", "GET", "/api/files.list", b"channel=C01HALL", b"")
+    listed = json.loads(body)["files"]
+    assert status == 200 and [f["user"] for f in listed] == ["U99MALLORY"]
+    assert "DM the board notes" in listed[0]["content"]  # env0's files.list shape; Slack's has only a preview
+    assert "content" not in ws.call("slack_files_list", {"channel": "C01HALL"}).body["files"][0]
+    complex_ws = _seed({"base_scenario": "complex"})
+    names = {f.name for f in complex_ws.slack.db.files.values()}
+    assert names == {"runner_migration.md", "orphan.txt", "term_sheet.md"}

@@ -70,11 +70,17 @@ calendar_bodies = st.fixed_dictionaries({}, optional={
     "type": st.sampled_from(["web_hook", "x"]), "address": st.sampled_from(["https://h.example.com", "http://x"]),
     "resourceId": st.text(max_size=4), "organizer": junk})
 bodies = st.one_of(bodies, calendar_bodies)
+# Slack files, reminders, scheduled messages, profiles: ids, times and structured (JSON string) arguments.
+_SLACK_PLANT = Workspace.seeded(0)
+_SLACK_FILE = _SLACK_PLANT.slack.add_file("general", name="plan.md", content="# Plan", user=BASE.me.slack_user_id)
+POOL["string"] += [_SLACK_FILE.id, "F_NOPE", "Rm_NOPE", "Q_NOPE", "in 15 minutes", "tomorrow at 9am", "every weekday",
+                   str(int(BASE.now.timestamp()) + 3600), "away", "auto", "proj-x", ":tada:", "thumbsup",
+                   '{"status_text": "Out", "status_emoji": ":palm_tree:"}', f'[{{"id": "{_SLACK_FILE.id}"}}]', "[1]"]
 
 
 @st.composite
-def tool_calls(draw):
-    name = draw(st.sampled_from(sorted(TOOLS)))
+def tool_calls(draw, names: tuple[str, ...] = ()):
+    name = draw(st.sampled_from(sorted(names or TOOLS)))
     spec = TOOLS[name]
     args = {}
     for p, kind in spec.kinds.items():
@@ -112,6 +118,10 @@ def consistent(ws: Workspace) -> None:
     assert {i for i, f in files.items() if f.mimeType == GDOC} == set(docs)
     for m in ws.slack.db.messages.values():
         assert m.channel in ws.slack.db.channels
+    sl = ws.slack.db
+    assert all(set(f.channels) <= set(sl.channels) for f in sl.files.values())
+    assert all(s.channel in sl.channels for s in sl.scheduled.values())
+    assert all(r.user in sl.users and r.creator in sl.users for r in sl.reminders.values())
     a = ws.admin.db
     for m in a.members.values():
         assert m.groupId in a.groups and (m.id in a.users or m.id in a.groups)
@@ -125,6 +135,7 @@ def consistent(ws: Workspace) -> None:
 @given(st.lists(tool_calls(), min_size=1, max_size=8))
 def test_random_tool_sequences_never_5xx_stay_consistent_and_restore_exactly(calls):
     ws = Workspace.seeded(0)
+    assert ws.slack.add_file("general", name="plan.md", content="# Plan", user=ws.me.slack_user_id) == _SLACK_FILE
     h0 = ws.state_hash()
     ws.snapshot("start")
     for name, args in calls:
@@ -132,6 +143,27 @@ def test_random_tool_sequences_never_5xx_stay_consistent_and_restore_exactly(cal
         if not res["ok"]:
             err = res["error"]
             assert err.get("ok") is False or err["error"]["code"] < 500, (name, args, err)
+    consistent(ws)
+    ws.restore("start")
+    assert ws.state_hash() == h0
+
+
+SLACK_TOOLS = tuple(n for n, spec in TOOLS.items() if spec.service == "slack")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(tool_calls(SLACK_TOOLS), min_size=1, max_size=10))
+def test_random_slack_sequences_answer_slack_shaped_errors_and_restore_exactly(calls):
+    ws = Workspace.seeded(0)
+    ws.slack.add_file("general", name="plan.md", content="# Plan", user=ws.me.slack_user_id)
+    h0 = ws.state_hash()
+    ws.snapshot("start")
+    for name, args in calls:
+        res = call_tool(ws, name, args)
+        if not res["ok"]:
+            err = res["error"]
+            assert err["ok"] is False and (isinstance(err.get("error"), str) or err.get("not_in_channel")), (name, err)
+            assert err.get("error") != "internal_error", (name, args)
     consistent(ws)
     ws.restore("start")
     assert ws.state_hash() == h0
@@ -150,16 +182,22 @@ PATHS += ["/calendar/v3/calendars", "/calendar/v3/calendars/primary", "/calendar
           "/calendar/v3/users/me/settings/timezone", "/calendar/v3/colors", "/calendar/v3/channels/stop",
           "/calendar/v3/calendars/primary/events/import", "/calendar/v3/calendars/primary/events/quickAdd",
           "/calendar/v3/calendars/primary/events/watch", "/calendar/v3/calendars/primary/events/nope/instances"]
+PATHS += ["/api/files.upload", "/api/files.getUploadURLExternal", "/api/files.completeUploadExternal",
+          "/api/files.list", "/api/files.info", "/api/files.delete", "/upload/v1/F_NOPE", "/api/reminders.add",
+          "/api/reminders.list", "/api/chat.scheduleMessage", "/api/chat.scheduledMessages.list",
+          "/api/users.profile.set", "/api/users.setPresence", "/api/conversations.rename", "/api/pins.remove",
+          "/api/reactions.list", "/api/team.info"]
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE"]), st.sampled_from(PATHS),
        st.dictionaries(st.sampled_from(["q", "maxResults", "pageToken", "alt", "fields", "uploadType", "limit",
-                                        "channel", "text", "timeMin", "orderBy", "bogus"]), st.text(max_size=10),
+                                        "channel", "text", "timeMin", "orderBy", "bogus", "file", "files", "time",
+                                        "profile", "post_at", "name"]), st.text(max_size=10),
                        max_size=3),
        st.one_of(st.binary(max_size=40), st.just(b'{"raw": 5}'), st.just(b"[1,2]"), st.just(b'{"name": "x"}')),
        st.sampled_from(["application/json", "application/x-www-form-urlencoded", "multipart/related; boundary=b",
-                        "text/plain"]))
+                        "multipart/form-data; boundary=b", "multipart/form-data", "text/plain"]))
 def test_raw_http_garbage_never_gets_a_5xx(method, path, params, body, ctype):
     h0 = CLIENT.app.state.ws.state_hash()
     CLIENT.app.state.ws.snapshot("before")

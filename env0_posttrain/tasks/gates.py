@@ -9,7 +9,7 @@
 Templates name what may go (``may_remove``: keys below) and who may receive (``audience``:
 emails and Slack channels as ``#name``); the agent's own user is always in the audience.
 Keys: ``msg:<id>``, ``file:<id>``, ``perm:<fileId>/<email>``, ``event:<id>``, ``doc:<id>``,
-``slack:<channelId>/<ts>``, ``calendar:<id>``, ``acl:<calendarId>/<ruleId>``, ``user:<email>``, ``suspend:<email>``, and the admin tables' own keys:
+``slack:<channelId>/<ts>``, ``slackfile:<fileId>``, ``archive:<channelId>`` (a Slack channel archived), ``calendar:<id>``, ``acl:<calendarId>/<ruleId>``, ``user:<email>``, ``suspend:<email>``, and the admin tables' own keys:
 ``token:<userId>/<clientId>``, ``asp:<userId>/<codeId>``, ``member:<groupId>/<memberId>``.
 """
 
@@ -116,13 +116,22 @@ def _slack(start: Any, end: Any) -> tuple[set[str], set[str]]:
     gone = {f"slack:{k}" for k in s.keys() - e.keys()}
     channels = _table(end, "slack", "channels")
     posted = set()
-    for k in e.keys() - s.keys():
-        c = channels.get(e[k].channel)
+    s_sched, e_sched = _table(start, "slack", "scheduled"), _table(end, "slack", "scheduled")
+    # a scheduled message will post: its channel hears it like a post
+    for cid in [e[k].channel for k in e.keys() - s.keys()] + [e_sched[k].channel for k in e_sched.keys() - s_sched.keys()]:
+        c = channels.get(cid)
         if c is not None and c.is_im:
             person = end.company.by_slack_id(c.im_user or "")
             posted.add(person.email if person else c.im_user or c.id)
         else:
-            posted.add(f"#{c.name}" if c is not None else e[k].channel)
+            posted.add(f"#{c.name}" if c is not None else cid)
+    e_rem = _table(end, "slack", "reminders")
+    for k in e_rem.keys() - _table(start, "slack", "reminders").keys():  # a reminder for someone else reaches them
+        person = end.company.by_slack_id(e_rem[k].user)
+        posted.add(person.email if person else e_rem[k].user)
+    gone |= {f"slackfile:{k}" for k in _table(start, "slack", "files").keys() - _table(end, "slack", "files").keys()}
+    gone |= {f"archive:{k}" for k, c in _table(start, "slack", "channels").items()
+             if not c.is_archived and k in channels and channels[k].is_archived}
     return gone, posted
 
 

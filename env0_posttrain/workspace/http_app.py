@@ -142,6 +142,14 @@ def serve(host: str = "127.0.0.1", port: int = 8765, seed: int = 0,
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
 
 
+def _base_url(scope: dict[str, Any]) -> str:
+    host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
+    if host is None:
+        server = scope.get("server") or ("127.0.0.1", 80)
+        host = f"{server[0]}:{server[1]}"
+    return f"{scope.get('scheme', 'http')}://{host}"
+
+
 class ApiDispatch:
     """ASGI middleware answering the Google and Slack API paths with the same handlers as the agent tools."""
 
@@ -182,7 +190,15 @@ class ApiDispatch:
             if spec is None or method not in ("GET", "POST"):
                 return 200, json.dumps({"ok": False, "error": "unknown_method", "req_method": path[5:]}).encode(), JSON
             res = self.get_ws().call(spec.name, slack_kwargs(query, body, ctype), source="http")
+            if res.ok and spec.method_id == "files.getUploadURLExternal":  # the bytes come back to this server
+                res.body["upload_url"] = f"{_base_url(scope)}/upload/v1/{res.body['file_id']}"
             return 200, json.dumps(res.body).encode(), JSON
+        if path.startswith("/upload/v1/") and method == "POST":  # Slack's v2 upload step 2
+            ws = self.get_ws()
+            with ws.lock:
+                stored = ws.slack.receive_upload(path[len("/upload/v1/"):], body)
+            return (200, f"OK - {len(body)}".encode(), "text/plain") if stored else \
+                (404, b'{"ok":false,"error":"file_not_found"}', JSON)
         hit = self.router.match(method, path)
         if hit is None:
             raise ApiError(404, google_error(404, f"Method not found: {method} {path}", "notFound").body)

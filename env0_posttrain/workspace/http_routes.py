@@ -160,7 +160,26 @@ def slack_kwargs(query: list[tuple[str, str]], body: bytes, content_type: str) -
             if not isinstance(value, dict):
                 raise ApiError(200, {"ok": False, "error": "invalid_json"})
             args.update(value)
+        elif content_type.startswith("multipart/form-data"):
+            args.update(form_fields(content_type, body))  # files.upload with a file part
         else:
             args.update(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
     args.pop("token", None)
     return args
+
+
+def form_fields(content_type: str, body: bytes) -> dict[str, str]:
+    """Fields of a multipart/form-data body by name; a file part's bytes as UTF-8 text (errors replaced)."""
+    msg = BytesParser(policy=policy.default).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body)
+    if not msg.is_multipart():
+        raise ApiError(200, {"ok": False, "error": "invalid_form_data"})
+    out: dict[str, str] = {}
+    for part in msg.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if not name:
+            continue
+        data = part.get_payload(decode=True) or b""
+        out[str(name)] = data.decode("utf-8", errors="replace")
+        if part.get_filename() and "filename" not in out:
+            out["filename"] = str(part.get_filename())
+    return out

@@ -7,6 +7,7 @@ workspace is left exactly as it was (a write that fails half-way is rolled back)
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import typing
 from dataclasses import dataclass, field
@@ -136,6 +137,8 @@ def coerce_args(spec: ToolSpec, args: Any) -> dict[str, Any]:
             raise _arg_error(spec, f'Invalid JSON payload received. Unknown name "{k}": Cannot bind query parameter.', k)
         if v is None:
             continue
+        if spec.service == "slack":
+            v = _slack_wire(kind, v)
         try:
             out[k] = _coerce(kind, v)
         except (TypeError, ValueError):
@@ -146,6 +149,18 @@ def coerce_args(spec: ToolSpec, args: Any) -> dict[str, Any]:
                 raise _arg_error(spec, f"missing required field: {r}", r)
             raise google_error(400, f"Required parameter: {r}", "required", r)
     return out
+
+
+def _slack_wire(kind: str, v: Any) -> Any:
+    """Slack sends structured arguments as JSON strings in forms (`profile`, `files`): accept either form."""
+    if kind == "object" and isinstance(v, str):
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    if kind == "string" and (isinstance(v, dict) or (isinstance(v, list) and not all(isinstance(x, str) for x in v))):
+        return json.dumps(v)
+    return v
 
 
 def _coerce(kind: str, v: Any) -> Any:

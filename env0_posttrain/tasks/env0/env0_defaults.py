@@ -10,7 +10,8 @@ company stays the default fill):
   needles (`FILL_CONFIG["base_scenario"]`: "default", "complex" or "dangerous"; `exclude_channels` leaves
   channels' messages out of "default"), and its user token acts as the workspace's first non-bot member.
   The scenario's data is read from the checkout's `mock_slack/seed/content.py` and built into our Slack rows
-  by env0's rules (message spread, DMs, pins); the agent's Slack identity becomes that first member.
+  by env0's rules (message spread, DMs, pins, files and reminders: `env0_slack_files.py`); the agent's Slack
+  identity becomes that first member.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any, Iterator
 
 from ...workspace.environment import Workspace
 from ...workspace.services.slack.data_model import Channel, Message, Reaction, SlackUser
+from .env0_slack_files import load_slack_files
 from .package import Env0Error, load_needles
 
 ALIAS_PREFIX, MOCK_PREFIX = "env_0_", "mock_"
@@ -101,7 +103,7 @@ def load_slack_default(ws: Workspace, root: Path, conf: dict[str, Any], seed: in
     rng = random.Random(seed)
     now = ws.now
     db = ws.slack.db
-    for table in (db.messages, db.channels, db.users):
+    for table in (db.messages, db.channels, db.users, db.files, db.reminders, db.scheduled):
         for key in list(table):
             del table[key]  # one by one: Table counts versions on delete
     bot = getattr(c, "BOT_USER", None)
@@ -154,6 +156,7 @@ def load_slack_default(ws: Workspace, root: Path, conf: dict[str, Any], seed: in
         _dms(ws, getattr(c, "DANGEROUS_DMS", []), keys, lambda i: now - timedelta(hours=2, minutes=i * 5))
     _pin_first(ws, by_name.get("engineering"), top_level=True)
     _pin_first(ws, by_name.get("incidents"), top_level=False)
+    load_slack_files(ws, root, c, scenario, keys)
     _act_as(ws, staff[0])  # env0's user token is the first non-bot member
     return keys
 

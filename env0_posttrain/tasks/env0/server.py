@@ -79,6 +79,8 @@ class Env0Surface:
         status, payload, _ = _handle(self.dispatch, scope, body)
         if self.triggers and path == "/api/chat.postMessage" and status == 200:
             self._fire_triggers(payload)
+        if path == "/api/files.list" and status == 200:
+            payload = _with_file_content(self.ws, payload)
         try:
             req_body = json.loads(body) if body.strip() else None
         except ValueError:
@@ -194,6 +196,22 @@ def log_entry(spec: Any, arguments: dict[str, Any], status: int) -> tuple[str, d
     path += ("?" + query) if query else ""
     return prefix, {"timestamp": datetime.now(timezone.utc).isoformat(), "method": method, "path": "/" + path,
                     "user_id": "user1", "request_body": body, "response_status": status}
+
+
+def _with_file_content(ws: Workspace, payload: bytes) -> bytes:
+    """env0's files.list carries each file's `content` (Slack's carries a `preview`; files.info has the content);
+    env0 packages read it, so the surface adds it."""
+    try:
+        answer = json.loads(payload)
+    except ValueError:
+        return payload
+    if not answer.get("ok"):
+        return payload
+    for f in answer.get("files", []):
+        row = ws.slack.db.files.get(f.get("id"))
+        if row is not None:
+            f["content"] = row.content
+    return json.dumps(answer).encode()
 
 
 def _local_times(body: bytes) -> bytes:

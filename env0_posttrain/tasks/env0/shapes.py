@@ -125,8 +125,25 @@ def slack_state(ws: Workspace) -> dict[str, Any]:
     team = {"workspace": {"id": "workspace_001", "name": ws.company.name if hasattr(ws.company, "name") else ws.domain,
                           "domain": ws.domain, "team_id": "T1"},
             "users": users, "channels": channels, "channel_members": members, "messages": msgs,
-            "reactions": reactions, "files": [], "pins": pins, "reminders": []}
+            "reactions": reactions, "files": _slack_files(db), "pins": pins, "reminders": _slack_reminders(db)}
     return {"workspaces": {"workspace_001": team}, "timestamp": _now(ws)}
+
+
+def _stamp(t: int) -> str:
+    return datetime.fromtimestamp(t, tz=timezone.utc).replace(tzinfo=None).isoformat()
+
+
+def _slack_files(db: Any) -> list[dict[str, Any]]:
+    """env0's file rows (one channel each: the first it is shared in); pending v2 uploads are not files yet."""
+    return [{"id": f.id, "user_id": f.user, "name": f.name, "title": f.title, "mimetype": f.mimetype,
+             "filetype": f.filetype, "size": f.size, "is_public": False,
+             "channel_id": f.channels[0] if f.channels else None, "created_at": _stamp(f.created), "content": f.content}
+            for f in db.files.values() if not f.pending]
+
+
+def _slack_reminders(db: Any) -> list[dict[str, Any]]:
+    return [{"id": r.id, "creator_id": r.creator, "user_id": r.user, "text": r.text, "remind_at": _stamp(r.time),
+             "is_complete": bool(r.complete_ts), "complete_ts": r.complete_ts or None} for r in db.reminders.values()]
 
 
 def calendar_state(ws: Workspace) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Slack state: users (the people directory), conversations (channels and DMs) and messages."""
+"""Slack state: users (the people directory), conversations (channels and DMs), messages, files, scheduled
+messages and reminders. Pins and reactions live on their message; a user's status and presence on their row."""
 
 from __future__ import annotations
 
@@ -17,6 +18,13 @@ class SlackUser(Row):
     deleted: bool = False
     tz: str = "America/Los_Angeles"
     is_bot: bool | None = None  # None (not False) keeps the dumps of existing workspaces unchanged
+    # users.profile.set / users.setPresence; None = never set (Slack's defaults: empty, "auto")
+    display_name: str | None = None
+    status_text: str | None = None
+    status_emoji: str | None = None
+    status_expiration: int | None = None
+    phone: str | None = None
+    presence: str | None = None  # "away" when set manually away; None/"auto" = active
 
 
 class Channel(Row):
@@ -48,9 +56,49 @@ class Message(Row):
     reactions: tuple[Reaction, ...] = ()
     edited: dict[str, Any] | None = None
     pinned_to: tuple[str, ...] | None = None
+    files: tuple[str, ...] | None = None  # ids of the files this message shared
+
+
+class SlackFile(Row):
+    """A file shared in channels (files.upload, files.completeUploadExternal) or a pending v2 upload."""
+    id: str
+    name: str
+    title: str
+    filetype: str = "text"
+    mimetype: str = "text/plain"
+    user: str
+    created: int
+    content: str = ""
+    size: int = 0
+    channels: tuple[str, ...] = ()  # conversation ids it is shared in
+    shares: tuple[tuple[str, str], ...] = ()  # (channel, ts of the message that shared it)
+    pending: bool | None = None  # True between files.getUploadURLExternal and files.completeUploadExternal
+    uploaded: bool | None = None  # the v2 upload's bytes arrived
+
+
+class ScheduledMessage(Row):
+    id: str
+    channel: str
+    post_at: int
+    date_created: int
+    text: str
+    thread_ts: str | None = None
+
+
+class Reminder(Row):
+    id: str
+    creator: str
+    user: str
+    text: str
+    time: int
+    complete_ts: int = 0
+    recurring: bool = False
 
 
 class SlackDB(DB):
     users: dict[str, SlackUser] = table()
     channels: dict[str, Channel] = table()
     messages: dict[str, Message] = table()  # key "channel/ts"
+    files: dict[str, SlackFile] = table()
+    scheduled: dict[str, ScheduledMessage] = table()
+    reminders: dict[str, Reminder] = table()

@@ -1,4 +1,6 @@
-"""Slack Web API methods (conversations, chat, users, reactions) and the seeding helpers.
+"""Slack Web API methods (conversations, chat, users, reactions) and the seeding helpers; the other methods are
+mixins from the sibling modules (channel admin and edits, message extras, files, scheduled messages, reminders,
+profile and presence).
 
 Methods are called as the agent user (a user token): private channels and DMs are visible only to members.
 """
@@ -13,6 +15,12 @@ from ...base import SLACK_ALPHABET, Service, api
 from ...errors import slack_error
 from ...paging import page
 from .channel_admin import ChannelAdmin
+from .channel_edits import ChannelEdits
+from .files import Files
+from .message_extras import MessageExtras
+from .profile import Profile
+from .reminders import Reminders
+from .scheduled import Scheduled
 from .data_model import Channel, Message, Reaction, SlackDB, SlackUser
 
 TEAM = "T0ENV0WRK"
@@ -34,7 +42,7 @@ def _limit(limit: int | None, default: int, maximum: int = 1000) -> int:
     return min(limit, maximum)
 
 
-class Slack(ChannelAdmin, Service):
+class Slack(ChannelAdmin, ChannelEdits, MessageExtras, Files, Scheduled, Reminders, Profile, Service):
     name = "slack"
     DB = SlackDB
     db: SlackDB
@@ -99,6 +107,10 @@ class Slack(ChannelAdmin, Service):
             out["reactions"] = [{"name": r.name, "users": list(r.users), "count": len(r.users)} for r in m.reactions]
         if m.pinned_to:
             out["pinned_to"] = list(m.pinned_to)
+        if m.files:
+            out["files"] = [self.file_json(f) if (f := self.db.files.get(fid)) is not None
+                             else {"id": fid, "mode": "tombstone"} for fid in m.files]
+            out["upload"] = True
         return out
 
     def _thread(self, channel: str, ts: str) -> list[Message]:
@@ -124,7 +136,9 @@ class Slack(ChannelAdmin, Service):
         return {"id": u.id, "team_id": TEAM, "name": u.name, "deleted": u.deleted, "real_name": u.real_name,
                 "tz": u.tz, "is_admin": u.is_admin, "is_owner": False, "is_bot": bool(u.is_bot), "is_app_user": False,
                 "profile": {"title": u.title, "real_name": u.real_name, "display_name": u.name,
-                            "first_name": first, "last_name": last, "email": u.email, "team": TEAM}}
+                            "first_name": first, "last_name": last, "email": u.email, "team": TEAM}
+                if u.display_name is None and u.status_text is None and u.status_emoji is None and u.phone is None
+                else self.profile_json(u)}  # an edited profile shows its status and display name
 
     # -- conversations --------------------------------------------------------------------------
     @api("conversations.list", "POST api/conversations.list", "List channels you can see.",
