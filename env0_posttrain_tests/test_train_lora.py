@@ -153,3 +153,24 @@ def test_the_adapter_does_not_depend_on_the_processs_rng_history(base, data, tmp
         weights.append(load_file(str(result.adapter_dir / "adapter_model.safetensors")))
     assert weights[0].keys() == weights[1].keys() and weights[0]
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+def test_a_declared_student_tokenizer_is_the_one_training_uses(base, data, tmp_path, monkeypatch):
+    """student.tokenizer / student.chat_template reach training: the tokenizer given renders the rows and is
+    saved with the adapter; the base's own is not loaded."""
+    import json
+
+    import transformers
+
+    tok = transformers.AutoTokenizer.from_pretrained(str(base))
+    tok.init_kwargs["env0_declared"] = "student-tokenizer"  # saved into tokenizer_config.json
+
+    def no_base_tokenizer(*args, **kwargs):
+        raise AssertionError("train_lora loaded the base's tokenizer although one was given")
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", no_base_tokenizer)
+    spec = LORA.model_copy(update={"max_steps": 1, "eval_fraction": 0.0, "save_steps": 1})
+    result = train_lora(data.train[:4], [], spec, base, tmp_path / "declared", resume=False, tokenizer=tok)
+    assert result.steps == 1 and result.train_tokens > 0
+    saved = json.loads((result.adapter_dir / "tokenizer_config.json").read_text())
+    assert saved.get("env0_declared") == "student-tokenizer"

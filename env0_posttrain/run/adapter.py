@@ -21,8 +21,13 @@ def train_adapter(ctx: StageContext) -> StageResult:
     def on_log(m: dict) -> None:
         ctx.store.log_training_metrics(train_id, ctx.run_id, int(m.get("step", 0)), m)
 
+    tokenizer = None  # the base's own, unless the spec declares the student's tokenizer or chat template
+    if ctx.spec.student.tokenizer or ctx.spec.student.chat_template:
+        from env0_posttrain.run.arms import load_student_tokenizer
+
+        tokenizer = load_student_tokenizer(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
     try:
-        result = train_lora(rows, None, ctx.spec.lora, base, out_dir, on_log=on_log)
+        result = train_lora(rows, None, ctx.spec.lora, base, out_dir, on_log=on_log, tokenizer=tokenizer)
     except Exception as err:
         ctx.store.finish_training(train_id, "failed", None, None, {"error": repr(err)})
         raise

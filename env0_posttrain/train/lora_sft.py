@@ -231,8 +231,12 @@ def train_lora(
     out_dir: Path,
     on_log: Callable[[dict[str, Any]], None] | None = None,
     resume: bool = True,
+    tokenizer: Any = None,
 ) -> TrainResult:
-    """Train a LoRA adapter on TRL rows; returns where it is and how training went."""
+    """Train a LoRA adapter on TRL rows; returns where it is and how training went.
+
+    `tokenizer` is the student's (run spec `student.tokenizer` / `student.chat_template`): the one that
+    rendered the rows' lengths and the drift check; None loads the base's own."""
     import torch
     from peft import get_peft_model
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, set_seed
@@ -246,7 +250,7 @@ def train_lora(
     out_dir.mkdir(parents=True, exist_ok=True)
     train_rows, eval_rows = split_eval(train_rows, eval_rows, lora)
     device = resolve_device_settings(lora, kernels)
-    tokenizer = AutoTokenizer.from_pretrained(str(base_path))
+    tokenizer = tokenizer if tokenizer is not None else AutoTokenizer.from_pretrained(str(base_path))
     train_ds = _truncate_to_max_length(rows_to_dataset(train_rows, "train_rows"), tokenizer, lora, device)
     eval_ds = _truncate_to_max_length(rows_to_dataset(eval_rows, "eval_rows"), tokenizer, lora, device) if eval_rows else None
     dtype = torch.bfloat16 if device["bf16"] else torch.float32
