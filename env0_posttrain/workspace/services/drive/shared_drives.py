@@ -194,3 +194,24 @@ class SharedDrives:
         new = hit.model_copy(update={"role": role})
         self._touch(f, permissions=tuple(new if p.id == hit.id else p for p in f.permissions))  # type: ignore[attr-defined]
         return select_fields(perm_json(new), fields or "kind,id,type,role")
+
+    # -- seeding helper ---------------------------------------------------------------------------
+    def add_shared_drive(self, name: str, *, creator: str | None = None, members: dict[str, str] | None = None,
+                         hidden: bool = False) -> SharedDrive:
+        """Plant a shared drive; members: {email: role} besides its creator (organizer)."""
+        from .data_model import Permission
+
+        creator = creator or self.ws.me.email
+        self.db.seq += 1
+        did = "0A" + make_id(self.ws.seed, f"drive.shared.{name}", self.db.seq, DRIVE_ALPHABET, 17) + "Uk9PVA"
+        now = self.ws.now_rfc3339()
+        root = self._new_file(did, name, FOLDER, (), creator, None, when=now)  # type: ignore[attr-defined]
+        perms = list(root.permissions)
+        for email, role in (members or {}).items():
+            p = self.ws.person(email)
+            perms.append(Permission(id=p.user_id if p else self._perm_id(email), type="user", role=role,  # type: ignore[attr-defined]
+                                    emailAddress=email, displayName=p.name if p else None))
+        self.db.files[did] = root.model_copy(update={"permissions": tuple(perms)})
+        d = SharedDrive(id=did, name=name, createdTime=now, requestId=f"seed-{did}", creatorEmail=creator, hidden=hidden)
+        self.db.drives[did] = d
+        return d

@@ -1,5 +1,5 @@
-"""Gmail v1 users.settings.*: filters, forwarding addresses, send-as aliases, delegates, and the
-single-resource settings (vacation, autoForwarding, imap, pop, language).
+"""Gmail v1 users.settings.*: filters, forwarding addresses, send-as aliases and delegates (the
+single-resource settings are in prefs.py).
 
 Filters act on mail that arrives after they exist (internal deliveries and messages.import), as in
 Gmail; a filter's `forward` and autoForwarding are recorded but forward nothing (the workspace sends
@@ -14,29 +14,15 @@ from typing import Any
 from ...base import api
 from ...errors import bad_request, conflict, not_found
 from .data_model import Delegate, Filter, ForwardingAddress, MailSetting, Message, SendAs
-from .mime import address_of, size_estimate
+from .mime import size_estimate
 from .query import Query
 
 S = "gmail/v1/users/{userId}/settings"
-_DISPOSITIONS = ("dispositionUnspecified", "leaveInInbox", "archive", "trash", "markRead")
-# name -> (defaults, {field: bool | str | "ms" | "int" | (enum values)})
-SETTINGS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-    "vacation": ({"enableAutoReply": False}, {
-        "enableAutoReply": bool, "responseSubject": str, "responseBodyPlainText": str, "responseBodyHtml": str,
-        "restrictToContacts": bool, "restrictToDomain": bool, "startTime": "ms", "endTime": "ms"}),
-    "autoForwarding": ({"enabled": False}, {"enabled": bool, "emailAddress": str, "disposition": _DISPOSITIONS}),
-    "imap": ({"enabled": True, "autoExpunge": True, "expungeBehavior": "archive", "maxFolderSize": 0}, {
-        "enabled": bool, "autoExpunge": bool, "maxFolderSize": "int",
-        "expungeBehavior": ("expungeBehaviorUnspecified", "archive", "trash", "deleteForever")}),
-    "pop": ({"accessWindow": "disabled", "disposition": "leaveInInbox"}, {
-        "accessWindow": ("accessWindowUnspecified", "disabled", "fromNowOn", "allMail"), "disposition": _DISPOSITIONS}),
-    "language": ({"displayLanguage": "en"}, {"displayLanguage": str}),
-}
 _CRITERIA = {"from": str, "to": str, "subject": str, "query": str, "negatedQuery": str, "hasAttachment": bool,
              "excludeChats": bool, "size": "int", "sizeComparison": ("unspecified", "smaller", "larger")}
 
 
-def _check(where: str, body: Any, spec: dict[str, Any]) -> dict[str, Any]:
+def check_fields(where: str, body: Any, spec: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise bad_request(f"Invalid JSON payload received. {where} must be an object", "invalidArgument")
     out: dict[str, Any] = {}
@@ -93,7 +79,7 @@ class MailSettings:
          params={"body": "Filter: criteria, action"})
     def settings_filters_create(self, body: dict, userId: str = "me") -> dict[str, Any]:
         owner = self.owner(userId)  # type: ignore[attr-defined]
-        criteria = _check("filter.criteria", body.get("criteria") or {}, _CRITERIA)
+        criteria = check_fields("filter.criteria", body.get("criteria") or {}, _CRITERIA)
         action = body.get("action") or {}
         if not isinstance(action, dict) or set(action) - {"addLabelIds", "removeLabelIds", "forward"}:
             raise bad_request("Invalid JSON payload received. Unknown name at 'filter.action'", "invalidArgument")
@@ -188,7 +174,7 @@ class MailSettings:
         email = forwardingEmail.strip().lower()
         if self.db.forwardingAddresses.pop(f"{owner}/{email}", None) is None:
             raise not_found()
-        auto = self.setting(owner, "autoForwarding")
+        auto = self.setting(owner, "autoForwarding")  # type: ignore[attr-defined]
         if auto.get("emailAddress") == email:
             self.db.mailSettings[f"{owner}/autoForwarding"] = MailSetting(userId=owner, name="autoForwarding",
                                                                           value={"enabled": False})
@@ -226,7 +212,7 @@ class MailSettings:
         return self._send_as_json(self._send_as(self.owner(userId), sendAsEmail))  # type: ignore[attr-defined]
 
     def _put_send_as(self, owner: str, row: SendAs, body: dict) -> dict[str, Any]:
-        upd = _check("sendAs", {k: v for k, v in body.items() if k not in ("sendAsEmail", "isPrimary",
+        upd = check_fields("sendAs", {k: v for k, v in body.items() if k not in ("sendAsEmail", "isPrimary",
                                                                             "verificationStatus", "smtpMsa")},
                      {"displayName": str, "replyToAddress": str, "signature": str, "isDefault": bool,
                       "treatAsAlias": bool})
@@ -322,76 +308,17 @@ class MailSettings:
         if self.db.delegates.pop(f"{self.owner(userId)}/{delegateEmail.strip().lower()}", None) is None:  # type: ignore[attr-defined]
             raise not_found()
 
-    # -- single-resource settings -------------------------------------------------------------------
-    def setting(self, owner: str, name: str) -> dict[str, Any]:
-        """The current value of vacation / autoForwarding / imap / pop / language (verifier helper)."""
-        row = self.db.mailSettings.get(f"{owner}/{name}")
-        return dict(row.value) if row is not None else dict(SETTINGS[name][0])
+    # -- seeding helpers ----------------------------------------------------------------------------
+    def add_filter(self, criteria: dict[str, Any], action: dict[str, Any], owner: str | None = None) -> Filter:
+        """Plant a filter (label ids as stored; no validation beyond the field names)."""
+        owner = owner or self.ws.me.email
+        f = Filter(id="ANe1Bm" + self.new_id("filter", length=28), userId=owner,  # type: ignore[attr-defined]
+                   criteria=check_fields("filter.criteria", criteria, _CRITERIA), action=dict(action))
+        self.db.filters[f"{owner}/{f.id}"] = f
+        return f
 
-    def _put_setting(self, userId: str, name: str, body: dict) -> dict[str, Any]:
-        owner = self.owner(userId)  # type: ignore[attr-defined]
-        defaults, spec = SETTINGS[name]
-        value = {**defaults, **_check(name, body, spec)}
-        if name == "vacation" and value.get("startTime") and value.get("endTime") \
-                and int(value["endTime"]) <= int(value["startTime"]):
-            raise bad_request("Vacation end time must be after its start time", "invalidArgument")
-        if name == "autoForwarding" and value.get("enabled"):
-            email = address_of(value.get("emailAddress") or "").lower()
-            fwd = self.db.forwardingAddresses.get(f"{owner}/{email}")
-            if fwd is None or fwd.verificationStatus != "accepted":
-                raise bad_request("Unrecognized forwarding address", "failedPrecondition")
-            value["emailAddress"] = email
-            if value.get("disposition", "dispositionUnspecified") == "dispositionUnspecified":
-                raise bad_request("Missing disposition", "invalidArgument")
-        self.db.mailSettings[f"{owner}/{name}"] = MailSetting(userId=owner, name=name, value=value)
-        return value
-
-    @api("gmail.users.settings.getVacation", f"GET {S}/vacation", "Get the vacation auto-reply.")
-    def settings_getVacation(self, userId: str = "me") -> dict[str, Any]:
-        return self.setting(self.owner(userId), "vacation")  # type: ignore[attr-defined]
-
-    @api("gmail.users.settings.updateVacation", f"PUT {S}/vacation",
-         "Set the vacation auto-reply: body {enableAutoReply, responseSubject, responseBodyPlainText, "
-         "restrictToDomain, startTime, endTime (epoch ms)}.", writes=True, params={"body": "VacationSettings"})
-    def settings_updateVacation(self, body: dict, userId: str = "me") -> dict[str, Any]:
-        return self._put_setting(userId, "vacation", body)
-
-    @api("gmail.users.settings.getAutoForwarding", f"GET {S}/autoForwarding", "Get the auto-forwarding setting.")
-    def settings_getAutoForwarding(self, userId: str = "me") -> dict[str, Any]:
-        return self.setting(self.owner(userId), "autoForwarding")  # type: ignore[attr-defined]
-
-    @api("gmail.users.settings.updateAutoForwarding", f"PUT {S}/autoForwarding",
-         "Turn auto-forwarding on/off: body {enabled, emailAddress (a verified forwarding address), "
-         "disposition: leaveInInbox|archive|trash|markRead}.", writes=True, params={"body": "AutoForwarding"})
-    def settings_updateAutoForwarding(self, body: dict, userId: str = "me") -> dict[str, Any]:
-        return self._put_setting(userId, "autoForwarding", body)
-
-    @api("gmail.users.settings.getImap", f"GET {S}/imap", "Get the IMAP settings.")
-    def settings_getImap(self, userId: str = "me") -> dict[str, Any]:
-        return self.setting(self.owner(userId), "imap")  # type: ignore[attr-defined]
-
-    @api("gmail.users.settings.updateImap", f"PUT {S}/imap", "Change the IMAP settings.", writes=True,
-         params={"body": "{enabled, autoExpunge, expungeBehavior, maxFolderSize}"})
-    def settings_updateImap(self, body: dict, userId: str = "me") -> dict[str, Any]:
-        return self._put_setting(userId, "imap", body)
-
-    @api("gmail.users.settings.getPop", f"GET {S}/pop", "Get the POP settings.")
-    def settings_getPop(self, userId: str = "me") -> dict[str, Any]:
-        return self.setting(self.owner(userId), "pop")  # type: ignore[attr-defined]
-
-    @api("gmail.users.settings.updatePop", f"PUT {S}/pop", "Change the POP settings.", writes=True,
-         params={"body": "{accessWindow: disabled|fromNowOn|allMail, disposition}"})
-    def settings_updatePop(self, body: dict, userId: str = "me") -> dict[str, Any]:
-        return self._put_setting(userId, "pop", body)
-
-    @api("gmail.users.settings.getLanguage", f"GET {S}/language", "Get the display language.")
-    def settings_getLanguage(self, userId: str = "me") -> dict[str, Any]:
-        return self.setting(self.owner(userId), "language")  # type: ignore[attr-defined]
-
-    @api("gmail.users.settings.updateLanguage", f"PUT {S}/language", "Change the display language.", writes=True,
-         params={"body": "{displayLanguage: e.g. en, fr, de}"})
-    def settings_updateLanguage(self, body: dict, userId: str = "me") -> dict[str, Any]:
-        lang = body.get("displayLanguage")
-        if not isinstance(lang, str) or not lang.strip():
-            raise bad_request("Invalid display language", "invalidArgument")
-        return self._put_setting(userId, "language", body)
+    def add_forwarding_address(self, email: str, owner: str | None = None, status: str | None = None) -> None:
+        owner = owner or self.ws.me.email
+        email = email.lower()
+        self.db.forwardingAddresses[f"{owner}/{email}"] = ForwardingAddress(
+            userId=owner, forwardingEmail=email, verificationStatus=status or self._status(email))

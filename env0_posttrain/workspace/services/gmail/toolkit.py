@@ -1,5 +1,5 @@
 """Gmail v1 methods (users.messages / threads / labels / drafts) and the seeding helpers; thread writes,
-history, import/insert and watch are in mail_more.py, users.settings.* in settings.py."""
+history, import/insert and watch are in mail_more.py, users.settings.* in settings.py and prefs.py."""
 
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ from .data_model import SYSTEM_LABELS, Draft, Label, Message
 from .mail_more import MailMore
 from .mailbox import Mailbox
 from .mime import b64url, parse_raw, split_addresses
+from .prefs import MailPrefs
 from .settings import MailSettings
 
 P = "gmail/v1/users/{userId}"
 _FORMATS = ("minimal", "full", "raw", "metadata")
 
 
-class Gmail(MailMore, MailSettings, Mailbox):
+class Gmail(MailMore, MailSettings, MailPrefs, Mailbox):
     # -- messages -------------------------------------------------------------------------------
     @api("gmail.users.messages.list", f"GET {P}/messages", "List message ids (newest first); get each for content.",
          params={"q": "Gmail search, e.g. 'from:ana is:unread after:2026/03/01'", "maxResults": "", "pageToken": "",
