@@ -280,6 +280,14 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
         for fid in doomed:
             self.record_change(self.db.files.pop(fid), removed=True)
             self.ws.docs.db.documents.pop(fid, None)
+        self._forget(doomed)
+
+    def _forget(self, fids: set[str]) -> None:
+        """Comments, replies and revisions go with their deleted files."""
+        for table, of in ((self.db.comments, lambda r: r.fileId), (self.db.replies, lambda r: r.fileId),
+                          (self.db.revisions, lambda r: r.fileId)):
+            for k in [k for k, r in table.items() if of(r) in fids]:
+                del table[k]
 
     # -- permissions ----------------------------------------------------------------------------
     @api("drive.permissions.list", f"GET {D}/files/{{fileId}}/permissions", "List who has access to a file.",

@@ -131,8 +131,9 @@ class MailSettings:
     def filtered(self, owner: str, m: Message) -> Message:
         """Apply the owner's filters to a message that just arrived."""
         for f in self.filters_of(owner):
-            if self.filter_matches(f, m):
-                m = self.relabel(m, f.action.get("addLabelIds", ()), f.action.get("removeLabelIds", ()))  # type: ignore[attr-defined]
+            if self.filter_matches(f, m):  # a label deleted since the filter was made is skipped
+                add = [lid for lid in f.action.get("addLabelIds", ()) if self.valid_label(owner, lid)]  # type: ignore[attr-defined]
+                m = self.relabel(m, add, f.action.get("removeLabelIds", ()))  # type: ignore[attr-defined]
         return m
 
     # -- forwarding addresses -----------------------------------------------------------------------
