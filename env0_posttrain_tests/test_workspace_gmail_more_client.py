@@ -112,6 +112,8 @@ def test_insert_import_history_and_watch(server, gmail):
     assert [e["labelsAdded"][0]["labelIds"] for e in only] == [[receipts], ["STARRED"]]
     assert "history" not in gmail.history().list(userId="me", startHistoryId=hist["historyId"]).execute()
     assert status_of(gmail.history().list(userId="me", startHistoryId="5")) == (404, "notFound")
+    older = str(int(start) - 1)  # history is kept from the end of the seeding on: older ids need a full sync
+    assert status_of(gmail.history().list(userId="me", startHistoryId=older)) == (404, "notFound")
     assert status_of(gmail.messages().insert(userId="me", body={"labelIds": ["INBOX"]})) == (400, "invalidArgument")
     w = gmail.watch(userId="me", body={"topicName": "projects/p/topics/mail", "labelIds": ["INBOX"]}).execute()
     assert int(w["expiration"]) > ws(server).now_ms() and me in ws(server).gmail.db.watches

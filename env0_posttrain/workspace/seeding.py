@@ -10,7 +10,7 @@ import random
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from .seeding_google import seed_drive_discussion, seed_mail_settings
+from .seeding_google import seed_drive_discussion, seed_mail_settings, start_logs
 from .seed_text import (CHANNELS, DOC_TEMPLATES, EXTERNAL_SENDERS, FILE_TEMPLATES, FOLDERS, INTERNAL_TOPICS,
                         MEETINGS, OAUTH_APPS, SLACK_LINES)
 
@@ -26,6 +26,7 @@ def populate(ws: "Workspace") -> None:
     seed_admin(ws, random.Random(f"{ws.seed}:admin"))
     seed_mail_settings(ws, random.Random(f"{ws.seed}:gmail-settings"))
     seed_drive_discussion(ws, random.Random(f"{ws.seed}:drive-comments"))
+    start_logs(ws)
 
 
 def _colleagues(ws: "Workspace") -> list:

@@ -45,3 +45,13 @@ def seed_drive_discussion(ws: "Workspace", rng: random.Random) -> None:
             replier = f.ownerEmail if f.ownerEmail != author else me
             drive.add_reply(c.id, rng.choice(ANSWERS), author=replier,
                             action="resolve" if rng.random() < 0.3 else None)
+
+
+def start_logs(ws: "Workspace") -> None:
+    """The company's history starts now: Gmail history and Drive changes are kept from the end of the filler on
+    (as Gmail keeps about a week of history), so snapshots and savepoints do not copy a log of the seeding."""
+    from .base import Table
+
+    ws.gmail.db.historyLog = Table()
+    ws.gmail.db.historyFloor = ws.gmail.db.history
+    ws.drive.db.changeLog = Table()

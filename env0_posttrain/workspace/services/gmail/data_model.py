@@ -126,3 +126,4 @@ class GmailDB(DB):
     mailSettings: dict[str, MailSetting] = table()  # key "owner/name"
     watches: dict[str, Watch] = table()  # key owner
     history: int = 1000
+    historyFloor: int = 1000  # history.list keeps changes after this id (older: 404, the client does a full sync)

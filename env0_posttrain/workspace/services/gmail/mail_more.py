@@ -187,7 +187,7 @@ class MailMore:
             start = int(startHistoryId)
         except ValueError:
             raise bad_request(f"Invalid value for startHistoryId: {startHistoryId}", "invalidArgument") from None
-        if start < 1000:  # before this mailbox's retained history: the client must do a full sync
+        if start < self.db.historyFloor:  # older than the retained history: the client must do a full sync
             raise not_found("Requested entity was not found.")
         for t in historyTypes or []:
             if t not in HISTORY_TYPES:
