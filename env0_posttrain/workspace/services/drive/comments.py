@@ -42,7 +42,7 @@ class Comments:
         self._file(fileId)
         size = check_size(pageSize, 20, 100, "pageSize")
         rows = sorted((c for c in self.db.comments.values() if c.fileId == fileId and (includeDeleted or not c.deleted)),
-                      key=lambda c: (c.createdTime, c.id))
+                      key=lambda c: c.createdTime)  # stable: ties keep creation order
         chunk, nxt = page(rows, pageToken, size)
         out: dict[str, Any] = {"kind": "drive#commentList", "comments": [self.comment_json(c) for c in chunk]}
         if nxt:

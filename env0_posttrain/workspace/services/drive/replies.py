@@ -33,7 +33,7 @@ class Replies:
     def replies_of(self, comment_id: str, include_deleted: bool = False) -> list[Reply]:
         """A comment's replies, oldest first (verifier helper)."""
         rows = [r for r in self.db.replies.values() if r.commentId == comment_id and (include_deleted or not r.deleted)]
-        return sorted(rows, key=lambda r: (r.createdTime, r.id))
+        return sorted(rows, key=lambda r: r.createdTime)  # stable: ties (a frozen clock) keep creation order
 
     def reply_json(self, r: Reply) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "drive#reply", "id": r.id, "createdTime": r.createdTime,
