@@ -154,7 +154,12 @@ def test_shared_drives_and_permission_get_update(server, drive):
     assert status_of(drive.drives().create(requestId="req-2", body={"name": "Bad", "colorRgb": "green"})) == (400, "invalid")
     inside = drive.files().create(body={"name": "design.md", "parents": [d["id"]]}, fields="id,parents").execute()
     assert inside["parents"] == [d["id"]]
-    assert d["id"] not in [f["id"] for f in drive.files().list(pageSize=1000).execute()["files"]]  # a drive is no file
+    listed = [f["id"] for f in drive.files().list(pageSize=1000).execute()["files"]]
+    assert d["id"] not in listed and inside["id"] not in listed  # shared-drive items only when asked for
+    in_drive = drive.files().list(driveId=d["id"], corpora="drive", includeItemsFromAllDrives=True,
+                                  supportsAllDrives=True, fields="files(id,driveId)").execute()["files"]
+    assert in_drive == [{"id": inside["id"], "driveId": d["id"]}]
+    assert status_of(drive.files().list(driveId=d["id"])) == (400, "invalid")
     assert drive.drives().update(driveId=d["id"], body={"name": "Eng"}).execute()["name"] == "Eng"
     assert drive.drives().hide(driveId=d["id"]).execute()["hidden"] is True
     assert [x["name"] for x in drive.drives().list(q="hidden = true").execute()["drives"]] == ["Eng"]
@@ -166,7 +171,10 @@ def test_shared_drives_and_permission_get_update(server, drive):
     drive.drives().delete(driveId=d["id"]).execute()
     assert status_of(drive.drives().get(driveId=d["id"])) == (404, "notFound")
     theirs = w.drive.add_shared_drive("Finance", creator=w.directory[5].email, members={w.me.email: "reader"})
-    assert [x["name"] for x in drive.drives().list().execute()["drives"]] == ["Finance"]
+    assert {x["name"] for x in drive.drives().list().execute()["drives"]} == {"Company Shared", "Finance"}  # + seeded
+    colleague_file = w.drive.add_file(name="Q3.csv", content="1", parent=theirs.id, owner=w.directory[5].email)
+    assert drive.files().get(fileId=colleague_file.id, fields="driveId,capabilities(canEdit)").execute() == {
+        "driveId": theirs.id, "capabilities": {"canEdit": False}}  # a reader of the drive reads its items
     assert status_of(drive.drives().update(driveId=theirs.id, body={"name": "x"})) == (403, "insufficientFilePermissions")
 
     f = w.drive.add_file(name="Budget.xlsx", content="1", shared_with={w.directory[3].email: "reader"})

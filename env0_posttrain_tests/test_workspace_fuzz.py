@@ -74,7 +74,7 @@ bodies = st.one_of(bodies, calendar_bodies)
 _FILE_WITH_COMMENT = next(iter(BASE.drive.db.comments.values())).fileId
 POOL["string"] += [BASE.gmail.filters_of()[0].id, next(iter(BASE.drive.db.comments)), next(iter(BASE.drive.db.replies)),
                    _FILE_WITH_COMMENT, "head", "1", "2", "1000", str(BASE.gmail.db.history), "messageAdded", "labelAdded",
-                   "projects/p/topics/t", f"support@{BASE.domain}", "x@outside.example"]
+                   "projects/p/topics/t", f"support@{BASE.domain}", "x@outside.example", next(iter(BASE.drive.db.drives))]
 google_bodies = st.fixed_dictionaries({}, optional={
     "criteria": st.one_of(junk, st.fixed_dictionaries({}, optional={
         "from": st.sampled_from([BASE.directory[3].email, ""]), "subject": st.text(max_size=5), "query": st.text(max_size=8),
@@ -193,7 +193,8 @@ PATHS += [f"{_U}/threads/{BASE.gmail.mailbox()[0].threadId}/modify", f"{_U}/thre
           f"{_F}/comments/{_C}", f"{_F}/comments/{_C}/replies", f"{_F}/comments/nope/replies/x", f"{_F}/revisions",
           f"{_F}/revisions/head", f"{_F}/permissions/nope", f"{_F}/watch", "/drive/v3/changes", "/drive/v3/changes/watch",
           "/drive/v3/changes/startPageToken", "/drive/v3/channels/stop", "/drive/v3/about", "/drive/v3/files/generateIds",
-          "/drive/v3/files/trash", "/drive/v3/drives", "/drive/v3/drives/nope", "/drive/v3/drives/nope/hide"]
+          "/drive/v3/files/trash", "/drive/v3/drives", "/drive/v3/drives/nope", "/drive/v3/drives/nope/hide",
+          f"/drive/v3/drives/{next(iter(BASE.drive.db.drives))}"]
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -2,7 +2,8 @@
 
 Each part draws from its own `random.Random(f"{seed}:...")` stream, so adding it left every other
 service's seeded content as it was: one receipts filter and a signature on the agent user's mailbox,
-and colleagues' comments (some answered, one resolved) on documents the agent user can open.
+colleagues' comments (some answered, one resolved) on documents the agent user can open, and a
+"Company Shared" shared drive (the agent user a writer) holding one file.
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ def seed_drive_discussion(ws: "Workspace", rng: random.Random) -> None:
             replier = f.ownerEmail if f.ownerEmail != author else me
             drive.add_reply(c.id, rng.choice(ANSWERS), author=replier,
                             action="resolve" if rng.random() < 0.3 else None)
+    lead = next((p for p in ws.directory if p.email != me), ws.me)
+    team = ws.drive.add_shared_drive("Company Shared", creator=lead.email, members={me: "writer"})
+    drive.add_file(name="Team directory.csv", content="name,team\n" + "".join(
+        f"{p.name},{p.department}\n" for p in ws.directory[:6]), mime_type="text/csv", parent=team.id, owner=lead.email)
 
 
 def start_logs(ws: "Workspace") -> None:

@@ -146,7 +146,7 @@ class Changes:
                                 "insufficientFilePermissions")
         for f in list(self.db.files.values()):
             in_scope = (driveId in f.parents) if driveId else (f.ownerEmail == me and not self._in_shared_drive(f))
-            if f.trashed and in_scope and f.id in self.db.files:
+            if f.trashed and in_scope and f.id in self.db.files and f.id not in self.db.drives:
                 self.files_delete(f.id)  # type: ignore[attr-defined]
 
     def _in_shared_drive(self, f: File) -> bool:

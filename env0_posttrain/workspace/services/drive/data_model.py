@@ -40,6 +40,7 @@ class File(Row):
     content: str | None = None  # text content of uploaded files (Google Docs text lives in the docs service)
     permissions: tuple[Permission, ...] = ()
     version: int = 1
+    driveId: str | None = None  # the shared drive holding the file (its members have their drive role on it)
 
 
 class Comment(Row):

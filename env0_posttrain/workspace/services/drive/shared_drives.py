@@ -63,7 +63,8 @@ class SharedDrives:
         did = "0A" + make_id(self.ws.seed, f"drive.shared.{requestId}", self.db.seq, DRIVE_ALPHABET, 17) + "Uk9PVA"
         self.db.seq += 1
         now, me = self.ws.now_rfc3339(), self.ws.me.email
-        self._new_file(did, name.strip(), FOLDER, (), me, None, when=now)  # type: ignore[attr-defined]
+        root = self._new_file(did, name.strip(), FOLDER, (), me, None, when=now)  # type: ignore[attr-defined]
+        self.db.files[did] = root.model_copy(update={"driveId": did})
         d = SharedDrive(id=did, name=name.strip(), createdTime=now, requestId=requestId, creatorEmail=me, colorRgb=color)
         self.db.drives[did] = d
         return self._drive_json(d)
@@ -211,7 +212,7 @@ class SharedDrives:
             p = self.ws.person(email)
             perms.append(Permission(id=p.user_id if p else self._perm_id(email), type="user", role=role,  # type: ignore[attr-defined]
                                     emailAddress=email, displayName=p.name if p else None))
-        self.db.files[did] = root.model_copy(update={"permissions": tuple(perms)})
+        self.db.files[did] = root.model_copy(update={"permissions": tuple(perms), "driveId": did})
         d = SharedDrive(id=did, name=name, createdTime=now, requestId=f"seed-{did}", creatorEmail=creator, hidden=hidden)
         self.db.drives[did] = d
         return d

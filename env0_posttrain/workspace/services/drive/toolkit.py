@@ -87,10 +87,15 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
     def files_list(self, q: str | None = None, pageSize: int | None = None, pageToken: str | None = None,
                    orderBy: str | None = None, fields: str | None = None, corpora: str | None = None,
                    spaces: str | None = None, includeItemsFromAllDrives: bool | None = None,
-                   supportsAllDrives: bool | None = None) -> dict[str, Any]:
+                   supportsAllDrives: bool | None = None, driveId: str | None = None) -> dict[str, Any]:
         query = DriveQuery(q or "") if q else None
         size = check_size(pageSize, 100, 1000, "pageSize")
-        files = self._visible(orderBy or "folder,modifiedTime desc,name")
+        if driveId is not None and not (includeItemsFromAllDrives and supportsAllDrives):
+            raise bad_request("The includeItemsFromAllDrives and supportsAllDrives parameters must be set to true "
+                              "when driveId is specified.", "invalid", "driveId")
+        files = self._visible(orderBy or "folder,modifiedTime desc,name", bool(includeItemsFromAllDrives))
+        if driveId is not None:
+            files = [f for f in files if f.driveId == driveId]
         if query is not None:
             files = [f for f in files if query.pred(FileView(self.ws, f))]
         chunk, nxt = page(files, pageToken, size)
@@ -105,8 +110,9 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
             out["nextPageToken"] = nxt
         return select_fields(out, fields)
 
-    def _visible(self, order_by: str) -> list[File]:
-        """Files listed for the agent user in the given order; memoised until the files table changes."""
+    def _visible(self, order_by: str, all_drives: bool = False) -> list[File]:
+        """Files listed for the agent user in the given order (shared-drive items only with all_drives, as
+        includeItemsFromAllDrives asks); memoised until the files table changes."""
         keys = [k.strip() for k in order_by.split(",") if k.strip()]
         for key in keys:
             if key.partition(" ")[0] not in _ORDER:
@@ -116,13 +122,13 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
             root = self.root_id()
             drives = self.db.drives
             files = sorted((f for f in self.db.files.values() if f.id != root and f.id not in drives
-                            and listed_for(self.ws, f)),
+                            and (all_drives or f.driveId is None) and listed_for(self.ws, f)),
                            key=lambda f: f.id)
             for key in reversed(keys):
                 name, _, direction = key.partition(" ")
                 files.sort(key=_ORDER[name], reverse=direction.strip().lower() == "desc")
             return files
-        return self.db.cached(("visible", tuple(keys)), self.db.files.version, build)
+        return self.db.cached(("visible", tuple(keys), all_drives), self.db.files.version, build)
 
     @api("drive.files.get", f"GET {D}/files/{{fileId}}", "Get file metadata; alt='media' returns its content.",
          params={"fileId": "", "fields": "e.g. * for all", "alt": "json|media"})
@@ -167,6 +173,10 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
                            bool(body.get("starred", False)))
         return select_fields(file_json(self.ws, f), fields or _DEFAULT_FILE_FIELDS)
 
+    def _drive_of(self, parents: tuple[str, ...]) -> str | None:
+        parent = self.db.files.get(parents[0]) if parents else None
+        return None if parent is None else parent.driveId or (parent.id if parent.id in self.db.drives else None)
+
     def _given_id(self, fid: Any) -> str:
         """files.create body.id: an id from files.generateIds (well-formed and not yet used)."""
         if not isinstance(fid, str) or len(fid) != 33 or any(c not in DRIVE_ALPHABET for c in fid):
@@ -179,7 +189,7 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
                   description: str | None = None, starred: bool = False, when: str | None = None) -> File:
         now = when or self.ws.now_rfc3339()
         f = File(id=fid, name=name, mimeType=mime, parents=parents, ownerEmail=owner, createdTime=now,
-                 modifiedTime=now, description=description, starred=starred,
+                 modifiedTime=now, description=description, starred=starred, driveId=self._drive_of(parents),
                  content=None if mime.startswith(GOOGLE_PREFIX) else (content or ""),
                  permissions=(self._owner_perm(owner),))
         self.db.files[fid] = f
@@ -232,6 +242,7 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
             raise forbidden("Increasing the number of parents is not allowed.", "cannotAddParent")
         if tuple(parents) != f.parents:
             upd["parents"] = tuple(parents)
+            upd["driveId"] = self._drive_of(tuple(parents))
         if content is not None:
             if f.mimeType.startswith(GOOGLE_PREFIX):
                 raise forbidden("Content of Docs Editors files cannot be replaced here.", "fileNotDownloadable")
