@@ -57,7 +57,7 @@ def drive_state(ws: Workspace) -> dict[str, Any]:
     files, perms = [], []
     roots = {ws.drive.root_id(p.email) for p in ws.directory}
     for f in ws.drive.db.files.values():
-        if f.id in roots:  # env0 has no row for My Drive: a top-level file's path starts at its own name
+        if f.id in roots or f.id in ws.drive.db.drives:  # env0 has no row for My Drive (nor a shared drive's root)
             continue
         owner = ws.person(f.ownerEmail)
         files.append({"id": f.id, "name": f.name, "mimeType": f.mimeType, "parentId": f.parents[0] if f.parents else None,
