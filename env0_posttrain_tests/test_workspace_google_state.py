@@ -79,3 +79,28 @@ def test_every_env0_google_route_is_served():
     assert len(res["gmail"]["served"]) >= 60 and len(res["drive"]["served"]) >= 40
     # what is not a real method is mock-gdoc's comments/permissions (Drive's in the real API) and mock-gcal's profile
     assert all("-> real: drive." in r for r in res["docs"]["not_real"])
+
+
+def test_history_and_change_logs_are_bounded(monkeypatch):
+    from env0_posttrain.workspace.services.drive import changes
+    from env0_posttrain.workspace.services.gmail import mailbox
+
+    monkeypatch.setattr(mailbox, "HISTORY_KEPT", 5)
+    monkeypatch.setattr(changes, "CHANGES_KEPT", 3)
+    ws = Workspace.seeded(3)
+    start = ok(ws, "gmail_getProfile", {})["historyId"]
+    mid = ws.gmail.mailbox()[0].id
+    for i in range(4):
+        ok(ws, "gmail_messages_modify", {"id": mid, "body": {"addLabelIds" if i % 2 == 0 else "removeLabelIds": ["STARRED"]}})
+    assert len(ok(ws, "gmail_history_list", {"startHistoryId": start})["history"]) == 4
+    for i in range(4):
+        ok(ws, "gmail_messages_modify", {"id": mid, "body": {"addLabelIds" if i % 2 == 0 else "removeLabelIds": ["STARRED"]}})
+    assert len(ws.gmail.db.historyLog) == 5
+    res = call_tool(ws, "gmail_history_list", {"startHistoryId": start})
+    assert res["error"]["error"]["code"] == 404  # older than what is kept: a full sync
+    assert len(ok(ws, "gmail_history_list", {"startHistoryId": str(ws.gmail.db.historyFloor)})["history"]) == 5
+    token = ok(ws, "drive_changes_getStartPageToken", {})["startPageToken"]
+    for i in range(5):
+        ok(ws, "drive_files_create", {"body": {"name": f"f{i}"}})
+    assert len(ws.drive.db.changeLog) == 3
+    assert len(ok(ws, "drive_changes_list", {"pageToken": token})["changes"]) == 3

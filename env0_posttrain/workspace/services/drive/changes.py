@@ -19,6 +19,7 @@ from .data_model import FOLDER, GDOC, Change, File
 
 D = "drive/v3"
 _CHANNEL = {"body": "Channel: id, type ('web_hook'), address"}
+CHANGES_KEPT = 1000  # changes kept (every write's savepoint copies the log); an older token lists from the oldest kept
 _EXPORTS = {GDOC: ["text/plain", "text/markdown", "text/html"]}
 
 
@@ -31,6 +32,8 @@ class Changes:
         n = self.db.changeId
         self.db.changeLog[f"{n:012d}"] = Change(id=n, fileId=f.id, owner=f.ownerEmail, time=self.ws.now_rfc3339(),
                                                 removed=removed)
+        if len(self.db.changeLog) > CHANGES_KEPT:
+            self.db.changeLog.pop(next(iter(self.db.changeLog)))
 
     @api("drive.changes.getStartPageToken", f"GET {D}/changes/startPageToken",
          "A page token for changes.list: changes after now.")

@@ -11,6 +11,9 @@ from .mime import address_of, b64url, headers_of, payload, size_estimate, snippe
 from .query import Query
 
 
+HISTORY_KEPT = 1000  # history records kept (every write's savepoint copies the log, so it must not grow forever)
+
+
 class Mailbox(Service):
     name = "gmail"
     DB = GmailDB
@@ -124,6 +127,9 @@ class Mailbox(Service):
         hid = self.db.history if kind == "messageDeleted" else m.historyId  # a message's historyId is its last change
         self.db.historyLog[f"{hid:012d}/{kind}"] = HistoryRecord(id=hid, userId=m.userId, kind=kind, messageId=m.id,
                                                                  threadId=m.threadId, labelIds=labels)
+        if len(self.db.historyLog) > HISTORY_KEPT:  # Gmail keeps a limited history; older ids then need a full sync
+            oldest = self.db.historyLog.pop(next(iter(self.db.historyLog)))
+            self.db.historyFloor = max(self.db.historyFloor, oldest.id)
 
     def drop(self, m: Message) -> None:
         """Delete a message for good (its drafts go with it)."""
