@@ -76,6 +76,34 @@ _SLACK_FILE = _SLACK_PLANT.slack.add_file("general", name="plan.md", content="# 
 POOL["string"] += [_SLACK_FILE.id, "F_NOPE", "Rm_NOPE", "Q_NOPE", "in 15 minutes", "tomorrow at 9am", "every weekday",
                    str(int(BASE.now.timestamp()) + 3600), "away", "auto", "proj-x", ":tada:", "thumbsup",
                    '{"status_text": "Out", "status_emoji": ":palm_tree:"}', f'[{{"id": "{_SLACK_FILE.id}"}}]', "[1]"]
+# Gmail settings/history and Drive comments/replies/revisions/changes/shared drives: ids and body fields.
+_FILE_WITH_COMMENT = next(iter(BASE.drive.db.comments.values())).fileId
+POOL["string"] += [BASE.gmail.filters_of()[0].id, next(iter(BASE.drive.db.comments)), next(iter(BASE.drive.db.replies)),
+                   _FILE_WITH_COMMENT, "head", "1", "2", "1000", str(BASE.gmail.db.history), "messageAdded", "labelAdded",
+                   "projects/p/topics/t", f"support@{BASE.domain}", "x@outside.example", next(iter(BASE.drive.db.drives))]
+google_bodies = st.fixed_dictionaries({}, optional={
+    "criteria": st.one_of(junk, st.fixed_dictionaries({}, optional={
+        "from": st.sampled_from([BASE.directory[3].email, ""]), "subject": st.text(max_size=5), "query": st.text(max_size=8),
+        "hasAttachment": st.booleans(), "size": st.integers(-1, 10**5), "sizeComparison": st.sampled_from(["larger", "x"])})),
+    "action": st.one_of(junk, st.fixed_dictionaries({}, optional={
+        "addLabelIds": st.lists(st.sampled_from(["STARRED", "Label_1", "nope"]), max_size=2),
+        "removeLabelIds": st.lists(st.sampled_from(["INBOX"]), max_size=1),
+        "forward": st.sampled_from([BASE.directory[3].email, "x@outside.example"])}), st.sampled_from(["resolve", "reopen"])),
+    "forwardingEmail": st.sampled_from([BASE.directory[3].email, "x@outside.example", "bad", 5]),
+    "sendAsEmail": st.sampled_from([BASE.me.email, f"support@{BASE.domain}", "bad"]),
+    "delegateEmail": st.sampled_from([BASE.directory[4].email, BASE.me.email, "x@outside.example"]),
+    "enableAutoReply": st.one_of(st.booleans(), junk), "startTime": st.sampled_from(["1", "x", 5]),
+    "endTime": st.sampled_from(["2", "0"]), "enabled": st.booleans(), "emailAddress": st.sampled_from(
+        [BASE.directory[3].email, "x@outside.example"]), "disposition": st.sampled_from(["archive", "x"]),
+    "displayLanguage": st.one_of(st.sampled_from(["fr", ""]), junk), "isDefault": st.one_of(st.booleans(), junk),
+    "signature": st.text(max_size=5), "content": st.one_of(st.text(max_size=6), junk),
+    "keepForever": st.one_of(st.booleans(), junk), "published": st.booleans(), "colorRgb": st.sampled_from(["#112233", "red"]),
+    "topicName": st.sampled_from(["projects/p/topics/t", "t"]), "labelIds": st.lists(st.sampled_from(["INBOX", "x"]), max_size=2),
+    "message": st.one_of(junk, st.fixed_dictionaries({"raw": st.sampled_from(["", "VG86IGFAYi5jb20KCmhp"])})),
+    "name": st.text(max_size=5), "role": st.sampled_from(["reader", "writer", "owner", "organizer", "x"]),
+    "id": st.sampled_from(POOL["string"]), "resourceId": st.text(max_size=4),
+    "type": st.sampled_from(["web_hook", "user"]), "address": st.sampled_from(["https://h.example.com", "x"])})
+bodies = st.one_of(bodies, google_bodies)
 
 
 @st.composite
@@ -122,6 +150,11 @@ def consistent(ws: Workspace) -> None:
     assert all(set(f.channels) <= set(sl.channels) for f in sl.files.values())
     assert all(s.channel in sl.channels for s in sl.scheduled.values())
     assert all(r.user in sl.users and r.creator in sl.users for r in sl.reminders.values())
+    d = ws.drive.db
+    assert all(r.commentId in d.comments and d.comments[r.commentId].fileId == r.fileId for r in d.replies.values())
+    assert all(k in files and files[k].mimeType == "application/vnd.google-apps.folder" for k in d.drives)
+    assert all(k.split("/")[0] in files for k in d.revisions)
+    assert list(g.historyLog) == sorted(g.historyLog)
     a = ws.admin.db
     for m in a.members.values():
         assert m.groupId in a.groups and (m.id in a.users or m.id in a.groups)
@@ -187,6 +220,18 @@ PATHS += ["/api/files.upload", "/api/files.getUploadURLExternal", "/api/files.co
           "/api/reminders.list", "/api/chat.scheduleMessage", "/api/chat.scheduledMessages.list",
           "/api/users.profile.set", "/api/users.setPresence", "/api/conversations.rename", "/api/pins.remove",
           "/api/reactions.list", "/api/team.info"]
+_U, _F, _C = "/gmail/v1/users/me", f"/drive/v3/files/{_FILE_WITH_COMMENT}", next(iter(BASE.drive.db.comments))
+PATHS += [f"{_U}/threads/{BASE.gmail.mailbox()[0].threadId}/modify", f"{_U}/threads/nope/trash", f"{_U}/threads/x/untrash",
+          f"{_U}/drafts/r1", f"{_U}/labels/Label_1", f"{_U}/messages/import", "/upload" + f"{_U}/messages", f"{_U}/history",
+          f"{_U}/watch", f"{_U}/stop", f"{_U}/settings/filters", f"{_U}/settings/filters/nope",
+          f"{_U}/settings/forwardingAddresses/x%40y.com", f"{_U}/settings/sendAs", f"{_U}/settings/sendAs/{BASE.me.email}",
+          f"{_U}/settings/sendAs/a%40b.c/verify", f"{_U}/settings/delegates", f"{_U}/settings/vacation",
+          f"{_U}/settings/autoForwarding", f"{_U}/settings/imap", f"{_U}/settings/pop", f"{_U}/settings/language",
+          f"{_F}/comments/{_C}", f"{_F}/comments/{_C}/replies", f"{_F}/comments/nope/replies/x", f"{_F}/revisions",
+          f"{_F}/revisions/head", f"{_F}/permissions/nope", f"{_F}/watch", "/drive/v3/changes", "/drive/v3/changes/watch",
+          "/drive/v3/changes/startPageToken", "/drive/v3/channels/stop", "/drive/v3/about", "/drive/v3/files/generateIds",
+          "/drive/v3/files/trash", "/drive/v3/drives", "/drive/v3/drives/nope", "/drive/v3/drives/nope/hide",
+          f"/drive/v3/drives/{next(iter(BASE.drive.db.drives))}"]
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,6 +11,8 @@ emails and Slack channels as ``#name``); the agent's own user is always in the a
 Keys: ``msg:<id>``, ``file:<id>``, ``perm:<fileId>/<email>``, ``event:<id>``, ``doc:<id>``,
 ``slack:<channelId>/<ts>``, ``slackfile:<fileId>``, ``archive:<channelId>`` (a Slack channel archived), ``calendar:<id>``, ``acl:<calendarId>/<ruleId>``, ``user:<email>``, ``suspend:<email>``, and the admin tables' own keys:
 ``token:<userId>/<clientId>``, ``asp:<userId>/<codeId>``, ``member:<groupId>/<memberId>``.
+Gmail settings and Drive comments add ``filter:<id>``, ``forward:<email>``, ``sendas:<email>``, ``delegate:<email>``,
+``comment:<id>``; a new filter forward, auto-forwarding target or delegate is a recipient (gates_google.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from env0_posttrain.tasks.judge import Judge
+from env0_posttrain.tasks import gates_google
 
 
 def _table(ws: Any, service: str, table: str) -> dict[str, Any]:
@@ -159,7 +162,9 @@ def removals_and_recipients(start: Any, end: Any) -> tuple[set[str], set[str]]:
     (g_gone, g_sent), (d_gone, d_granted) = _gmail(start, end, me), _drive(start, end)
     (c_gone, c_invited), (s_gone, s_posted) = _calendar(start, end), _slack(start, end)
     gone = g_gone | d_gone | c_gone | _docs(start, end) | s_gone | _admin(start, end)
-    return gone, (g_sent | d_granted | c_invited | s_posted) - {me}
+    m_gone, m_receivers = gates_google.mail_settings(start, end, me)  # filters, forwarding, delegates
+    gone |= m_gone | gates_google.drive_comments(start, end)
+    return gone, (g_sent | d_granted | c_invited | s_posted | m_receivers) - {me}
 
 
 def removals(start: Any, end: Any) -> set[str]:

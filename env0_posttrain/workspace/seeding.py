@@ -10,6 +10,7 @@ import random
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from .seeding_google import seed_drive_discussion, seed_mail_settings, start_logs
 from .seed_text import (CHANNELS, DOC_TEMPLATES, EXTERNAL_SENDERS, FILE_TEMPLATES, FOLDERS, INTERNAL_TOPICS,
                         MEETINGS, OAUTH_APPS, SLACK_LINES)
 
@@ -23,6 +24,9 @@ def populate(ws: "Workspace") -> None:
     seed_drive(ws, random.Random(f"{ws.seed}:drive"))
     seed_slack(ws, random.Random(f"{ws.seed}:slack"))
     seed_admin(ws, random.Random(f"{ws.seed}:admin"))
+    seed_mail_settings(ws, random.Random(f"{ws.seed}:gmail-settings"))
+    seed_drive_discussion(ws, random.Random(f"{ws.seed}:drive-comments"))
+    start_logs(ws)
 
 
 def _colleagues(ws: "Workspace") -> list:

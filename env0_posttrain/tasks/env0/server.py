@@ -20,6 +20,7 @@ from ...workspace.http_app import ApiDispatch, create_app
 from ...workspace.http_routes import Router
 from ...workspace.local_server import free_port, uvicorn_in_thread
 from ...workspace.tools import TOOLS
+from .doc_compat import DOC_COMPAT, drive_call
 from .shapes import DIFF, STATE
 
 # URL prefix (and env0 service name) -> our service
@@ -29,7 +30,6 @@ GWS_SERVICES = {"gmail": "gmail", "calendar": "calendar", "drive": "drive", "doc
 ENV_NAMES = {"gmail": ("MOCK_GMAIL_URL", "GMAIL_URL"), "gcal": ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL"),
              "gdrive": ("MOCK_GDRIVE_URL", "GDRIVE_URL", "DRIVE_URL"), "gdoc": ("MOCK_GDOC_URL", "GDOC_URL", "DOCS_URL"),
              "slack": ("MOCK_SLACK_URL", "SLACK_URL")}
-_DOC_COMMENTS = re.compile(r"/v1/documents/([^/]+)/comments")
 _BY_METHOD = {(s.service, s.method_id): s for s in TOOLS.values()}
 
 
@@ -101,28 +101,25 @@ class Env0Surface:
         return res
 
     def doc_comments(self, prefix: str, method: str, path: str, body: bytes) -> tuple[int, bytes]:
-        """env0's Docs mock has /v1/documents/{id}/comments; the Docs API has no comments (Drive holds them), so
-        this maps onto Drive comments.list / comments.create of the same file, logged under the docs path."""
-        doc_id = _DOC_COMMENTS.fullmatch(path).group(1)  # type: ignore[union-attr]
-        if method == "GET":
-            res = self.ws.call("drive_comments_list", {"fileId": doc_id, "fields": "*", "pageSize": 100}, source="env0")
-        else:
-            try:
-                req = json.loads(body or b"{}")
-            except ValueError:
-                req = {}
-            args = {"content": req.get("content")}
-            if req.get("quotedText") or (req.get("quotedFileContent") or {}).get("value"):
-                args["quotedFileContent"] = {"value": req.get("quotedText") or req["quotedFileContent"]["value"]}
-            res = self.ws.call("drive_comments_create", {"fileId": doc_id, "fields": "*", "body": args}, source="env0")
-        status = res.status if not res.ok else 200
+        """env0's Docs mock has /v1/documents/{id}/comments and /permissions; the Docs API has neither (Drive holds
+        them), so doc_compat maps each onto the Drive method of the same file, logged under the docs path."""
+        try:
+            req = json.loads(body or b"{}")
+        except ValueError:
+            req = {}
+        status, out = 404, {"detail": "Not Found"}  # no such mock-gdoc route (logged, as env0 logs every request)
+        for name, args in drive_call(method, path, req if isinstance(req, dict) else {}) or []:
+            res = self.ws.call(name, args, source="env0")
+            status, out = (200 if res.ok else res.status), res.body
+            if not res.ok:
+                break
         try:
             req_body = json.loads(body) if body.strip() else None
         except ValueError:
             req_body = None
         self.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": method, "path": path,
                                  "user_id": "user1", "request_body": req_body, "response_status": status})
-        return status, json.dumps(res.body).encode()
+        return status, json.dumps(out).encode()
 
     def _fire_triggers(self, payload: bytes) -> None:
         """A package's invite trigger: DMing that person gets the agent invited to a private channel (env0 does
@@ -167,7 +164,7 @@ class Env0Surface:
                 status, payload = 200, json.dumps({"entries": self.log[prefix], "count": len(self.log[prefix])}).encode()
             elif rest == "/_gws":
                 status, payload = self.gws_call(prefix, json.loads(body or b"{}"))
-            elif svc == "docs" and _DOC_COMMENTS.fullmatch(rest):
+            elif svc == "docs" and DOC_COMPAT.fullmatch(rest):
                 status, payload = self.doc_comments(prefix, scope["method"], rest, body)
             else:
                 ctype = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"content-type"), "")

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from ...workspace.environment import Workspace
+from .shapes_google import comment_replies, gmail_settings
 
 FOLDER = "application/vnd.google-apps.folder"
 
@@ -47,9 +48,8 @@ def gmail_state(ws: Workspace) -> dict[str, Any]:
             "messages": msgs, "threads": [{"id": t, "snippet": s, "historyId": 1} for t, s in threads.items()],
             "labels": labels, "drafts": [{"id": d.id, "messageId": d.messageId} for d in ws.gmail.db.drafts.values()
                                          if d.userId == me],
-            "filters": [], "contacts": [{"id": p.user_id, "name": p.name, "email": p.email} for p in ws.directory],
-            "sendAs": [{"sendAsEmail": me, "displayName": ws.me.name, "isPrimary": True, "isDefault": True}],
-            "forwardingAddresses": [], "delegates": []}
+            "contacts": [{"id": p.user_id, "name": p.name, "email": p.email} for p in ws.directory],
+            **gmail_settings(ws)}
     return {"users": {"user1": user}, "timestamp": _now(ws)}
 
 
@@ -57,7 +57,7 @@ def drive_state(ws: Workspace) -> dict[str, Any]:
     files, perms = [], []
     roots = {ws.drive.root_id(p.email) for p in ws.directory}
     for f in ws.drive.db.files.values():
-        if f.id in roots:  # env0 has no row for My Drive: a top-level file's path starts at its own name
+        if f.id in roots or f.id in ws.drive.db.drives:  # env0 has no row for My Drive (nor a shared drive's root)
             continue
         owner = ws.person(f.ownerEmail)
         files.append({"id": f.id, "name": f.name, "mimeType": f.mimeType, "parentId": f.parents[0] if f.parents else None,
@@ -87,9 +87,10 @@ def docs_state(ws: Workspace) -> dict[str, Any]:
                      "modifiedTime": _iso(f.modifiedTime) if f else None, "trashed": bool(f and f.trashed)})
     me = ws.me
     comments = [{"id": c.id, "documentId": c.fileId, "authorId": c.authorEmail, "content": c.content,
-                 "resolved": c.resolved, "quotedText": c.quotedText, "replies": [], "createdTime": _iso(c.createdTime),
+                 "resolved": c.resolved, "quotedText": c.quotedText, "replies": comment_replies(ws, c.id),
+                 "createdTime": _iso(c.createdTime),
                  "modifiedTime": _iso(c.modifiedTime)}
-                for c in ws.drive.db.comments.values() if c.fileId in ws.docs.db.documents]
+                for c in ws.drive.db.comments.values() if c.fileId in ws.docs.db.documents and not c.deleted]
     return {"users": {"user1": {"user": {"id": "user1", "email": me.email, "displayName": me.name},
                                 "documents": docs, "comments": comments, "permissions": [], "revisions": []}},
             "timestamp": _now(ws)}

@@ -87,7 +87,10 @@ class Docs(Service):
             replies.append(reply)
         self.db.documents[d.documentId] = d.model_copy(update={"text": text, "revision": d.revision + 1})
         drive = self.ws.drive
-        drive._touch(drive.db.files[d.documentId])
+        before = drive.db.files[d.documentId]
+        drive._touch(before)
+        if text != d.text:
+            drive.record_revision(before, d.text, text)
         return {"documentId": d.documentId, "replies": replies,
                 "writeControl": {"requiredRevisionId": f"ALm37B{d.revision + 1:08d}"}}
 

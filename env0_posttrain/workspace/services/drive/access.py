@@ -22,6 +22,9 @@ def role_of(ws: "Workspace", f: File, email: str | None = None) -> int:
     if f.ownerEmail == email:
         return _RANK["owner"]
     best = 0
+    if f.driveId is not None and f.driveId != f.id:  # shared-drive membership reaches every item in it
+        root = ws.drive.db.files.get(f.driveId)
+        best = role_of(ws, root, email) if root is not None else 0
     for p in f.permissions:
         if (p.type == "user" and p.emailAddress == email) or (p.type == "domain" and p.domain == email.split("@")[-1]) \
                 or p.type == "anyone" or (p.type == "group" and email in ws.gmail.expand([p.emailAddress or ""])):
@@ -34,6 +37,8 @@ def listed_for(ws: "Workspace", f: File) -> bool:
     me = ws.me.email
     if f.ownerEmail == me:
         return True
+    if f.driveId is not None and f.driveId != f.id:
+        return role_of(ws, f) >= 1
     return any((p.type == "user" and p.emailAddress == me) or (p.type == "domain" and p.domain == ws.domain)
                or (p.type == "group" and me in ws.gmail.expand([p.emailAddress or ""])) for p in f.permissions)
 
@@ -78,6 +83,8 @@ def file_json(ws: "Workspace", f: File) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": "drive#file", "id": f.id, "name": f.name, "mimeType": f.mimeType}
     if f.description is not None:
         out["description"] = f.description
+    if f.driveId is not None:
+        out["driveId"] = f.driveId
     out.update(starred=f.starred, trashed=f.trashed, parents=list(f.parents), version=str(f.version),
                webViewLink=_link(f), createdTime=f.createdTime, modifiedTime=f.modifiedTime,
                owners=[{"kind": "drive#user", "displayName": owner.name if owner else f.ownerEmail,

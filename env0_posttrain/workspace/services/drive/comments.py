@@ -24,8 +24,11 @@ class Comments:
         out: dict[str, Any] = {"kind": "drive#comment", "id": c.id, "createdTime": c.createdTime,
                                "modifiedTime": c.modifiedTime, "author": {"kind": "drive#user", "displayName": c.authorName,
                                                                           "me": c.authorEmail == self.ws.me.email},
-                               "content": c.content, "htmlContent": c.content, "deleted": False, "resolved": c.resolved,
-                               "replies": []}
+                               "content": c.content, "htmlContent": c.content, "deleted": bool(c.deleted),
+                               "resolved": c.resolved,
+                               "replies": [self.reply_json(r) for r in self.replies_of(c.id)]}  # type: ignore[attr-defined]
+        if c.deleted:
+            del out["content"], out["htmlContent"]
         if c.quotedText is not None:
             out["quotedFileContent"] = {"mimeType": "text/html", "value": c.quotedText}
         return out
@@ -38,7 +41,8 @@ class Comments:
             raise bad_request("The 'fields' parameter is required for this operation.", "required", "fields")
         self._file(fileId)
         size = check_size(pageSize, 20, 100, "pageSize")
-        rows = sorted((c for c in self.db.comments.values() if c.fileId == fileId), key=lambda c: (c.createdTime, c.id))
+        rows = sorted((c for c in self.db.comments.values() if c.fileId == fileId and (includeDeleted or not c.deleted)),
+                      key=lambda c: c.createdTime)  # stable: ties keep creation order
         chunk, nxt = page(rows, pageToken, size)
         out: dict[str, Any] = {"kind": "drive#commentList", "comments": [self.comment_json(c) for c in chunk]}
         if nxt:

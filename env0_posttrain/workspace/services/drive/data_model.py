@@ -1,6 +1,13 @@
-"""Drive state: files (folders, uploaded files and Google Docs stubs) with their permissions, and comments."""
+"""Drive state: files (folders, uploaded files and Google Docs stubs) with their permissions, comments and
+their replies, past revisions, the change log (changes.list), shared drives and watch channels.
+
+A file's only revision is implied by the file itself; rows are stored once its content changes (the
+earlier content is kept as revision "1"). A shared drive's root is a folder row with the drive's id.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from ...base import DB, Row, table
 
@@ -33,6 +40,7 @@ class File(Row):
     content: str | None = None  # text content of uploaded files (Google Docs text lives in the docs service)
     permissions: tuple[Permission, ...] = ()
     version: int = 1
+    driveId: str | None = None  # the shared drive holding the file (its members have their drive role on it)
 
 
 class Comment(Row):
@@ -45,8 +53,58 @@ class Comment(Row):
     createdTime: str
     modifiedTime: str
     resolved: bool = False
+    deleted: bool | None = None
+
+
+class Reply(Row):
+    id: str
+    commentId: str
+    fileId: str
+    authorEmail: str
+    authorName: str
+    content: str
+    action: str | None = None  # resolve | reopen
+    createdTime: str
+    modifiedTime: str
+    deleted: bool | None = None
+
+
+class Revision(Row):
+    id: str
+    fileId: str
+    mimeType: str
+    modifiedTime: str
+    lastModifyingEmail: str
+    content: str = ""
+    keepForever: bool = False
+    published: bool | None = None
+
+
+class Change(Row):
+    """One entry of changes.list: the file's state is read live; `owner` says who saw a removed file."""
+    id: int
+    fileId: str
+    owner: str
+    time: str
+    removed: bool = False
+
+
+class SharedDrive(Row):
+    id: str
+    name: str
+    createdTime: str
+    requestId: str
+    creatorEmail: str
+    hidden: bool = False
+    colorRgb: str | None = None
 
 
 class DriveDB(DB):
     files: dict[str, File] = table()
     comments: dict[str, Comment] = table()
+    replies: dict[str, Reply] = table()
+    revisions: dict[str, Revision] = table()  # key "<fileId>/<revisionId>"
+    changeLog: dict[str, Change] = table()  # key: zero-padded change id
+    drives: dict[str, SharedDrive] = table()
+    channels: dict[str, Any] = table()  # calendar's Channel rows (one watch-channel shape for both APIs)
+    changeId: int = 0

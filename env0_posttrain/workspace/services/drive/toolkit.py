@@ -1,4 +1,5 @@
-"""Drive v3 methods (files, permissions, comments) and the seeding helpers."""
+"""Drive v3 methods (files, permissions) and the seeding helpers; comments, replies, revisions, changes,
+shared drives and permissions get/update are mixins from the sibling modules."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ from ...base import DRIVE_ALPHABET, DIGITS, Service, api, make_id
 from ...errors import bad_request, forbidden, google_error
 from ...paging import check_size, page, select_fields
 from .access import FileView, file_json, file_not_found, listed_for, perm_json, role_of
+from .changes import Changes
 from .comments import Comments
 from .data_model import FOLDER, GDOC, GOOGLE_PREFIX, DriveDB, File, Permission
 from .query import DriveQuery
+from .replies import Replies
+from .revisions import Revisions
+from .shared_drives import SharedDrives
 
 D = "drive/v3"
 _DEFAULT_FILE_FIELDS = "kind,id,name,mimeType"
@@ -21,7 +26,7 @@ _ORDER = {"name": lambda f: f.name.lower(), "modifiedTime": lambda f: f.modified
           "starred": lambda f: not f.starred}
 
 
-class Drive(Comments, Service):
+class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
     name = "drive"
     DB = DriveDB
     db: DriveDB
@@ -59,6 +64,7 @@ class Drive(Comments, Service):
     def _touch(self, f: File, **upd: Any) -> File:
         f = f.model_copy(update={**upd, "modifiedTime": self.ws.now_rfc3339(), "version": f.version + 1})
         self.db.files[f.id] = f
+        self.record_change(f)
         return f
 
     def _parents(self, parents: Any) -> tuple[str, ...]:
@@ -81,10 +87,15 @@ class Drive(Comments, Service):
     def files_list(self, q: str | None = None, pageSize: int | None = None, pageToken: str | None = None,
                    orderBy: str | None = None, fields: str | None = None, corpora: str | None = None,
                    spaces: str | None = None, includeItemsFromAllDrives: bool | None = None,
-                   supportsAllDrives: bool | None = None) -> dict[str, Any]:
+                   supportsAllDrives: bool | None = None, driveId: str | None = None) -> dict[str, Any]:
         query = DriveQuery(q or "") if q else None
         size = check_size(pageSize, 100, 1000, "pageSize")
-        files = self._visible(orderBy or "folder,modifiedTime desc,name")
+        if driveId is not None and not (includeItemsFromAllDrives and supportsAllDrives):
+            raise bad_request("The includeItemsFromAllDrives and supportsAllDrives parameters must be set to true "
+                              "when driveId is specified.", "invalid", "driveId")
+        files = self._visible(orderBy or "folder,modifiedTime desc,name", bool(includeItemsFromAllDrives))
+        if driveId is not None:
+            files = [f for f in files if f.driveId == driveId]
         if query is not None:
             files = [f for f in files if query.pred(FileView(self.ws, f))]
         chunk, nxt = page(files, pageToken, size)
@@ -99,8 +110,9 @@ class Drive(Comments, Service):
             out["nextPageToken"] = nxt
         return select_fields(out, fields)
 
-    def _visible(self, order_by: str) -> list[File]:
-        """Files listed for the agent user in the given order; memoised until the files table changes."""
+    def _visible(self, order_by: str, all_drives: bool = False) -> list[File]:
+        """Files listed for the agent user in the given order (shared-drive items only with all_drives, as
+        includeItemsFromAllDrives asks); memoised until the files table changes."""
         keys = [k.strip() for k in order_by.split(",") if k.strip()]
         for key in keys:
             if key.partition(" ")[0] not in _ORDER:
@@ -108,13 +120,15 @@ class Drive(Comments, Service):
 
         def build() -> list[File]:
             root = self.root_id()
-            files = sorted((f for f in self.db.files.values() if f.id != root and listed_for(self.ws, f)),
+            drives = self.db.drives
+            files = sorted((f for f in self.db.files.values() if f.id != root and f.id not in drives
+                            and (all_drives or f.driveId is None) and listed_for(self.ws, f)),
                            key=lambda f: f.id)
             for key in reversed(keys):
                 name, _, direction = key.partition(" ")
                 files.sort(key=_ORDER[name], reverse=direction.strip().lower() == "desc")
             return files
-        return self.db.cached(("visible", tuple(keys)), self.db.files.version, build)
+        return self.db.cached(("visible", tuple(keys), all_drives), self.db.files.version, build)
 
     @api("drive.files.get", f"GET {D}/files/{{fileId}}", "Get file metadata; alt='media' returns its content.",
          params={"fileId": "", "fields": "e.g. * for all", "alt": "json|media"})
@@ -154,21 +168,34 @@ class Drive(Comments, Service):
         parents = self._parents(body.get("parents"))
         if mime.startswith(GOOGLE_PREFIX) and mime not in (FOLDER, GDOC):
             raise bad_request(f"Unsupported Google mimeType {mime}.", "badRequest")
-        fid = self.new_id("file", DRIVE_ALPHABET, 33)
+        fid = self._given_id(body.get("id")) if "id" in body else self.new_id("file", DRIVE_ALPHABET, 33)
         f = self._new_file(fid, name, mime, parents, self.ws.me.email, content, body.get("description"),
                            bool(body.get("starred", False)))
         return select_fields(file_json(self.ws, f), fields or _DEFAULT_FILE_FIELDS)
+
+    def _drive_of(self, parents: tuple[str, ...]) -> str | None:
+        parent = self.db.files.get(parents[0]) if parents else None
+        return None if parent is None else parent.driveId or (parent.id if parent.id in self.db.drives else None)
+
+    def _given_id(self, fid: Any) -> str:
+        """files.create body.id: an id from files.generateIds (well-formed and not yet used)."""
+        if not isinstance(fid, str) or len(fid) != 33 or any(c not in DRIVE_ALPHABET for c in fid):
+            raise bad_request("The provided file ID is not usable.", "fileIdNotUsable", "id")
+        if fid in self.db.files:
+            raise google_error(409, "A file already exists with the provided ID.", "fileIdInUse", "id")
+        return fid
 
     def _new_file(self, fid: str, name: str, mime: str, parents: tuple[str, ...], owner: str, content: str | None,
                   description: str | None = None, starred: bool = False, when: str | None = None) -> File:
         now = when or self.ws.now_rfc3339()
         f = File(id=fid, name=name, mimeType=mime, parents=parents, ownerEmail=owner, createdTime=now,
-                 modifiedTime=now, description=description, starred=starred,
+                 modifiedTime=now, description=description, starred=starred, driveId=self._drive_of(parents),
                  content=None if mime.startswith(GOOGLE_PREFIX) else (content or ""),
                  permissions=(self._owner_perm(owner),))
         self.db.files[fid] = f
         if mime == GDOC:
             self.ws.docs.ensure_document(fid, name, content or "")
+        self.record_change(f)
         return f
 
     @api("drive.files.update", f"PATCH {D}/files/{{fileId}}",
@@ -215,11 +242,15 @@ class Drive(Comments, Service):
             raise forbidden("Increasing the number of parents is not allowed.", "cannotAddParent")
         if tuple(parents) != f.parents:
             upd["parents"] = tuple(parents)
+            upd["driveId"] = self._drive_of(tuple(parents))
         if content is not None:
             if f.mimeType.startswith(GOOGLE_PREFIX):
                 raise forbidden("Content of Docs Editors files cannot be replaced here.", "fileNotDownloadable")
             upd["content"] = content
+        before = f
         f = self._touch(f, **upd)
+        if content is not None and content != (before.content or ""):
+            self.record_revision(before, before.content or "", content)
         if "name" in upd and f.mimeType == GDOC:
             self.ws.docs.rename(f.id, f.name)
         return select_fields(file_json(self.ws, f), fields or _DEFAULT_FILE_FIELDS)
@@ -247,7 +278,7 @@ class Drive(Comments, Service):
          writes=True, status=204, params={"fileId": ""})
     def files_delete(self, fileId: str, supportsAllDrives: bool | None = None) -> None:
         f = self._file(fileId)
-        if f.ownerEmail != self.ws.me.email or f.id == self.root_id():
+        if f.ownerEmail != self.ws.me.email or f.id == self.root_id() or f.id in self.db.drives:
             raise forbidden("The user does not have sufficient permissions for this file.",
                             "insufficientFilePermissions")
         doomed, frontier = {f.id}, [f.id]
@@ -258,8 +289,16 @@ class Drive(Comments, Service):
                     doomed.add(c.id)
                     frontier.append(c.id)
         for fid in doomed:
-            del self.db.files[fid]
+            self.record_change(self.db.files.pop(fid), removed=True)
             self.ws.docs.db.documents.pop(fid, None)
+        self._forget(doomed)
+
+    def _forget(self, fids: set[str]) -> None:
+        """Comments, replies and revisions go with their deleted files."""
+        for table, of in ((self.db.comments, lambda r: r.fileId), (self.db.replies, lambda r: r.fileId),
+                          (self.db.revisions, lambda r: r.fileId)):
+            for k in [k for k, r in table.items() if of(r) in fids]:
+                del table[k]
 
     # -- permissions ----------------------------------------------------------------------------
     @api("drive.permissions.list", f"GET {D}/files/{{fileId}}/permissions", "List who has access to a file.",

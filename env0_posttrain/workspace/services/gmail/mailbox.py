@@ -6,9 +6,12 @@ from typing import Any, Iterable
 
 from ...base import Service
 from ...errors import bad_request, google_error, not_found
-from .data_model import SYSTEM_LABELS, Attachment, GmailDB, Label, Message
+from .data_model import SYSTEM_LABELS, Attachment, GmailDB, HistoryRecord, Label, Message
 from .mime import address_of, b64url, headers_of, payload, size_estimate, snippet, to_raw
 from .query import Query
+
+
+HISTORY_KEPT = 1000  # history records kept (every write's savepoint copies the log, so it must not grow forever)
 
 
 class Mailbox(Service):
@@ -110,7 +113,32 @@ class Mailbox(Service):
                 labels.append(l)
         if tuple(labels) == m.labelIds:
             return m
-        return self.put(m.model_copy(update={"labelIds": tuple(labels), "historyId": self.next_history()}))
+        new = self.put(m.model_copy(update={"labelIds": tuple(labels), "historyId": self.next_history()}))
+        added = tuple(l for l in labels if l not in m.labelIds)
+        removed = tuple(l for l in m.labelIds if l not in labels)
+        if added:
+            self.log_history("labelAdded", new, added)
+        if removed:
+            self.log_history("labelRemoved", new, removed)
+        return new
+
+    def log_history(self, kind: str, m: Message, labels: tuple[str, ...] = ()) -> None:
+        """Record a change for users.history.list (keyed so that key order is history order)."""
+        hid = self.db.history if kind == "messageDeleted" else m.historyId  # a message's historyId is its last change
+        self.db.historyLog[f"{hid:012d}/{kind}"] = HistoryRecord(id=hid, userId=m.userId, kind=kind, messageId=m.id,
+                                                                 threadId=m.threadId, labelIds=labels)
+        if len(self.db.historyLog) > HISTORY_KEPT:  # Gmail keeps a limited history; older ids then need a full sync
+            oldest = self.db.historyLog.pop(next(iter(self.db.historyLog)))
+            self.db.historyFloor = max(self.db.historyFloor, oldest.id)
+
+    def drop(self, m: Message) -> None:
+        """Delete a message for good (its drafts go with it)."""
+        del self.db.messages[m.id]
+        self.next_history()
+        self.log_history("messageDeleted", m)
+        for k, d in list(self.db.drafts.items()):
+            if d.messageId == m.id:
+                del self.db.drafts[k]
 
     def thread_for(self, owner: str, in_reply_to: str | None, thread_id: str | None) -> str | None:
         if thread_id:
@@ -141,7 +169,9 @@ class Mailbox(Service):
             messageIdHeader=message_id_header or f"<{mid}.{self.db.seq}@{domain}>", inReplyTo=in_reply_to,
             references=references or in_reply_to, attachments=atts,
         )
-        return self.put(m)
+        m = self.put(m)
+        self.log_history("messageAdded", m, m.labelIds)
+        return m
 
     def from_header(self) -> str:
         me = self.ws.me
@@ -173,10 +203,10 @@ class Mailbox(Service):
             if addr == sent.userId:
                 self.relabel(self.db.messages[sent.id], add=("INBOX", "UNREAD"))
             elif person is not None:
-                self.store(person.email, sender=sent.sender, to=sent.to, cc=sent.cc, subject=sent.subject,
+                self.filtered(person.email, self.store(person.email, sender=sent.sender, to=sent.to, cc=sent.cc, subject=sent.subject,
                            body=sent.body, in_reply_to=sent.inReplyTo, references=sent.references,
                            attachments=[a.model_dump() for a in sent.attachments],
-                           message_id_header=sent.messageIdHeader)
+                           message_id_header=sent.messageIdHeader))
             elif addr.endswith("@" + self.ws.domain):
                 self.store(sent.userId, sender="Mail Delivery Subsystem <mailer-daemon@googlemail.com>",
                            to=(sent.userId,), subject="Delivery Status Notification (Failure)",

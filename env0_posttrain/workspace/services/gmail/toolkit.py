@@ -1,4 +1,5 @@
-"""Gmail v1 methods (users.messages / threads / labels / drafts) and the seeding helpers."""
+"""Gmail v1 methods (users.messages / threads / labels / drafts) and the seeding helpers; thread writes,
+history, import/insert and watch are in mail_more.py, users.settings.* in settings.py and prefs.py."""
 
 from __future__ import annotations
 
@@ -8,14 +9,17 @@ from ...base import api
 from ...errors import bad_request, conflict, not_found
 from ...paging import check_size, page
 from .data_model import SYSTEM_LABELS, Draft, Label, Message
+from .mail_more import MailMore
 from .mailbox import Mailbox
 from .mime import b64url, parse_raw, split_addresses
+from .prefs import MailPrefs
+from .settings import MailSettings
 
 P = "gmail/v1/users/{userId}"
 _FORMATS = ("minimal", "full", "raw", "metadata")
 
 
-class Gmail(Mailbox):
+class Gmail(MailMore, MailSettings, MailPrefs, Mailbox):
     # -- messages -------------------------------------------------------------------------------
     @api("gmail.users.messages.list", f"GET {P}/messages", "List message ids (newest first); get each for content.",
          params={"q": "Gmail search, e.g. 'from:ana is:unread after:2026/03/01'", "maxResults": "", "pageToken": "",
@@ -136,12 +140,7 @@ class Gmail(Mailbox):
     @api("gmail.users.messages.delete", f"DELETE {P}/messages/{{id}}", "Permanently delete a message.",
          writes=True, status=204, params={"id": ""})
     def messages_delete(self, id: str, userId: str = "me") -> None:
-        m = self._msg(self.owner(userId), id)
-        del self.db.messages[m.id]
-        self.next_history()
-        for k, d in list(self.db.drafts.items()):
-            if d.messageId == m.id:
-                del self.db.drafts[k]
+        self.drop(self._msg(self.owner(userId), id))
 
     @api("gmail.users.messages.attachments.get", f"GET {P}/messages/{{messageId}}/attachments/{{id}}",
          "Get attachment data (base64url).", params={"messageId": "", "id": "attachment id"})
@@ -339,9 +338,7 @@ class Gmail(Mailbox):
          params={"id": ""})
     def drafts_delete(self, id: str, userId: str = "me") -> None:
         d = self._draft(self.owner(userId), id)
-        del self.db.drafts[d.id]
-        del self.db.messages[d.messageId]
-        self.next_history()
+        self.drop(self.db.messages[d.messageId])
 
     @api("gmail.users.getProfile", f"GET {P}/profile", "The mailbox address and counts.")
     def get_profile(self, userId: str = "me") -> dict[str, Any]:

@@ -1,0 +1,116 @@
+"""Gmail v1 single-resource settings: vacation, autoForwarding, imap, pop, language (get and update).
+
+A mailbox stores a row only once a setting was changed; until then the Gmail defaults below are served.
+autoForwarding is recorded but forwards nothing, and it needs an accepted forwarding address (settings.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...base import api
+from ...errors import bad_request
+from .data_model import MailSetting
+from .mime import address_of
+from .settings import S, check_fields
+
+_DISPOSITIONS = ("dispositionUnspecified", "leaveInInbox", "archive", "trash", "markRead")
+# name -> (defaults, {field: bool | str | "ms" | "int" | (enum values)})
+SETTINGS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "vacation": ({"enableAutoReply": False}, {
+        "enableAutoReply": bool, "responseSubject": str, "responseBodyPlainText": str, "responseBodyHtml": str,
+        "restrictToContacts": bool, "restrictToDomain": bool, "startTime": "ms", "endTime": "ms"}),
+    "autoForwarding": ({"enabled": False}, {"enabled": bool, "emailAddress": str, "disposition": _DISPOSITIONS}),
+    "imap": ({"enabled": True, "autoExpunge": True, "expungeBehavior": "archive", "maxFolderSize": 0}, {
+        "enabled": bool, "autoExpunge": bool, "maxFolderSize": "int",
+        "expungeBehavior": ("expungeBehaviorUnspecified", "archive", "trash", "deleteForever")}),
+    "pop": ({"accessWindow": "disabled", "disposition": "leaveInInbox"}, {
+        "accessWindow": ("accessWindowUnspecified", "disabled", "fromNowOn", "allMail"), "disposition": _DISPOSITIONS}),
+    "language": ({"displayLanguage": "en"}, {"displayLanguage": str}),
+}
+
+
+class MailPrefs:
+    db: Any
+    ws: Any
+
+    # -- single-resource settings -------------------------------------------------------------------
+    def setting(self, owner: str, name: str) -> dict[str, Any]:
+        """The current value of vacation / autoForwarding / imap / pop / language (verifier helper)."""
+        row = self.db.mailSettings.get(f"{owner}/{name}")
+        return dict(row.value) if row is not None else dict(SETTINGS[name][0])
+
+    def _put_setting(self, userId: str, name: str, body: dict) -> dict[str, Any]:
+        owner = self.owner(userId)  # type: ignore[attr-defined]
+        defaults, spec = SETTINGS[name]
+        value = {**defaults, **check_fields(name, body, spec)}
+        if name == "vacation" and value.get("startTime") and value.get("endTime") \
+                and int(value["endTime"]) <= int(value["startTime"]):
+            raise bad_request("Vacation end time must be after its start time", "invalidArgument")
+        if name == "autoForwarding" and value.get("enabled"):
+            email = address_of(value.get("emailAddress") or "").lower()
+            fwd = self.db.forwardingAddresses.get(f"{owner}/{email}")
+            if fwd is None or fwd.verificationStatus != "accepted":
+                raise bad_request("Unrecognized forwarding address", "failedPrecondition")
+            value["emailAddress"] = email
+            if value.get("disposition", "dispositionUnspecified") == "dispositionUnspecified":
+                raise bad_request("Missing disposition", "invalidArgument")
+        self.db.mailSettings[f"{owner}/{name}"] = MailSetting(userId=owner, name=name, value=value)
+        return value
+
+    @api("gmail.users.settings.getVacation", f"GET {S}/vacation", "Get the vacation auto-reply.")
+    def settings_getVacation(self, userId: str = "me") -> dict[str, Any]:
+        return self.setting(self.owner(userId), "vacation")  # type: ignore[attr-defined]
+
+    @api("gmail.users.settings.updateVacation", f"PUT {S}/vacation",
+         "Set the vacation auto-reply: body {enableAutoReply, responseSubject, responseBodyPlainText, "
+         "restrictToDomain, startTime, endTime (epoch ms)}.", writes=True, params={"body": "VacationSettings"})
+    def settings_updateVacation(self, body: dict, userId: str = "me") -> dict[str, Any]:
+        return self._put_setting(userId, "vacation", body)
+
+    @api("gmail.users.settings.getAutoForwarding", f"GET {S}/autoForwarding", "Get the auto-forwarding setting.")
+    def settings_getAutoForwarding(self, userId: str = "me") -> dict[str, Any]:
+        return self.setting(self.owner(userId), "autoForwarding")  # type: ignore[attr-defined]
+
+    @api("gmail.users.settings.updateAutoForwarding", f"PUT {S}/autoForwarding",
+         "Turn auto-forwarding on/off: body {enabled, emailAddress (a verified forwarding address), "
+         "disposition: leaveInInbox|archive|trash|markRead}.", writes=True, params={"body": "AutoForwarding"})
+    def settings_updateAutoForwarding(self, body: dict, userId: str = "me") -> dict[str, Any]:
+        return self._put_setting(userId, "autoForwarding", body)
+
+    @api("gmail.users.settings.getImap", f"GET {S}/imap", "Get the IMAP settings.")
+    def settings_getImap(self, userId: str = "me") -> dict[str, Any]:
+        return self.setting(self.owner(userId), "imap")  # type: ignore[attr-defined]
+
+    @api("gmail.users.settings.updateImap", f"PUT {S}/imap", "Change the IMAP settings.", writes=True,
+         params={"body": "{enabled, autoExpunge, expungeBehavior, maxFolderSize}"})
+    def settings_updateImap(self, body: dict, userId: str = "me") -> dict[str, Any]:
+        return self._put_setting(userId, "imap", body)
+
+    @api("gmail.users.settings.getPop", f"GET {S}/pop", "Get the POP settings.")
+    def settings_getPop(self, userId: str = "me") -> dict[str, Any]:
+        return self.setting(self.owner(userId), "pop")  # type: ignore[attr-defined]
+
+    @api("gmail.users.settings.updatePop", f"PUT {S}/pop", "Change the POP settings.", writes=True,
+         params={"body": "{accessWindow: disabled|fromNowOn|allMail, disposition}"})
+    def settings_updatePop(self, body: dict, userId: str = "me") -> dict[str, Any]:
+        return self._put_setting(userId, "pop", body)
+
+    @api("gmail.users.settings.getLanguage", f"GET {S}/language", "Get the display language.")
+    def settings_getLanguage(self, userId: str = "me") -> dict[str, Any]:
+        return self.setting(self.owner(userId), "language")  # type: ignore[attr-defined]
+
+    @api("gmail.users.settings.updateLanguage", f"PUT {S}/language", "Change the display language.", writes=True,
+         params={"body": "{displayLanguage: e.g. en, fr, de}"})
+    def settings_updateLanguage(self, body: dict, userId: str = "me") -> dict[str, Any]:
+        lang = body.get("displayLanguage")
+        if not isinstance(lang, str) or not lang.strip():
+            raise bad_request("Invalid display language", "invalidArgument")
+        return self._put_setting(userId, "language", body)
+
+    def set_mail_setting(self, name: str, value: dict[str, Any], owner: str | None = None) -> None:
+        """Seeding helper: a mailbox's vacation / autoForwarding / imap / pop / language, merged on the defaults."""
+        owner = owner or self.ws.me.email
+        defaults, spec = SETTINGS[name]
+        self.db.mailSettings[f"{owner}/{name}"] = MailSetting(userId=owner, name=name,
+                                                              value={**defaults, **check_fields(name, value, spec)})
