@@ -4,12 +4,10 @@ colors, watch channels. Each request goes over HTTP to the live app."""
 
 from __future__ import annotations
 
-import httplib2
 import pytest
-from googleapiclient.discovery import build
-from googleapiclient.errors import HttpError
 
 from env0_posttrain.workspace.local_server import running_server
+from env0_posttrain_tests.google_clients import reseeded_service, status_of
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 WHEN = {"start": {"dateTime": "2026-03-16T09:00:00Z"}, "end": {"dateTime": "2026-03-16T09:30:00Z"}}
@@ -23,24 +21,11 @@ def server():
 
 @pytest.fixture()
 def cal(server):
-    base, app = server
-    import httpx
-
-    httpx.Client(verify=False).post(f"{base}/_admin/seed", json={"seed": 0}).raise_for_status()
-    return build("calendar", "v3", http=httplib2.Http(disable_ssl_certificate_validation=True), static_discovery=True,
-                 client_options={"api_endpoint": f"{base}/calendar/v3/"})
+    return reseeded_service(server[0], "calendar", "v3", "calendar/v3/")
 
 
 def ws(server):
     return server[1].state.ws
-
-
-def status_of(request) -> tuple[int, str]:
-    with pytest.raises(HttpError) as e:
-        request.execute()
-    import json
-
-    return e.value.resp.status, json.loads(e.value.content)["error"]["errors"][0]["reason"]
 
 
 def test_calendars_crud_and_clear(server, cal):

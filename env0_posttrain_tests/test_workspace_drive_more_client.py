@@ -4,15 +4,12 @@ generateIds, emptyTrash, shared drives and permissions get/update, over HTTP to 
 
 from __future__ import annotations
 
-import json
 
-import httplib2
 import pytest
-from googleapiclient.discovery import build
-from googleapiclient.errors import HttpError
 from googleapiclient.http import MediaInMemoryUpload
 
 from env0_posttrain.workspace.local_server import running_server
+from env0_posttrain_tests.google_clients import reseeded_service, status_of
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 CH = {"type": "web_hook", "address": "https://hooks.example.com/drive"}
@@ -26,22 +23,11 @@ def server():
 
 @pytest.fixture()
 def drive(server):
-    base, _ = server
-    import httpx
-
-    httpx.Client(verify=False).post(f"{base}/_admin/seed", json={"seed": 0}).raise_for_status()
-    return build("drive", "v3", http=httplib2.Http(disable_ssl_certificate_validation=True), static_discovery=True,
-                 client_options={"api_endpoint": f"{base}/drive/v3/"})
+    return reseeded_service(server[0], "drive", "v3", "drive/v3/")
 
 
 def ws(server):
     return server[1].state.ws
-
-
-def status_of(request) -> tuple[int, str]:
-    with pytest.raises(HttpError) as e:
-        request.execute()
-    return e.value.resp.status, json.loads(e.value.content)["error"]["errors"][0]["reason"]
 
 
 def test_comment_thread_reply_resolve_reopen_edit_delete(server, drive):

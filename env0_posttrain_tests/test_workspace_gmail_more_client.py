@@ -5,15 +5,12 @@ and users.settings.*. Each request goes over HTTP to the live app; state is chec
 from __future__ import annotations
 
 import base64
-import json
 from email.message import EmailMessage
 
-import httplib2
 import pytest
-from googleapiclient.discovery import build
-from googleapiclient.errors import HttpError
 
 from env0_posttrain.workspace.local_server import running_server
+from env0_posttrain_tests.google_clients import reseeded_service, status_of
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -26,23 +23,11 @@ def server():
 
 @pytest.fixture()
 def gmail(server):
-    base, _ = server
-    import httpx
-
-    httpx.Client(verify=False).post(f"{base}/_admin/seed", json={"seed": 0}).raise_for_status()
-    svc = build("gmail", "v1", http=httplib2.Http(disable_ssl_certificate_validation=True), static_discovery=True,
-                client_options={"api_endpoint": f"{base}/"})
-    return svc.users()
+    return reseeded_service(server[0], "gmail", "v1", "").users()
 
 
 def ws(server):
     return server[1].state.ws
-
-
-def status_of(request) -> tuple[int, str]:
-    with pytest.raises(HttpError) as e:
-        request.execute()
-    return e.value.resp.status, json.loads(e.value.content)["error"]["errors"][0]["reason"]
 
 
 def raw(sender: str, to: str, subject: str, body: str, date: str | None = None) -> str:
