@@ -8,10 +8,10 @@ keeps naming the SFT adapter.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from env0_posttrain.stages import CheckOutcome, StageContext, StageResult, content_hash, evaluate_arm, load_tasks
+from env0_posttrain.digests import file_digest
 
 
 def rl_training_key(run_id: str) -> str:
@@ -50,7 +50,7 @@ def train_rl_adapter(ctx: StageContext) -> StageResult:
     except Exception as err:
         ctx.store.finish_training(train_id, "failed", None, None, {"error": repr(err)})
         raise
-    revision = hashlib.sha256(result.adapter_dir.joinpath("adapter_model.safetensors").read_bytes()).hexdigest()[:12]
+    revision = file_digest(result.adapter_dir / "adapter_model.safetensors")
     summary = result.model_dump(mode="json", exclude={"metrics"}) | {"sft_revision": sft["revision"]}
     ctx.store.finish_training(train_id, "finished", str(result.adapter_dir), revision, summary)
     changed = revision != sft["revision"] and result.steps > 0

@@ -8,8 +8,6 @@ asset layer thin and lets tests run a stage without an instance.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -20,6 +18,7 @@ from typing import Any
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, load_spec
 from env0_posttrain.store import Store
+from env0_posttrain.digests import canonical_json, file_digest, files_digest, sha256_hex
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 ARMS_ON_EVAL = ("base", "sft", "teacher_eval", "rl")
@@ -66,19 +65,11 @@ class StageContext:
 @cache
 def code_version(*packages: str) -> str:
     """Hash of the packages' source: the UI marks an asset stale when the code that makes it changes."""
-    h = hashlib.sha256()
-    for pkg in packages:
-        for f in sorted((PACKAGE_ROOT / pkg).rglob("*.py")):
-            h.update(f.relative_to(PACKAGE_ROOT).as_posix().encode())
-            h.update(f.read_bytes())
-    return h.hexdigest()[:12]
+    return files_digest((f for pkg in packages for f in sorted((PACKAGE_ROOT / pkg).rglob("*.py"))), PACKAGE_ROOT)
 
 
 def content_hash(*parts: Any) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(json.dumps(p, sort_keys=True, default=str).encode())
-    return h.hexdigest()[:16]
+    return sha256_hex(*map(canonical_json, parts), n=16)
 
 
 def md_table(rows: list[dict[str, Any]]) -> str:
@@ -308,7 +299,7 @@ def train_adapter(ctx: StageContext) -> StageResult:
     except Exception as err:
         ctx.store.finish_training(train_id, "failed", None, None, {"error": repr(err)})
         raise
-    revision = hashlib.sha256(result.adapter_dir.joinpath("adapter_model.safetensors").read_bytes()).hexdigest()[:12]
+    revision = file_digest(result.adapter_dir / "adapter_model.safetensors")
     probe = sanity_probe(base, result.adapter_dir, rows, n=8)
     plots = plot_training_curves(result.metrics, ctx.artifacts("adapter", "plots"))
     summary = result.model_dump(mode="json", exclude={"metrics"})

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -32,6 +31,7 @@ from env0_posttrain.train.memory_plan import (
 from env0_posttrain.train.checkpoint_choice import CheckpointChoice, checkpoint_step, first_call_scores, pick_best
 from env0_posttrain.train.metrics_callback import MetricsCallback
 from env0_posttrain.train.rows import rows_to_dataset
+from env0_posttrain.fsutil import replace_dir
 
 log = logging.getLogger(__name__)
 ADAPTER_DIRNAME = "adapter"
@@ -308,9 +308,7 @@ def train_lora(
         "kernels": kernels.model_dump(mode="json"), "memory_plan": plan.model_dump(mode="json") if plan else None,
     }
     (tmp / "training_summary.json").write_text(json.dumps(summary, indent=2))
-    if adapter_dir.exists():
-        shutil.rmtree(adapter_dir)
-    os.replace(tmp, adapter_dir)
+    replace_dir(tmp, adapter_dir)
     return TrainResult(
         adapter_dir=adapter_dir,
         base_path=str(base_path),

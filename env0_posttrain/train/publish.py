@@ -6,13 +6,13 @@ versioned by the adapter's content revision, so a new adapter is a new name.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from env0_posttrain.digests import files_digest
 
 TOKEN_ENV = "HF_TOKEN"
 _NAME_OK = re.compile(r"[^A-Za-z0-9._-]+")
@@ -39,11 +39,9 @@ class PublishError(RuntimeError):
 
 def adapter_revision(adapter_dir: Path) -> str:
     """Content hash of the adapter weights and config: a new adapter always gets a new revision."""
-    h = hashlib.sha256()
-    for name in sorted(p.name for p in Path(adapter_dir).iterdir() if p.name.startswith("adapter_")):
-        h.update(name.encode())
-        h.update((Path(adapter_dir) / name).read_bytes())
-    return h.hexdigest()[:12]
+    adapter_dir = Path(adapter_dir)
+    return files_digest(sorted((p for p in adapter_dir.iterdir() if p.name.startswith("adapter_")), key=lambda p: p.name),
+                        adapter_dir)
 
 
 def adapter_serving_name(prefix: str, revision: str) -> str:
