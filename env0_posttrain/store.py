@@ -11,7 +11,6 @@ resumes the newest unfinished one), so nightly evals accumulate history instead 
 from __future__ import annotations
 
 import json
-import random
 import time
 import uuid
 from collections.abc import Iterable, Iterator
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random_exponential
 
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.runspec import RunSpec
@@ -63,6 +63,11 @@ CREATE TABLE IF NOT EXISTS reports (
   markdown VARCHAR NOT NULL, report_dir VARCHAR NOT NULL, numbers_json VARCHAR NOT NULL);
 """
 
+
+def _locked(err: BaseException) -> bool:
+    return isinstance(err, duckdb.IOException) and "lock" in str(err).lower()
+
+
 TRAINING_METRIC_COLUMNS = ("loss", "eval_loss", "learning_rate", "grad_norm", "tokens_per_s", "gpu_util", "gpu_mem_gb")
 
 
@@ -78,17 +83,10 @@ class Store:
 
     @contextmanager
     def _connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        deadline = time.monotonic() + self.lock_timeout_s
-        delay = 0.02
-        while True:
-            try:
-                con = duckdb.connect(str(self.db_path), read_only=read_only and self.db_path.exists())
-                break
-            except duckdb.IOException as err:  # another process holds the write lock
-                if "lock" not in str(err).lower() or time.monotonic() > deadline:
-                    raise
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 1.0)
+        # another process holding the write lock is waited for (20 ms doubling to 1 s, jittered), up to lock_timeout_s
+        retrying = Retrying(stop=stop_after_delay(self.lock_timeout_s), wait=wait_random_exponential(multiplier=0.02, max=1.0),
+                            retry=retry_if_exception(_locked), reraise=True)
+        con = retrying(duckdb.connect, str(self.db_path), read_only=read_only and self.db_path.exists())
         try:
             yield con
         finally:
