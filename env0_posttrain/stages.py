@@ -19,6 +19,7 @@ from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, load_spec
 from env0_posttrain.store import Store
 from env0_posttrain.digests import canonical_json, file_digest, files_digest, sha256_hex
+from env0_posttrain.markdown_table import records_table
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 ARMS_ON_EVAL = ("base", "sft", "teacher_eval", "rl")
@@ -73,13 +74,7 @@ def content_hash(*parts: Any) -> str:
 
 
 def md_table(rows: list[dict[str, Any]]) -> str:
-    if not rows:
-        return "(none)"
-    cols = list(rows[0])
-    fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)  # noqa: E731
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in cols) + " |" for r in rows]
-    return "\n".join(lines)
+    return records_table(rows)
 
 
 # task_set ----------------------------------------------------------------------------------
