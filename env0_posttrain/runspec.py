@@ -184,7 +184,7 @@ class LoraSpec(_Section):
     max_steps: int = Field(default=300, ge=1)
     epochs: float | None = Field(default=None, gt=0.0, description="if set, train by epochs instead of max_steps")
     warmup_ratio: float = Field(default=0.03, ge=0.0, lt=1.0)
-    eval_fraction: float = Field(default=0.1, ge=0.0, lt=1.0, description="held-back share of rows, whole episodes")
+    eval_fraction: float = Field(default=0.1, ge=0.0, lt=1.0, description="held-back share of episodes (whole episodes, seeded by lora.seed)")
     checkpoint_choice: Literal["eval_loss", "first_call"] = Field(
         default="eval_loss",
         description="which saved checkpoint becomes the adapter: lowest eval loss, or most first tool calls matched "

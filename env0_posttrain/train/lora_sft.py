@@ -132,7 +132,8 @@ def episode_of(row: dict, index: int) -> str:
 
 
 def split_eval(train_rows: Sequence[dict], eval_rows: Sequence[dict] | None, lora: LoraSpec) -> tuple[list, list]:
-    """Use the given eval rows; else hold out about `eval_fraction` of the training rows (deterministically).
+    """Use the given eval rows; else hold out `eval_fraction` of the episodes (rounded; at least one stays in
+    training), drawn by datasets' `Dataset.train_test_split` with seed `lora.seed` over the sorted episode keys.
 
     Whole episodes are held out: upweighted copies and windows of one episode all land on one side,
     so the eval loss is never measured on a row the adapter trained on.
@@ -140,22 +141,18 @@ def split_eval(train_rows: Sequence[dict], eval_rows: Sequence[dict] | None, lor
     train_rows = list(train_rows)
     if eval_rows:
         return train_rows, list(eval_rows)
-    n_eval = round(len(train_rows) * lora.eval_fraction)
-    if n_eval == 0 or n_eval >= len(train_rows):
-        return train_rows, []
-    import random
-
     groups: dict[str, list[int]] = {}
     for i, row in enumerate(train_rows):
         groups.setdefault(episode_of(row, i), []).append(i)
-    keys = sorted(groups)
-    random.Random(lora.seed).shuffle(keys)
-    held: set[int] = set()
-    for key in keys[:-1]:  # at least one episode always stays in training
-        if len(held) >= n_eval:
-            break
-        held.update(groups[key])
-    return [r for i, r in enumerate(train_rows) if i not in held], [train_rows[i] for i in sorted(held)]
+    n_held = min(round(len(groups) * lora.eval_fraction), len(groups) - 1)
+    if n_held <= 0:
+        return train_rows, []
+    from datasets import Dataset
+
+    split = Dataset.from_dict({"episode": sorted(groups)}).train_test_split(test_size=n_held, seed=lora.seed)
+    held = sorted(i for key in split["test"]["episode"] for i in groups[key])
+    kept = set(held)
+    return [r for i, r in enumerate(train_rows) if i not in kept], [train_rows[i] for i in held]
 
 
 def build_sft_config(lora: LoraSpec, out_dir: Path, has_eval: bool, device: dict[str, Any], token_rows: bool = False):
