@@ -111,7 +111,7 @@ def rollout_or_reuse(store: Store, run_id: str, arm: str, student: Callable[[], 
     `student()` names the base weights; it is asked only for the reused arms."""
     if arm not in REUSED_ARMS:
         return rollout()
-    key = base_eval_key(str(student()), endpoint, settings, tasks, trials, code)
+    key = base_eval_key(store.paths.rel(student()), endpoint, settings, tasks, trials, code)  # a moved data dir keeps its keys
     found = find_reusable(store, key, run_id, arm, len(tasks) * trials)
     if found is not None:
         return copy_round(store, found[0], found[1], run_id, arm, key)

@@ -290,7 +290,7 @@ def train_adapter(ctx: StageContext) -> StageResult:
         ctx.store.log_training_metrics(train_id, ctx.run_id, int(m.get("step", 0)), m)
 
     try:
-        result = train_lora(rows, None, ctx.spec.lora, base, out_dir, on_log=on_log)
+        result = train_lora(rows, None, ctx.spec.lora, base, out_dir, on_log=on_log, base_ref=ctx.paths.rel(base))
     except Exception as err:
         ctx.store.finish_training(train_id, "failed", None, None, {"error": repr(err)})
         raise

@@ -6,6 +6,10 @@ episode per transaction as it finishes: a killed process loses nothing it had fi
 
 Evaluations are kept as *rounds*: each materialization of a rollout asset opens a round (or
 resumes the newest unfinished one), so nightly evals accumulate history instead of overwriting it.
+
+Paths into the data dir (an adapter, a report, the base named in a training result) are stored
+relative to the store file's directory, the data root, and resolved on read: a copied data dir
+works where it lands.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random
 
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.runspec import RunSpec
+from env0_posttrain.paths import Paths
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -68,6 +73,13 @@ def _locked(err: BaseException) -> bool:
     return isinstance(err, duckdb.IOException) and "lock" in str(err).lower()
 
 
+PATH_KEYS = ("adapter_dir", "base_path")  # the paths a training result names (lora_sft.TrainResult, grpo.RLResult)
+
+
+def _paths_in(result: dict, convert: Callable[[str], Any]) -> dict:
+    return {k: str(convert(v)) if k in PATH_KEYS and isinstance(v, str) and v else v for k, v in result.items()}
+
+
 TRAINING_METRIC_COLUMNS = ("loss", "eval_loss", "learning_rate", "grad_norm", "tokens_per_s", "gpu_util", "gpu_mem_gb")
 
 
@@ -77,6 +89,7 @@ class Store:
     def __init__(self, db_path: Path | str, lock_timeout_s: float = 120.0):
         self.db_path = Path(db_path)
         self.lock_timeout_s = lock_timeout_s
+        self.paths = Paths(self.db_path.parent.resolve())  # the data root: Paths.db is <root>/env0.duckdb
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as con:
             con.execute(SCHEMA)
@@ -259,7 +272,8 @@ class Store:
             con.execute(
                 "UPDATE training_runs SET status = ?, finished_at = ?, adapter_path = ?, revision = ?, result_json = ? "
                 "WHERE train_id = ?",
-                [status, time.time(), adapter_path, revision, json.dumps(result, default=str), train_id],
+                [status, time.time(), self.paths.rel(adapter_path) if adapter_path else None, revision,
+                 json.dumps(_paths_in(result, self.paths.rel), default=str), train_id],
             )
 
     def latest_training(self, run_id: str) -> dict | None:
@@ -271,7 +285,8 @@ class Store:
         if not rows:
             return None
         t, p, rev, res = rows[0]
-        return {"train_id": t, "adapter_path": p, "revision": rev, "result": json.loads(res or "{}")}
+        return {"train_id": t, "adapter_path": str(self.paths.resolve(p)) if p else None, "revision": rev,
+                "result": _paths_in(json.loads(res or "{}"), self.paths.model_ref)}
 
     def training_metrics(self, train_id: str) -> list[dict]:
         rows = self.query("SELECT metrics_json FROM training_metrics WHERE train_id = ? ORDER BY step", [train_id])
@@ -302,7 +317,7 @@ class Store:
         with self.transaction() as con:
             con.execute(
                 "INSERT INTO reports VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [report_id, run_id, time.time(), headline, markdown, report_dir, json.dumps(numbers, default=str)],
+                [report_id, run_id, time.time(), headline, markdown, self.paths.rel(report_dir), json.dumps(numbers, default=str)],
             )
         return report_id
 
@@ -314,4 +329,4 @@ class Store:
         if not rows:
             return None
         rid, headline, rdir, numbers = rows[0]
-        return {"report_id": rid, "headline": headline, "report_dir": rdir, "numbers": json.loads(numbers)}
+        return {"report_id": rid, "headline": headline, "report_dir": str(self.paths.resolve(rdir)), "numbers": json.loads(numbers)}

@@ -32,6 +32,7 @@ from env0_posttrain.train.checkpoint_choice import CheckpointChoice, checkpoint_
 from env0_posttrain.train.metrics_callback import MetricsCallback
 from env0_posttrain.train.rows import rows_to_dataset
 from env0_posttrain.fsutil import replace_dir
+from env0_posttrain.train.model_card import CardInfo, finish_adapter_dir
 
 log = logging.getLogger(__name__)
 ADAPTER_DIRNAME = "adapter"
@@ -220,6 +221,9 @@ def _truncate_to_max_length(dataset, tokenizer, lora: LoraSpec, device: dict[str
     return dataset.filter(fits)
 
 
+CARD_HYPERPARAMETERS = {"r", "alpha", "dropout", "learning_rate", "max_seq_length", "max_steps", "epochs", "warmup_ratio"}
+
+
 def train_lora(
     train_rows: Sequence[dict[str, Any]],
     eval_rows: Sequence[dict[str, Any]] | None,
@@ -228,8 +232,12 @@ def train_lora(
     out_dir: Path,
     on_log: Callable[[dict[str, Any]], None] | None = None,
     resume: bool = True,
+    base_ref: str | None = None,
 ) -> TrainResult:
-    """Train a LoRA adapter on TRL rows; returns where it is and how training went."""
+    """Train a LoRA adapter on TRL rows; returns where it is and how training went.
+
+    `base_ref` is how the adapter's config and card name the base (default: `base_path` as given); the
+    pipeline passes the base's path relative to the data dir, so the data dir can move (model_card.py)."""
     import torch
     from peft import get_peft_model
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, set_seed
@@ -300,11 +308,16 @@ def train_lora(
     train_losses = [h["loss"] for h in history if "loss" in h]
     best_step = _best_step(state)
     summary = {
-        "base_path": str(base_path), "best_step": best_step, "best_eval_loss": state.best_metric,
+        "base_path": base_ref or str(base_path), "best_step": best_step, "best_eval_loss": state.best_metric,
         "lora": lora.model_dump(mode="json"), "steps": state.global_step, "checkpoint": choice.model_dump(mode="json"),
         "kernels": kernels.model_dump(mode="json"), "memory_plan": plan.model_dump(mode="json") if plan else None,
     }
     (tmp / "training_summary.json").write_text(json.dumps(summary, indent=2))
+    finish_adapter_dir(tmp, CardInfo(
+        base_model=base_ref or str(base_path), n_train_rows=len(train_ds),
+        hyperparameters=lora.model_dump(mode="json", include=CARD_HYPERPARAMETERS),
+        train_summary={"steps": state.global_step, "best_step": best_step, "best_eval_loss": state.best_metric,
+                       "final_eval_loss": final_eval, "checkpoint_choice": choice.rule}))
     replace_dir(tmp, adapter_dir)
     return TrainResult(
         adapter_dir=adapter_dir,
