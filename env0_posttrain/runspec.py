@@ -14,6 +14,9 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from env0_posttrain.fsutil import atomic_write_text
+from env0_posttrain.digests import sha256_hex
+
 RUN_ID_PATTERN = r"^[A-Za-z0-9._-]+$"
 FAMILIES = ("auth", "calendar", "docs", "drive", "mail", "multi-app")
 
@@ -181,7 +184,7 @@ class LoraSpec(_Section):
     max_steps: int = Field(default=300, ge=1)
     epochs: float | None = Field(default=None, gt=0.0, description="if set, train by epochs instead of max_steps")
     warmup_ratio: float = Field(default=0.03, ge=0.0, lt=1.0)
-    eval_fraction: float = Field(default=0.1, ge=0.0, lt=1.0, description="held-back share of rows, whole episodes")
+    eval_fraction: float = Field(default=0.1, ge=0.0, lt=1.0, description="held-back share of episodes (whole episodes, seeded by lora.seed)")
     checkpoint_choice: Literal["eval_loss", "first_call"] = Field(
         default="eval_loss",
         description="which saved checkpoint becomes the adapter: lowest eval loss, or most first tool calls matched "
@@ -313,9 +316,7 @@ class RunSpec(_Section):
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
 
     def digest(self) -> str:
-        import hashlib
-
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        return sha256_hex(self.model_dump_json(), n=16)
 
 
 class SpecError(ValueError):
@@ -354,12 +355,7 @@ def load_spec(path: Path) -> RunSpec:
 
 def write_spec(spec: RunSpec, runs_dir: Path) -> Path:
     """Write atomically: a half-written spec file would be picked up by the sensor."""
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    path = runs_dir / f"{spec.run_id}.yaml"
-    tmp = path.with_suffix(".yaml.tmp")
-    tmp.write_text(spec.to_yaml())
-    tmp.replace(path)
-    return path
+    return atomic_write_text(runs_dir / f"{spec.run_id}.yaml", spec.to_yaml())
 
 
 def is_valid_run_id(run_id: str) -> bool:

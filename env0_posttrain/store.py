@@ -6,23 +6,28 @@ episode per transaction as it finishes: a killed process loses nothing it had fi
 
 Evaluations are kept as *rounds*: each materialization of a rollout asset opens a round (or
 resumes the newest unfinished one), so nightly evals accumulate history instead of overwriting it.
+
+Paths into the data dir (an adapter, a report, the base named in a training result) are stored
+relative to the store file's directory, the data root, and resolved on read: a copied data dir
+works where it lands.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import duckdb
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random_exponential
 
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.runspec import RunSpec
+from env0_posttrain.paths import Paths
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -66,6 +71,18 @@ CREATE TABLE IF NOT EXISTS base_models (
   revision VARCHAR, recorded_at DOUBLE NOT NULL, info_json VARCHAR NOT NULL);
 """
 
+
+def _locked(err: BaseException) -> bool:
+    return isinstance(err, duckdb.IOException) and "lock" in str(err).lower()
+
+
+PATH_KEYS = ("adapter_dir", "base_path")  # the paths a training result names (lora_sft.TrainResult, grpo.RLResult)
+
+
+def _paths_in(result: dict, convert: Callable[[str], Any]) -> dict:
+    return {k: str(convert(v)) if k in PATH_KEYS and isinstance(v, str) and v else v for k, v in result.items()}
+
+
 TRAINING_METRIC_COLUMNS = ("loss", "eval_loss", "learning_rate", "grad_norm", "tokens_per_s", "gpu_util", "gpu_mem_gb")
 
 
@@ -75,23 +92,17 @@ class Store:
     def __init__(self, db_path: Path | str, lock_timeout_s: float = 120.0):
         self.db_path = Path(db_path)
         self.lock_timeout_s = lock_timeout_s
+        self.paths = Paths(self.db_path.parent.resolve())  # the data root: Paths.db is <root>/env0.duckdb
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as con:
             con.execute(SCHEMA)
 
     @contextmanager
     def _connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        deadline = time.monotonic() + self.lock_timeout_s
-        delay = 0.02
-        while True:
-            try:
-                con = duckdb.connect(str(self.db_path), read_only=read_only and self.db_path.exists())
-                break
-            except duckdb.IOException as err:  # another process holds the write lock
-                if "lock" not in str(err).lower() or time.monotonic() > deadline:
-                    raise
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 1.0)
+        # another process holding the write lock is waited for (20 ms doubling to 1 s, jittered), up to lock_timeout_s
+        retrying = Retrying(stop=stop_after_delay(self.lock_timeout_s), wait=wait_random_exponential(multiplier=0.02, max=1.0),
+                            retry=retry_if_exception(_locked), reraise=True)
+        con = retrying(duckdb.connect, str(self.db_path), read_only=read_only and self.db_path.exists())
         try:
             yield con
         finally:
@@ -264,7 +275,8 @@ class Store:
             con.execute(
                 "UPDATE training_runs SET status = ?, finished_at = ?, adapter_path = ?, revision = ?, result_json = ? "
                 "WHERE train_id = ?",
-                [status, time.time(), adapter_path, revision, json.dumps(result, default=str), train_id],
+                [status, time.time(), self.paths.rel(adapter_path) if adapter_path else None, revision,
+                 json.dumps(_paths_in(result, self.paths.rel), default=str), train_id],
             )
 
     def latest_training(self, run_id: str) -> dict | None:
@@ -276,7 +288,8 @@ class Store:
         if not rows:
             return None
         t, p, rev, res = rows[0]
-        return {"train_id": t, "adapter_path": p, "revision": rev, "result": json.loads(res or "{}")}
+        return {"train_id": t, "adapter_path": str(self.paths.resolve(p)) if p else None, "revision": rev,
+                "result": _paths_in(json.loads(res or "{}"), self.paths.model_ref)}
 
     def training_metrics(self, train_id: str) -> list[dict]:
         rows = self.query("SELECT metrics_json FROM training_metrics WHERE train_id = ? ORDER BY step", [train_id])
@@ -307,7 +320,7 @@ class Store:
         with self.transaction() as con:
             con.execute(
                 "INSERT INTO reports VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [report_id, run_id, time.time(), headline, markdown, report_dir, json.dumps(numbers, default=str)],
+                [report_id, run_id, time.time(), headline, markdown, self.paths.rel(report_dir), json.dumps(numbers, default=str)],
             )
         return report_id
 
@@ -319,14 +332,14 @@ class Store:
         if not rows:
             return None
         rid, headline, rdir, numbers = rows[0]
-        return {"report_id": rid, "headline": headline, "report_dir": rdir, "numbers": json.loads(numbers)}
+        return {"report_id": rid, "headline": headline, "report_dir": str(self.paths.resolve(rdir)), "numbers": json.loads(numbers)}
 
     # base model ---------------------------------------------------------------------------
     def record_base_model(self, run_id: str, student_digest: str, source: str, path: str, revision: str | None,
                           info: dict) -> None:
         with self.transaction() as con:
             con.execute("INSERT OR REPLACE INTO base_models VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [run_id, student_digest, source, path, revision, time.time(), json.dumps(info, default=str)])
+                        [run_id, student_digest, source, self.paths.rel(path) if source == "tiny" else path, revision, time.time(), json.dumps(info, default=str)])
 
     def base_model(self, run_id: str) -> dict | None:
         rows = self.query("SELECT student_digest, source, path, revision, info_json FROM base_models WHERE run_id = ?",
@@ -334,5 +347,5 @@ class Store:
         if not rows:
             return None
         digest, source, path, revision, info = rows[0]
-        return {"student_digest": digest, "source": source, "path": path, "revision": revision,
+        return {"student_digest": digest, "source": source, "path": str(self.paths.resolve(path)) if source == "tiny" else path, "revision": revision,
                 "info": json.loads(info)}

@@ -66,10 +66,12 @@ def test_deterministic_errors_stop_the_rollout_without_retries(kind, caplog):
 
 def test_connection_refused_on_every_try_of_the_first_episodes_stops_the_rollout():
     provider = Raising(_refused)
+    # No backoff, so the four episodes take turns: with random jitter, one episode may reach its 3rd try
+    # before a third episode reaches its 2nd, and the count below would depend on the draw.
     with pytest.raises(FatalModelError) as info:
-        _rollouts(provider, "env0-ff-refused")
+        _rollouts(provider, "env0-ff-refused", settings=FAST.model_copy(update={"backoff_base_s": 0.0}))
     assert info.value.kind == "connection_refused" and "first 3 episodes" in str(info.value)
-    # 3 episodes x 2 tries trip it; the 4th concurrent episode may have tried once. Far below the 4 x 3 x 4
+    # 3 episodes x 2 tries trip it; the 4th concurrent episode may have tried once or twice. Far below the 4 x 3 x 4
     # calls that retries (3) and refills (2) of the four running episodes would have made.
     assert 6 <= provider.calls <= 8
 
@@ -164,3 +166,19 @@ def test_a_real_refused_port_stops_a_sharded_rollout():
         run_rollouts_sync(generate_tasks(0, per_template=1)[:8], "teacher", 1, endpoint, settings, "ff-real", set(),
                           None, progress=False)
     assert info.value.kind == "connection_refused" and info.value.model == "openai/gpt-x"
+
+
+def test_infra_retries_wait_a_full_jitter_backoff_capped_by_the_settings():
+    from tenacity import RetryCallState
+
+    from env0_posttrain.agent.model_call import retrying
+
+    settings = AgentSettings(max_retries=4, backoff_base_s=0.5, backoff_max_s=3.0)
+    policy = retrying(settings)
+    state = RetryCallState(policy, fn=None, args=(), kwargs={})
+    for attempt, cap in ((1, 0.5), (2, 1.0), (3, 2.0), (4, 3.0), (6, 3.0)):
+        state.attempt_number = attempt
+        waits = [policy.wait(state) for _ in range(200)]
+        assert 0 <= min(waits) and max(waits) <= cap and max(waits) > cap / 2
+    state.attempt_number = settings.max_retries + 1
+    assert policy.stop(state), "max_retries more tries after the first, then the failure is recorded"

@@ -3,6 +3,8 @@ and the teacher-bounded table over teacher backfills."""
 
 from __future__ import annotations
 
+import re
+
 from env0_posttrain.evaluate import build_report, report_metadata
 from env0_posttrain.evaluate.teacher_table import plot_teacher_table, table_markdown, teacher_row
 from env0_posttrain_tests.test_evaluate_support import make_episode, make_task
@@ -10,6 +12,11 @@ from env0_posttrain_tests.test_evaluate_support import make_episode, make_task
 TASKS = [make_task(i) for i in range(20)]
 RL_METRICS = [{"step": s, "reward": 0.1 * s, "reward_std": 0.3, "kl": 0.01 * s, "entropy": 2.0,
                "episode_model_calls": 2.5} for s in range(1, 6)]
+
+
+def squash(markdown: str) -> str:
+    """Table cells are padded to their column's width; one space apart reads the same."""
+    return re.sub(r" +", " ", markdown)
 
 
 def _arm(arm, passes, run_id="run-1", trials=1):
@@ -23,7 +30,7 @@ def test_report_compares_rl_with_base_and_sft_and_plots_grpo_steps(tmp_path):
     assert set(rl) == {"rl_vs_base", "rl_vs_sft"}
     assert round(rl["rl_vs_sft"].paired.diff, 3) == 0.4 and len(rl["rl_vs_sft"].flips.fail_to_pass) == 8
     assert rl["rl_vs_sft"].paired.p_primary < 0.05  # 8 discordant tasks, all one way: exact McNemar p = 0.0078
-    assert "## RL (GRPO after SFT)" in rep.markdown and "| rl vs sft | 20 |" in rep.markdown
+    assert "## RL (GRPO after SFT)" in rep.markdown and "| rl vs sft | 20 |" in squash(rep.markdown)
     assert "rl_training" in rep.plot_paths and (tmp_path / "plots" / "rl_training.png").stat().st_size > 0
     nums = report_metadata(rep)["numbers"]
     assert nums["rl_vs_sft.diff_pp"] == 40.0 and nums["rl.pass_rate_pct"] == 80.0
@@ -45,7 +52,7 @@ def test_teacher_row_gives_gap_ci_and_the_share_of_teacher_passes_kept(tmp_path)
     assert sft.teacher_passes_kept == 0.5 and weak.students[0].teacher_passes_kept == 0.5
     assert teacher_row("x", "t", _arm("sft", 3)) is None  # no teacher side: no row
     md = table_markdown([strong, weak])
-    assert "| env0-oracle/oracle@1.0 | d--strong | 100.0 | sft | 50.0 | -50.0 |" in md
+    assert "| env0-oracle/oracle@1.0 | d--strong | 100.0 | sft | 50.0 | -50.0 |" in squash(md)
     assert plot_teacher_table([strong, weak], tmp_path / "t.png").stat().st_size > 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -44,7 +45,7 @@ def test_ledger_counts_every_drawn_task(task_set: TaskSet) -> None:
     assert sum(r.tasks for r in rows.values()) >= len(task_set.tasks)
     assert all(r.oracle_pass_rate == 1.0 and r.noop_pass_rate == 0.0 for r in rows.values())
     table = ledger_markdown(task_set.ledger)
-    assert "| mail |" in table and "oracle pass" in table
+    assert "| mail |" in re.sub(r" +", " ", table) and "oracle pass" in table
 
 
 def test_split_by_template_and_heldout_templates_are_disjoint() -> None:

@@ -31,6 +31,21 @@ def test_every_copy_of_an_episode_lands_on_one_side_of_the_split(seed):
     assert split_eval(rows, None, LoraSpec(eval_fraction=0.2, seed=seed)) == (train, held)
 
 
+def test_the_held_out_episodes_are_datasets_seeded_split_of_the_episode_keys():
+    from datasets import Dataset
+
+    rows = _rows(10, 2)
+    keys = sorted({episode_of(r, 0) for r in rows})
+    held_by_seed = []
+    for seed in range(4):
+        _, held = split_eval(rows, None, LoraSpec(eval_fraction=0.3, seed=seed))
+        expected = Dataset.from_dict({"episode": keys}).train_test_split(test_size=3, seed=seed)["test"]["episode"]
+        assert {episode_of(r, 0) for r in held} == set(expected)
+        held_by_seed.append(frozenset(episode_of(r, 0) for r in held))
+    assert len(set(held_by_seed)) > 1, "the seed chooses which episodes are held out"
+    assert split_eval(rows[:2], None, LoraSpec(eval_fraction=0.9)) == (rows[:2], []), "one episode stays in training"
+
+
 def test_rows_without_a_source_are_split_one_by_one():
     rows = [{"messages": [i]} for i in range(10)]
     train, held = split_eval(rows, None, LoraSpec(eval_fraction=0.3))

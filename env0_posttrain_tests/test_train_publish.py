@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -36,9 +37,13 @@ def adapter_dir(tmp_path):
 
 
 def test_model_card_names_base_data_hyperparameters_and_eval():
+    from huggingface_hub import ModelCard
+
     card = render_model_card(INFO, "acme/env0-sft-demo")
-    front, body = card.split("---\n")[1], card.split("---\n", 2)[2]
+    front, body = card.split("---\n")[1], re.sub(r" +", " ", card.split("---\n", 2)[2])  # table cells are padded
     assert "base_model: Qwen/Qwen3.5-9B" in front and "library_name: peft" in front
+    data = ModelCard(card).data
+    assert data.base_model == "Qwen/Qwen3.5-9B" and data.library_name == "peft" and "lora" in data.tags
     assert "# acme/env0-sft-demo" in body and "run `demo-1`" in body
     assert "starter-v1" in body and "Training rows: 287." in body
     assert "| r | 32 |" in body and "| learning_rate | 0.0001 |" in body

@@ -6,8 +6,6 @@ final answer or a stop -> verifier on the start state vs the end state.
 
 from __future__ import annotations
 
-import hashlib
-import random
 import time
 from collections import Counter
 from typing import Any
@@ -37,11 +35,6 @@ _install_providers()  # env0-oracle / env0-faulty must be routable before the fi
 STEERABLE_ARMS: frozenset[str] = frozenset({"teacher", "teacher_eval"})
 
 
-def episode_seed(run_id: str, arm: str, task_id: str, trial: int) -> int:
-    digest = hashlib.sha256(f"{run_id}|{arm}|{task_id}|{trial}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
-
-
 async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettings, arm: Arm, trial: int,
                       run_id: str, *, env: TaskEnv | None = None, refill: int = 0) -> Episode:
     """Run one task x trial x arm to a stop condition and score it. Never raises for model or tool
@@ -53,7 +46,6 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
         raise ValueError(f"steering prompt is teacher-only; refusing to apply it to arm '{arm}'")
     started_at = time.time()
     t0 = time.perf_counter()
-    rng = random.Random(episode_seed(run_id, arm, task.id, trial))
     tools = env.openai_tools(task.tools)
     offered = {t["function"]["name"] for t in tools}
     messages: list[dict[str, Any]] = [system_message(settings.system_prompt, steering),
@@ -78,7 +70,7 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
     error: str | None = None
 
     for step in range(settings.max_steps):
-        outcome = await call_model(kwargs, messages, tools, settings, step, rng, episode=f"{task.id}:{trial}")
+        outcome = await call_model(kwargs, messages, tools, settings, step, episode=f"{task.id}:{trial}")
         counts.update(outcome.error_counts)
         ex = outcome.exchange
         infra_errors += outcome.infra_failures

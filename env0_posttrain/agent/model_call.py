@@ -1,18 +1,20 @@
 """One model call through litellm, with infra retries, captured as an Exchange.
 
-Retries use exponential backoff with full jitter (AWS's recipe), so 64 episodes hitting one 429
-do not come back in lockstep. Custom providers ignore litellm's `timeout`, so the deadline is
+Infra failures are retried by tenacity with exponential backoff and full jitter (AWS's recipe), so
+64 episodes hitting one 429 do not come back in lockstep; fatal kinds and agent errors are not
+retried (agent/fail_fast.py). Custom providers ignore litellm's `timeout`, so the deadline is
 enforced here for every model alike.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from .endpoint import AgentSettings
 from .fail_fast import CURRENT as FAIL_FAST
@@ -30,9 +32,20 @@ class CallOutcome:
     infra_failures: int = 0
 
 
-def backoff_delay(attempt: int, settings: AgentSettings, rng: random.Random) -> float:
-    cap = min(settings.backoff_max_s, settings.backoff_base_s * (2 ** (attempt - 1)))
-    return rng.uniform(0, cap)
+class _RetryableFailure(Exception):
+    """An infra failure tenacity may retry; carries the exchange to record if the retries run out."""
+
+    def __init__(self, exchange: Exchange, error_class: str):
+        super().__init__(exchange.error)
+        self.exchange, self.error_class = exchange, error_class
+
+
+def retrying(settings: AgentSettings) -> AsyncRetrying:
+    """Up to `max_retries` more tries of an infra failure, waiting a full-jitter exponential backoff
+    (uniform in [0, min(backoff_max_s, backoff_base_s * 2**(try-1))]) between them."""
+    return AsyncRetrying(stop=stop_after_attempt(settings.max_retries + 1),
+                         wait=wait_random_exponential(multiplier=settings.backoff_base_s, max=settings.backoff_max_s),
+                         retry=retry_if_exception_type(_RetryableFailure), reraise=True)
 
 
 def _token_ids(response: Any) -> tuple[list[int] | None, list[int] | None]:
@@ -62,21 +75,21 @@ def _usage(response: Any) -> TokenUsage:
 
 
 async def call_model(kwargs: dict[str, Any], messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                     settings: AgentSettings, index: int, rng: random.Random, episode: str = "") -> CallOutcome:
-    """One request with its infra retries. Raises FatalModelError for what no retry fixes: a fatal kind, a bad
-    request on an episode's first call (nothing the model wrote is in it), or, through the rollout's FailFast,
-    a model nobody answers for. `episode` names the episode for FailFast."""
+                     settings: AgentSettings, index: int, episode: str = "") -> CallOutcome:
+    """One request with its infra retries (tenacity). Raises FatalModelError for what no retry fixes: a fatal
+    kind, a bad request on an episode's first call (nothing the model wrote is in it), or, through the rollout's
+    FailFast, a model nobody answers for. `episode` names the episode for FailFast."""
     counts: Counter = Counter()
     breaker = FAIL_FAST.get()
     infra = 0
-    attempt = 0
     env0_meta = (kwargs.get("metadata") or {}).get("env0")
-    while True:
-        attempt += 1
+
+    async def attempt(number: int) -> CallOutcome:
+        nonlocal infra
         t0 = time.perf_counter()
         call = kwargs
         if env0_meta is not None:  # env0 providers see which try of this request it is
-            call = {**kwargs, "metadata": {**kwargs["metadata"], "env0": {**env0_meta, "call_attempt": attempt}}}
+            call = {**kwargs, "metadata": {**kwargs["metadata"], "env0": {**env0_meta, "call_attempt": number}}}
         try:
             async with asyncio.timeout(settings.request_timeout_s):  # no extra task per call, unlike wait_for
                 response = await litellm.acompletion(messages=list(messages), tools=tools or None, **call)
@@ -99,11 +112,10 @@ async def call_model(kwargs: dict[str, Any], messages: list[dict[str, Any]], too
                     breaker.other_error(episode)
                 elif breaker.unreachable(episode):
                     raise unreachable_error(model, kind, breaker, message) from exc
-            if cls == "infra" and attempt <= settings.max_retries:
-                await asyncio.sleep(backoff_delay(attempt, settings, rng))
-                continue
             exchange = Exchange(index=index, request_len=len(messages), response=None, latency_s=latency,
-                                error=message, error_kind=cls, attempts=attempt)  # type: ignore[arg-type]
+                                error=message, error_kind=cls, attempts=number)  # type: ignore[arg-type]
+            if cls == "infra":
+                raise _RetryableFailure(exchange, cls) from exc
             return CallOutcome(exchange, None, cls, counts, infra)
         latency = time.perf_counter() - t0
         if breaker is not None:
@@ -113,5 +125,13 @@ async def call_model(kwargs: dict[str, Any], messages: list[dict[str, Any]], too
         exchange = Exchange(index=index, request_len=len(messages), response=None,
                             finish_reason=getattr(choice, "finish_reason", None), usage=_usage(response),
                             latency_s=latency, prompt_token_ids=prompt_ids, completion_token_ids=completion_ids,
-                            attempts=attempt)
+                            attempts=number)
         return CallOutcome(exchange, response, None, counts, infra)
+
+    try:
+        async for try_ in retrying(settings):
+            with try_:
+                outcome = await attempt(try_.retry_state.attempt_number)
+        return outcome
+    except _RetryableFailure as failure:  # retries exhausted
+        return CallOutcome(failure.exchange, None, failure.error_class, counts, infra)

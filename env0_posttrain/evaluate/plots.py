@@ -7,7 +7,6 @@ nothing to draw (no training metrics, no history yet), so the report simply leav
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from env0_posttrain.evaluate.history import TrendPoint  # noqa: E402
 from env0_posttrain.evaluate.statistics import FlipTable, ProportionEstimate  # noqa: E402
+from env0_posttrain.fsutil import atomic_target  # noqa: E402
 
 ARM_LABELS = {"base": "base", "sft": "adapter", "teacher_eval": "teacher", "rl": "RL"}
 ARM_COLORS = {"base": "#7f7f7f", "sft": "#1f77b4", "teacher_eval": "#2ca02c", "rl": "#d62728"}
@@ -26,13 +26,11 @@ ARM_COLORS = {"base": "#7f7f7f", "sft": "#1f77b4", "teacher_eval": "#2ca02c", "r
 
 def _save(fig: plt.Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
-        tmp.replace(path)
+        with atomic_target(path) as tmp:
+            fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
     finally:
         plt.close(fig)
-        tmp.unlink(missing_ok=True)
     return path
 
 

@@ -20,6 +20,7 @@ from env0_posttrain.evaluate.plots import ARM_LABELS
 from env0_posttrain.evaluate.report_model import LedgerEntry, ReportNumbers
 from env0_posttrain.evaluate.statistics import PairedAnalysis
 from env0_posttrain.evaluate.verdict import p_text, pp
+from env0_posttrain.markdown_table import md_table
 
 FIGURE_TITLES = {
     "pass_rate": "Pass rate per arm",
@@ -28,18 +29,6 @@ FIGURE_TITLES = {
     "training": "Training curves",
     "trend": "Nightly trend",
 }
-
-
-def _cell(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def _table(headers: list[str], rows: list[list[Any]], align: str | None = None) -> str:
-    align = align or "l" + "r" * (len(headers) - 1)
-    sep = ["---:" if a == "r" else "---" for a in align]
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(sep) + " |"]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def _label(arm: str) -> str:
@@ -119,7 +108,7 @@ def _arm_table(arms: Mapping[str, ArmMetrics]) -> str:
             f"{m.rows_with_tool_calls}/{m.n_rows}", m.n_unscored, _num(m.mean_reward), _num(m.mean_steps, 1),
             f"{pp(m.completion_rate)}%", f"{pp(m.format_failure_rate)}%",
         ])
-    return _table(["arm", "passes", "pass rate", "±1 SE (pp)", "Wilson 95% CI (%)", "rows with tool calls",
+    return md_table(["arm", "passes", "pass rate", "±1 SE (pp)", "Wilson 95% CI (%)", "rows with tool calls",
                    "unscored", "mean reward", "mean steps", "completion", "format failures / turn"], rows)
 
 
@@ -138,7 +127,7 @@ def _slice_table(title: str, slices: Mapping[str, Mapping[str, ArmMetrics]], arm
             row += [_rate(m), _num(m.mean_reward) if m else "–", _num(m.mean_steps, 1) if m else "–"]
         rows.append(row)
     headers = [title] + [f"{_label(a)} {h}" for a in arms for h in ("pass", "reward", "steps")]
-    return [f"## Per {title}", _table(headers, rows)]
+    return [f"## Per {title}", md_table(headers, rows)]
 
 
 def _flip_section(n: ReportNumbers) -> list[str]:
@@ -151,7 +140,7 @@ def _flip_section(n: ReportNumbers) -> list[str]:
            f"{f.improved}, down: {f.worsened}."]
     changed = [r for r in f.rows if r.change in ("fail→pass", "pass→fail")]
     if changed:
-        out.append(_table(["task", "change", "base passes", "adapter passes"],
+        out.append(md_table(["task", "change", "base passes", "adapter passes"],
                           [[r.task_id, r.change, f"{r.passes_a}/{r.trials_a}", f"{r.passes_b}/{r.trials_b}"] for r in changed],
                           "llrr"))
     return out
@@ -164,7 +153,7 @@ def _first_action_section(n: ReportNumbers) -> list[str]:
             for arm, s in n.first_action.items()]
     return ["## One-shot first action vs the oracle's",
             "Read from each eval episode's first assistant message, against the oracle's first call.",
-            _table(["arm", "episodes", "format ok", "tool name match", "arguments exact match"], rows)]
+            md_table(["arm", "episodes", "format ok", "tool name match", "arguments exact match"], rows)]
 
 
 def _behaviour_section(n: ReportNumbers) -> list[str]:
@@ -180,7 +169,7 @@ def _behaviour_section(n: ReportNumbers) -> list[str]:
             row.append(f"{b.true}/{b.applicable}" + (f" ({b.rate:.0%})" if b.rate is not None else ""))
         rows.append(row)
     return ["## Behaviours", "Rates over the episodes where the behaviour applies.",
-            _table(["behaviour", "meaning"] + [_label(a) for a in arms], rows, "ll" + "r" * len(arms))]
+            md_table(["behaviour", "meaning"] + [_label(a) for a in arms], rows, "ll" + "r" * len(arms))]
 
 
 def _format_failure_section(n: ReportNumbers) -> list[str]:
@@ -190,7 +179,7 @@ def _format_failure_section(n: ReportNumbers) -> list[str]:
     return ["## Format failures by kind",
             "Replies the harness could not run as tool calls. `tool_call_in_content` / `tool_call_in_reasoning`: a "
             "`<tool_call>` the server's parser did not extract (no tool parser, or a reasoning parser swallowed it).",
-            _table(["arm", *FORMAT_FAILURE_KINDS], rows)]
+            md_table(["arm", *FORMAT_FAILURE_KINDS], rows)]
 
 
 def _ledger_section(ledger: list[LedgerEntry]) -> list[str]:
@@ -199,14 +188,14 @@ def _ledger_section(ledger: list[LedgerEntry]) -> list[str]:
     rows = [[e.family, e.n, f"{e.oracle_pass_rate:.0%}", f"{e.noop_pass_rate:.0%}"] for e in ledger]
     return ["## Task set ledger (generation-time check)",
             "The oracle should pass every task; doing nothing should pass none.",
-            _table(["family", "tasks", "oracle pass", "no-op pass"], rows)]
+            md_table(["family", "tasks", "oracle pass", "no-op pass"], rows)]
 
 
 def _unscored_section(n: ReportNumbers) -> list[str]:
     if not n.unscored:
         return ["## Unscored rows", "Zero unscored rows."]
     return [f"## Unscored rows ({len(n.unscored)})", "Counted as fails in every pass rate above.",
-            _table(["arm", "task", "trial", "reason"], [[_label(u.arm), u.task_id, u.trial, u.reason] for u in n.unscored])]
+            md_table(["arm", "task", "trial", "reason"], [[_label(u.arm), u.task_id, u.trial, u.reason] for u in n.unscored])]
 
 
 def _training_section(n: ReportNumbers) -> list[str]:
@@ -221,7 +210,7 @@ def _training_section(n: ReportNumbers) -> list[str]:
 def _lineage_section(lineage: Mapping[str, Any]) -> list[str]:
     if not lineage:
         return ["## Lineage", "No lineage was provided."]
-    return ["## Lineage", _table(["what", "value"], [[k, v] for k, v in lineage.items()], "ll")]
+    return ["## Lineage", md_table(["what", "value"], [[k, v] for k, v in lineage.items()], "ll")]
 
 
 def _figure(name: str, plot_paths: Mapping[str, str], out_dir: Path) -> list[str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import math
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -42,6 +41,7 @@ from env0_posttrain.evaluate.statistics import (
 )
 from env0_posttrain.evaluate.verdict import headline as make_headline
 from env0_posttrain.tasks.model import Task
+from env0_posttrain.fsutil import atomic_write_text
 
 REPORT_FILES = ("report.md", "report.html", "report.json")
 
@@ -174,25 +174,16 @@ def _plots(numbers: ReportNumbers, training_metrics: Sequence[Mapping[str, Any]]
     return {k: str(v) for k, v in out.items() if v is not None}
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def write_report(report: ComparisonReport, out_dir: Path | str) -> dict[str, str]:
     """Each file lands whole (tmp + rename); report.json goes last, so its presence means the set is complete."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {name: out_dir / name for name in REPORT_FILES}
     files = {name: str(p) for name, p in paths.items()}
-    _write_atomic(paths["report.md"], report.markdown)
-    _write_atomic(paths["report.html"], report.html)
+    atomic_write_text(paths["report.md"], report.markdown)
+    atomic_write_text(paths["report.html"], report.html)
     stored = report.model_copy(update={"files": files}).model_dump_json(exclude={"html"}, indent=1)  # NaN -> null
-    _write_atomic(paths["report.json"], stored)
+    atomic_write_text(paths["report.json"], stored)
     return files
 
 

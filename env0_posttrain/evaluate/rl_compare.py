@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from env0_posttrain.evaluate.statistics import FlipTable, PairedAnalysis, flip_table, paired_analysis
+from env0_posttrain.markdown_table import md_table
 
 RL_PAIRS = (("base", "rl"), ("sft", "rl"))  # (a, b): the diff is b - a
 RL_CURVES = (("reward",), ("reward_std",), ("kl",), ("entropy",), ("episode_model_calls",), ("completion_tokens",))
@@ -69,23 +70,23 @@ def rl_markdown(comparisons: Mapping[str, RLComparison], rl_metrics: Sequence[Ma
                 plot_paths: Mapping[str, str], out_dir: Path) -> str:
     if not comparisons and not rl_metrics:
         return ""
-    lines = ["", "## RL (GRPO after SFT)", "",
-             "| comparison | tasks | mean a | mean b | diff (pp) | 95% CI (pp) | p | fail→pass | pass→fail |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = []
     for name, c in comparisons.items():
         p = c.paired
-        ci = f"{_pct(p.ci_low)} to {_pct(p.ci_high)}"
         pv = p.p_primary
-        lines.append(f"| {c.b} vs {c.a} | {p.n_tasks} | {100 * p.mean_a:.1f}% | {100 * p.mean_b:.1f}% | {_pct(p.diff)} | "
-                     f"{ci} | {'n/a' if pv is None else f'{pv:.4f}'} | {len(c.flips.fail_to_pass)} | "
-                     f"{len(c.flips.pass_to_fail)} |")
+        rows.append([f"{c.b} vs {c.a}", p.n_tasks, f"{100 * p.mean_a:.1f}%", f"{100 * p.mean_b:.1f}%", _pct(p.diff),
+                     f"{_pct(p.ci_low)} to {_pct(p.ci_high)}", "n/a" if pv is None else f"{pv:.4f}",
+                     len(c.flips.fail_to_pass), len(c.flips.pass_to_fail)])
+    lines = ["", "## RL (GRPO after SFT)", "",
+             md_table(["comparison", "tasks", "mean a", "mean b", "diff (pp)", "95% CI (pp)", "p", "fail→pass",
+                       "pass→fail"], rows)]
     for name, c in comparisons.items():
         changed = [r for r in c.flips.rows if r.change in ("fail→pass", "pass→fail")]
         if changed:
-            lines += ["", f"Flips, {c.a} → {c.b}:", "", f"| task | change | {c.a} passes | {c.b} passes |",
-                      "|---|---|---:|---:|"]
-            lines += [f"| {r.task_id} | {r.change} | {r.passes_a}/{r.trials_a} | {r.passes_b}/{r.trials_b} |"
-                      for r in changed]
+            lines += ["", f"Flips, {c.a} → {c.b}:", "",
+                      md_table(["task", "change", f"{c.a} passes", f"{c.b} passes"],
+                               [[r.task_id, r.change, f"{r.passes_a}/{r.trials_a}", f"{r.passes_b}/{r.trials_b}"]
+                                for r in changed], "llrr")]
     if rl_metrics:
         last = rl_metrics[-1]
         lines += ["", f"{len(rl_metrics)} logged GRPO steps; last: reward {last.get('reward', float('nan')):.3f}, "

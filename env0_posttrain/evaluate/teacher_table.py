@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.evaluate.metrics import by_arm, task_trials
 from env0_posttrain.evaluate.statistics import ProportionEstimate, flip_table, paired_analysis, proportion_estimate
+from env0_posttrain.markdown_table import md_table
 
 STUDENT_ARMS = ("sft", "rl")
 
@@ -75,17 +76,18 @@ def _pct(x: float | None, signed: bool = False) -> str:
 
 
 def table_markdown(rows: Sequence[TeacherRow]) -> str:
-    lines = ["| teacher | run | teacher pass % | student | student pass % | gap (pp) | gap 95% CI (pp) | "
-             "teacher passes kept % |", "|---|---|---:|---|---:|---:|---:|---:|"]
+    headers = ["teacher", "run", "teacher pass %", "student", "student pass %", "gap (pp)", "gap 95% CI (pp)",
+               "teacher passes kept %"]
+    out = []
     for r in rows:
         for s in r.students or [None]:
             if s is None:
-                lines.append(f"| {r.teacher} | {r.run_id} | {_pct(r.teacher_pass_rate.rate)} | (none) | | | | |")
+                out.append([r.teacher, r.run_id, _pct(r.teacher_pass_rate.rate), "(none)", "", "", "", ""])
                 continue
-            lines.append(f"| {r.teacher} | {r.run_id} | {_pct(r.teacher_pass_rate.rate)} | {s.arm} | "
-                         f"{_pct(s.pass_rate.rate)} | {_pct(s.gap, True)} | {_pct(s.gap_ci_low, True)} to "
-                         f"{_pct(s.gap_ci_high, True)} | {_pct(s.teacher_passes_kept)} |")
-    return "\n".join(lines)
+            out.append([r.teacher, r.run_id, _pct(r.teacher_pass_rate.rate), s.arm, _pct(s.pass_rate.rate),
+                        _pct(s.gap, True), f"{_pct(s.gap_ci_low, True)} to {_pct(s.gap_ci_high, True)}",
+                        _pct(s.teacher_passes_kept)])
+    return md_table(headers, out, "llrlrrrr")
 
 
 def plot_teacher_table(rows: Sequence[TeacherRow], path: Path) -> Path | None:

@@ -7,7 +7,6 @@ deployed daemon) runs it and the UI's Backfills page shows it. Nothing needs the
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from dagster._time import get_current_timestamp
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, SpecError, load_spec, write_spec
+from env0_posttrain.digests import sha256_hex
 
 MAX_RUN_ID = 128
 BACKFILL_TAG = "env0/backfill"
@@ -57,7 +57,7 @@ def teacher_run_id(source_run_id: str, model: str) -> str:
     """Deterministic: re-running a backfill for the same teacher targets the same partition."""
     run_id = f"{source_run_id}--{teacher_slug(model)}"
     if len(run_id) > MAX_RUN_ID:
-        digest = hashlib.sha256(model.encode()).hexdigest()[:8]
+        digest = sha256_hex(model, n=8)
         run_id = f"{run_id[: MAX_RUN_ID - 9]}-{digest}"
     return run_id
 

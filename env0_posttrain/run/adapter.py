@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-
+from env0_posttrain.digests import file_digest
 from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult
 
 
@@ -27,11 +26,12 @@ def train_adapter(ctx: StageContext) -> StageResult:
 
         tokenizer = load_student_tokenizer(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
     try:
-        result = train_lora(rows, None, ctx.spec.lora, base, out_dir, on_log=on_log, tokenizer=tokenizer)
+        result = train_lora(rows, None, ctx.spec.lora, base, out_dir, on_log=on_log, tokenizer=tokenizer,
+                            base_ref=ctx.paths.rel(base))
     except Exception as err:
         ctx.store.finish_training(train_id, "failed", None, None, {"error": repr(err)})
         raise
-    revision = hashlib.sha256(result.adapter_dir.joinpath("adapter_model.safetensors").read_bytes()).hexdigest()[:12]
+    revision = file_digest(result.adapter_dir / "adapter_model.safetensors")
     probe = sanity_probe(base, result.adapter_dir, rows, n=8)
     plots = plot_training_curves(result.metrics, ctx.artifacts("adapter", "plots"))
     summary = result.model_dump(mode="json", exclude={"metrics"})

@@ -12,7 +12,6 @@ for this run's base eval again (a nightly eval) means running it again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import uuid
@@ -22,6 +21,7 @@ from typing import Any
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint
 from env0_posttrain.store import Store
+from env0_posttrain.digests import digest, sha256_hex
 
 REUSE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS eval_reuse_keys (
@@ -44,11 +44,11 @@ def base_eval_key(student: str, endpoint: ModelEndpoint, settings: AgentSettings
         "student": student,
         "sampling": endpoint.model_dump(mode="json", exclude={"model", "api_key_env"}),
         "harness": settings.model_dump(mode="json", exclude=NOT_IN_KEY),
-        "tasks": sorted((t.id, hashlib.sha256(t.model_dump_json().encode()).hexdigest()) for t in tasks),
+        "tasks": sorted((t.id, sha256_hex(t.model_dump_json())) for t in tasks),
         "trials": trials,
         "code": code,
     }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:24]
+    return digest(parts, 24)
 
 
 def _ensure_table(store: Store) -> None:
@@ -111,7 +111,7 @@ def rollout_or_reuse(store: Store, run_id: str, arm: str, student: Callable[[], 
     `student()` names the base weights; it is asked only for the reused arms."""
     if arm not in REUSED_ARMS:
         return rollout()
-    key = base_eval_key(str(student()), endpoint, settings, tasks, trials, code)
+    key = base_eval_key(store.paths.rel(student()), endpoint, settings, tasks, trials, code)  # a moved data dir keeps its keys
     found = find_reusable(store, key, run_id, arm, len(tasks) * trials)
     if found is not None:
         return copy_round(store, found[0], found[1], run_id, arm, key)

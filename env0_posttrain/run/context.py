@@ -8,14 +8,14 @@ run id, writes its outputs to the store and to `data/artifacts/<run_id>/`, and r
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from env0_posttrain.digests import canonical_json, files_digest, sha256_hex
+from env0_posttrain.markdown_table import records_table
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, load_spec
 from env0_posttrain.store import Store
@@ -64,29 +64,15 @@ class StageContext:
 @cache
 def code_version(*packages: str) -> str:
     """Hash of the packages' source: the UI marks an asset stale when the code that makes it changes."""
-    h = hashlib.sha256()
-    for pkg in packages:
-        for f in sorted((PACKAGE_ROOT / pkg).rglob("*.py")):
-            h.update(f.relative_to(PACKAGE_ROOT).as_posix().encode())
-            h.update(f.read_bytes())
-    return h.hexdigest()[:12]
+    return files_digest((f for pkg in packages for f in sorted((PACKAGE_ROOT / pkg).rglob("*.py"))), PACKAGE_ROOT)
 
 
 def content_hash(*parts: Any) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(json.dumps(p, sort_keys=True, default=str).encode())
-    return h.hexdigest()[:16]
+    return sha256_hex(*map(canonical_json, parts), n=16)
 
 
 def md_table(rows: list[dict[str, Any]]) -> str:
-    if not rows:
-        return "(none)"
-    cols = list(rows[0])
-    fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)  # noqa: E731
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(fmt(r.get(c, "")) for c in cols) + " |" for r in rows]
-    return "\n".join(lines)
+    return records_table(rows)
 
 
 def load_tasks(ctx: StageContext, splits: tuple[str, ...]) -> list:

@@ -8,11 +8,11 @@ keeps naming the SFT adapter.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult, content_hash, load_tasks
 from env0_posttrain.run.evals import evaluate_arm
+from env0_posttrain.digests import file_digest
 
 
 def rl_training_key(run_id: str) -> str:
@@ -47,11 +47,12 @@ def train_rl_adapter(ctx: StageContext) -> StageResult:
     try:
         steps, tokens = ctx.spec.eval_limits()  # the eval arms' budget: RL episodes are played as the evals play them
         eval_spec = ctx.spec.eval.model_copy(update={"max_steps": steps, "max_tokens": tokens})
-        result = train_rl(tasks, rl, eval_spec, base, sft["adapter_path"], out_dir, ctx.run_id, on_log=on_log)
+        result = train_rl(tasks, rl, eval_spec, base, sft["adapter_path"], out_dir, ctx.run_id, on_log=on_log,
+                          base_ref=ctx.paths.rel(base))
     except Exception as err:
         ctx.store.finish_training(train_id, "failed", None, None, {"error": repr(err)})
         raise
-    revision = hashlib.sha256(result.adapter_dir.joinpath("adapter_model.safetensors").read_bytes()).hexdigest()[:12]
+    revision = file_digest(result.adapter_dir / "adapter_model.safetensors")
     summary = result.model_dump(mode="json", exclude={"metrics"}) | {"sft_revision": sft["revision"]}
     ctx.store.finish_training(train_id, "finished", str(result.adapter_dir), revision, summary)
     changed = revision != sft["revision"] and result.steps > 0

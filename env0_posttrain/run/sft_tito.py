@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from env0_posttrain.run.context import MAX_OVERLENGTH_FRACTION, CheckOutcome, StageContext, StageResult, content_hash, md_table
+from env0_posttrain.fsutil import atomic_target
 
 DRIFT_CHECK = "tito_drift"
 MAX_LISTED = 20
@@ -76,10 +77,9 @@ def write_tito_parquet(rows: list, path: Path) -> Path:
     """The {input_ids, output_ids} (+ weight) parquet that verl's TitoSFTDataset-style readers take."""
     from datasets import Dataset
 
-    tmp = path.with_suffix(".parquet.tmp")
-    Dataset.from_list([{"input_ids": r.input_ids, "output_ids": r.output_ids, "weight": r.weight, "turn": r.turn,
-                        "origin": r.origin, "episode_key": r.source.episode_key} for r in rows]).to_parquet(str(tmp))
-    tmp.replace(path)
+    with atomic_target(path) as tmp:
+        Dataset.from_list([{"input_ids": r.input_ids, "output_ids": r.output_ids, "weight": r.weight, "turn": r.turn,
+                            "origin": r.origin, "episode_key": r.source.episode_key} for r in rows]).to_parquet(str(tmp))
     return path
 
 

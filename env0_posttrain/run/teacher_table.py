@@ -1,5 +1,5 @@
 """The teacher-bounded table as a stage (no Dagster): the run and every run a teacher backfill cloned
-from it (`<run_id>--<teacher slug>`, see defs/backfill.py), one row per teacher."""
+from it (`<run_id>--<teacher slug>`, see orchestration/backfill.py), one row per teacher."""
 
 from __future__ import annotations
 

@@ -9,12 +9,12 @@ JSON text, so every row comes back exactly as written.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from env0_posttrain.sft.rows import TrlRow
+from env0_posttrain.fsutil import atomic_target
 
 PARQUET_NAME = "data/train-00000-of-00001.parquet"
 
@@ -52,16 +52,9 @@ def load_trl_jsonl(path: str | Path):
 def export_parquet(rows: Iterable[TrlRow | dict[str, Any]], out_dir: str | Path) -> Path:
     """Write the dataset as Hub-layout parquet under out_dir; the file appears whole or not at all."""
     out = Path(out_dir) / PARQUET_NAME
-    out.parent.mkdir(parents=True, exist_ok=True)
     ds = to_hf_dataset(rows)
-    fd, tmp = tempfile.mkstemp(prefix=".train.", suffix=".parquet.tmp", dir=out.parent)
-    os.close(fd)
-    try:
-        ds.to_parquet(tmp)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_target(out) as tmp:
+        ds.to_parquet(str(tmp))
     return out
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+
+from env0_posttrain.fsutil import atomic_target
 
 
 @dataclass(frozen=True)
@@ -61,23 +62,12 @@ def write_jsonl_atomic(rows: Iterable[Any], path: str | Path) -> int:
     If serialising any row fails, the temporary file is removed and an existing file at `path`
     is left exactly as it was.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     n = 0
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(dumps_row(row))
-                fh.write("\n")
-                n += 1
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_target(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(dumps_row(row))
+            fh.write("\n")
+            n += 1
+        fh.flush()
+        os.fsync(fh.fileno())
     return n

@@ -8,7 +8,6 @@ and doing nothing must not (or the task is labelled ``noop_pass``).
 
 from __future__ import annotations
 
-import hashlib
 import random
 from functools import lru_cache
 from itertools import islice
@@ -19,6 +18,7 @@ from env0_posttrain.tasks.judge import Judge
 from env0_posttrain.tasks.model import Task, ToolCall, VerifierResult, StateRecipe
 from env0_posttrain.tasks.template import TEMPLATES, OracleError, Template, params_key
 from env0_posttrain.workspace import Workspace, call_tool
+from env0_posttrain.digests import files_digest
 
 GENERATOR_VERSION = "env0-tasks/1"
 COMPANY_SEED = 0
@@ -29,12 +29,8 @@ vocabulary a tiny student can learn, and eval tasks are unseen combinations of s
 def code_version() -> str:
     """Hash of the task and workspace sources: any change to how tasks are made changes it."""
     root = Path(__file__).resolve().parent.parent
-    h = hashlib.sha256(GENERATOR_VERSION.encode())
-    for pkg in ("tasks", "workspace"):
-        for path in sorted((root / pkg).rglob("*.py")):
-            h.update(str(path.relative_to(root)).encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()[:12]
+    sources = (path for pkg in ("tasks", "workspace") for path in sorted((root / pkg).rglob("*.py")))
+    return files_digest(sources, root, salt=GENERATOR_VERSION)
 
 
 @lru_cache(maxsize=4)

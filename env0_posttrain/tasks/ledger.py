@@ -12,6 +12,7 @@ from typing import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from env0_posttrain.tasks.model import Task
+from env0_posttrain.markdown_table import md_table
 
 
 class LedgerRow(BaseModel):
@@ -57,13 +58,7 @@ def build_ledger(tasks: Iterable[Task], key: str = "family") -> list[LedgerRow]:
 
 
 def ledger_markdown(rows: list[LedgerRow]) -> str:
-    lines = [
-        "| family | tasks | oracle pass | no-op pass | mean oracle reward | mean no-op reward |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r.family} | {r.tasks} | {r.oracle_pass} ({r.oracle_pass_rate:.0%}) | {r.noop_pass} ({r.noop_pass_rate:.0%}) "
-            f"| {r.mean_oracle_reward:.2f} | {r.mean_noop_reward:.2f} |"
-        )
-    return "\n".join(lines)
+    return md_table(["family", "tasks", "oracle pass", "no-op pass", "mean oracle reward", "mean no-op reward"],
+                    [[r.family, r.tasks, f"{r.oracle_pass} ({r.oracle_pass_rate:.0%})",
+                      f"{r.noop_pass} ({r.noop_pass_rate:.0%})", f"{r.mean_oracle_reward:.2f}", f"{r.mean_noop_reward:.2f}"]
+                     for r in rows])

@@ -6,11 +6,10 @@ directory and shipped to another process; its verifier is looked up by template 
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from env0_posttrain.digests import digest
 
 Family = Literal["auth", "calendar", "docs", "drive", "mail", "multi-app"]
 Split = Literal["train", "eval", "heldout"]
@@ -58,7 +57,7 @@ class Task(BaseModel):
             "oracle": [c.model_dump(mode="json") for c in self.oracle],
             "final_answer": self.final_answer,
         }
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+        return digest(payload, 16)
 
 
 class VerifierResult(BaseModel):

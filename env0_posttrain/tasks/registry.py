@@ -25,6 +25,7 @@ from env0_posttrain.tasks.generator import (
 from env0_posttrain.tasks.ledger import LedgerRow, build_ledger
 from env0_posttrain.tasks.model import Split, Task
 from env0_posttrain.tasks.template import Template
+from env0_posttrain.fsutil import atomic_target
 
 
 class Provenance(BaseModel):
@@ -226,14 +227,11 @@ def split_overlap(task_set: TaskSet) -> list[str]:
 def write_tasks_jsonl(task_set: TaskSet, path: Path) -> Path:
     """One row per task: {"split", "content_digest", "task"}; written atomically (tmp + rename)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w") as f:
+    with atomic_target(path) as tmp, tmp.open("w") as f:
         for task in task_set.tasks:
             row = {"split": task_set.splits[task.id], "content_digest": task_set.digests[task.id],
                    "task": task.model_dump(mode="json")}
             f.write(json.dumps(row, sort_keys=True) + "\n")
-    tmp.replace(path)
     return path
 
 

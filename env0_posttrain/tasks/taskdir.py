@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from env0_posttrain.tasks.model import StateRecipe, Task, ToolCall
 from env0_posttrain.tasks.template import TEMPLATES
+from env0_posttrain.fsutil import atomic_write_text
 
 SCHEMA_VERSION = "1.0"
 REQUIRED = ("task.toml", "instruction.md", "environment/recipe.json", "solution/oracle.json", "tests/test.sh")
@@ -56,12 +57,7 @@ def _level(difficulty: int) -> str:
 
 
 def _write(path: Path, text: str, executable: bool = False) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    if executable:
-        tmp.chmod(0o755)
-    tmp.replace(path)
+    atomic_write_text(path, text, mode=0o755 if executable else None)
 
 
 def export_task_dir(task: Task, root: Path) -> Path:

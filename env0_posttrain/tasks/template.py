@@ -14,13 +14,13 @@ directory exporter can all treat every family alike:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from env0_posttrain.tasks.model import ToolCall
+from env0_posttrain.digests import sha256_hex
 
 if TYPE_CHECKING:
     from env0_posttrain.tasks.judge import Judge
@@ -73,7 +73,7 @@ class Template:
 def params_key(params: Params) -> str:
     """Stable id fragment of a parameter draw: two equal draws are the same task whatever the phrasing."""
     blob = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:10]
+    return sha256_hex(blob, n=10)
 
 
 class OracleError(RuntimeError):

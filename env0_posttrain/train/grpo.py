@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from env0_posttrain.runspec import EvalSpec, RLSpec
+from env0_posttrain.train.model_card import CardInfo, finish_adapter_dir
 
 TASK_KEY = "env0_task_id"  # carried on the prompt's user message: rollout_func sees prompts, not rows
 
@@ -166,8 +167,10 @@ def _record(logs: dict[str, Any], step: int, wall_s: float) -> dict[str, Any]:
 
 
 def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft_adapter: str | Path, out_dir: Path,
-             run_id: str, on_log: Callable[[dict[str, Any]], None] | None = None, env: Any = None) -> RLResult:
-    """GRPO on `tasks`, continuing the SFT adapter; saves only the trained adapter to `out_dir`."""
+             run_id: str, on_log: Callable[[dict[str, Any]], None] | None = None, env: Any = None,
+             base_ref: str | None = None) -> RLResult:
+    """GRPO on `tasks`, continuing the SFT adapter; saves only the trained adapter to `out_dir`. `base_ref`: how
+    the adapter names its base (default `base` as given; see lora_sft.train_lora)."""
     import os
 
     import torch
@@ -217,6 +220,10 @@ def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft
     adapter_dir = out_dir / "adapter"
     trainer.model.save_pretrained(str(adapter_dir), selected_adapters=["default"])
     rewards = [r["reward"] for r in records if "reward" in r]
+    finish_adapter_dir(adapter_dir, CardInfo(
+        base_model=base_ref or str(base), run_id=run_id, dataset_provenance=f"GRPO on {len(tasks)} tasks after SFT",
+        n_train_rows=len(tasks), hyperparameters=rl.model_dump(mode="json"),
+        train_summary={"steps": trainer.state.global_step, "final_reward": rewards[-1] if rewards else None}))
     return RLResult(adapter_dir=adapter_dir, steps=trainer.state.global_step, runtime_s=time.perf_counter() - t0,
                     episodes=rollouts.calls * rl.prompts_per_step * rl.num_generations,
                     cut_episodes=rollouts.cut_episodes, first_reward=rewards[0] if rewards else None,

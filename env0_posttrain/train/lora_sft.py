@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -32,6 +31,8 @@ from env0_posttrain.train.memory_plan import (
 from env0_posttrain.train.checkpoint_choice import CheckpointChoice, checkpoint_step, first_call_scores, pick_best
 from env0_posttrain.train.metrics_callback import MetricsCallback
 from env0_posttrain.train.rows import rows_to_dataset
+from env0_posttrain.fsutil import replace_dir
+from env0_posttrain.train.model_card import CardInfo, finish_adapter_dir
 
 log = logging.getLogger(__name__)
 ADAPTER_DIRNAME = "adapter"
@@ -132,7 +133,8 @@ def episode_of(row: dict, index: int) -> str:
 
 
 def split_eval(train_rows: Sequence[dict], eval_rows: Sequence[dict] | None, lora: LoraSpec) -> tuple[list, list]:
-    """Use the given eval rows; else hold out about `eval_fraction` of the training rows (deterministically).
+    """Use the given eval rows; else hold out `eval_fraction` of the episodes (rounded; at least one stays in
+    training), drawn by datasets' `Dataset.train_test_split` with seed `lora.seed` over the sorted episode keys.
 
     Whole episodes are held out: upweighted copies and windows of one episode all land on one side,
     so the eval loss is never measured on a row the adapter trained on.
@@ -140,22 +142,18 @@ def split_eval(train_rows: Sequence[dict], eval_rows: Sequence[dict] | None, lor
     train_rows = list(train_rows)
     if eval_rows:
         return train_rows, list(eval_rows)
-    n_eval = round(len(train_rows) * lora.eval_fraction)
-    if n_eval == 0 or n_eval >= len(train_rows):
-        return train_rows, []
-    import random
-
     groups: dict[str, list[int]] = {}
     for i, row in enumerate(train_rows):
         groups.setdefault(episode_of(row, i), []).append(i)
-    keys = sorted(groups)
-    random.Random(lora.seed).shuffle(keys)
-    held: set[int] = set()
-    for key in keys[:-1]:  # at least one episode always stays in training
-        if len(held) >= n_eval:
-            break
-        held.update(groups[key])
-    return [r for i, r in enumerate(train_rows) if i not in held], [train_rows[i] for i in sorted(held)]
+    n_held = min(round(len(groups) * lora.eval_fraction), len(groups) - 1)
+    if n_held <= 0:
+        return train_rows, []
+    from datasets import Dataset
+
+    split = Dataset.from_dict({"episode": sorted(groups)}).train_test_split(test_size=n_held, seed=lora.seed)
+    held = sorted(i for key in split["test"]["episode"] for i in groups[key])
+    kept = set(held)
+    return [r for i, r in enumerate(train_rows) if i not in kept], [train_rows[i] for i in held]
 
 
 def build_sft_config(lora: LoraSpec, out_dir: Path, has_eval: bool, device: dict[str, Any], token_rows: bool = False):
@@ -223,6 +221,9 @@ def _truncate_to_max_length(dataset, tokenizer, lora: LoraSpec, device: dict[str
     return dataset.filter(fits)
 
 
+CARD_HYPERPARAMETERS = {"r", "alpha", "dropout", "learning_rate", "max_seq_length", "max_steps", "epochs", "warmup_ratio"}
+
+
 def train_lora(
     train_rows: Sequence[dict[str, Any]],
     eval_rows: Sequence[dict[str, Any]] | None,
@@ -232,11 +233,14 @@ def train_lora(
     on_log: Callable[[dict[str, Any]], None] | None = None,
     resume: bool = True,
     tokenizer: Any = None,
+    base_ref: str | None = None,
 ) -> TrainResult:
     """Train a LoRA adapter on TRL rows; returns where it is and how training went.
 
     `tokenizer` is the student's (run spec `student.tokenizer` / `student.chat_template`): the one that
-    rendered the rows' lengths and the drift check; None loads the base's own."""
+    rendered the rows' lengths and the drift check; None loads the base's own. `base_ref` is how the
+    adapter's config and card name the base (default: `base_path` as given); the pipeline passes the
+    base's path relative to the data dir, so the data dir can move (model_card.py)."""
     import torch
     from peft import get_peft_model
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, set_seed
@@ -307,14 +311,17 @@ def train_lora(
     train_losses = [h["loss"] for h in history if "loss" in h]
     best_step = _best_step(state)
     summary = {
-        "base_path": str(base_path), "best_step": best_step, "best_eval_loss": state.best_metric,
+        "base_path": base_ref or str(base_path), "best_step": best_step, "best_eval_loss": state.best_metric,
         "lora": lora.model_dump(mode="json"), "steps": state.global_step, "checkpoint": choice.model_dump(mode="json"),
         "kernels": kernels.model_dump(mode="json"), "memory_plan": plan.model_dump(mode="json") if plan else None,
     }
     (tmp / "training_summary.json").write_text(json.dumps(summary, indent=2))
-    if adapter_dir.exists():
-        shutil.rmtree(adapter_dir)
-    os.replace(tmp, adapter_dir)
+    finish_adapter_dir(tmp, CardInfo(
+        base_model=base_ref or str(base_path), n_train_rows=len(train_ds),
+        hyperparameters=lora.model_dump(mode="json", include=CARD_HYPERPARAMETERS),
+        train_summary={"steps": state.global_step, "best_step": best_step, "best_eval_loss": state.best_metric,
+                       "final_eval_loss": final_eval, "checkpoint_choice": choice.rule}))
+    replace_dir(tmp, adapter_dir)
     return TrainResult(
         adapter_dir=adapter_dir,
         base_path=str(base_path),

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from env0_posttrain.fsutil import atomic_target
+
 PANELS = [
     ("loss", "train loss", "training_loss.png"),
     ("eval_loss", "eval loss", "eval_loss.png"),
@@ -37,9 +39,10 @@ def plot_training_curves(metrics: Sequence[dict[str, Any]], out_dir: Path) -> li
         ax.grid(alpha=0.3)
         fig.tight_layout()
         path = out_dir / filename
-        tmp = path.with_name(f".{filename}.tmp.png")
-        fig.savefig(tmp)
-        plt.close(fig)
-        tmp.replace(path)
+        try:
+            with atomic_target(path, suffix=".png") as tmp:
+                fig.savefig(tmp)
+        finally:
+            plt.close(fig)
         written.append(path)
     return written

@@ -9,9 +9,7 @@ really cannot do the tasks: what the adapter gains is what the SFT rows taught i
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -21,6 +19,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from env0_posttrain.train.tokenizer_build import build_tokenizer, check_round_trip
+from env0_posttrain.fsutil import replace_dir
+from env0_posttrain.digests import sha256_hex
 
 CorpusItem = str | Mapping[str, Any]
 MARKER_FILE = "tiny_student.json"
@@ -46,7 +46,7 @@ class TinyStudentConfig(BaseModel):
     seed: int = 0
 
     def digest(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        return sha256_hex(self.model_dump_json(), n=16)
 
 
 def corpus_text(item: CorpusItem, tokenizer=None) -> str:
@@ -59,12 +59,8 @@ def corpus_text(item: CorpusItem, tokenizer=None) -> str:
 
 
 def student_digest(corpus: Sequence[CorpusItem], entity_tokens: Sequence[str], config: TinyStudentConfig) -> str:
-    h = hashlib.sha256(config.model_dump_json().encode())
-    for item in corpus:
-        h.update(corpus_text(item).encode())
-        h.update(b"\x00")
-    h.update(json.dumps(list(entity_tokens)).encode())
-    return h.hexdigest()[:16]
+    texts = (chunk for item in corpus for chunk in (corpus_text(item), b"\x00"))
+    return sha256_hex(config.model_dump_json(), *texts, json.dumps(list(entity_tokens)), n=16)
 
 
 def build_model_config(config: TinyStudentConfig, tokenizer):
@@ -245,9 +241,7 @@ def ensure_tiny_student(
         tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=cache_dir))
         try:
             _build(tmp, corpus, entity_tokens, config)
-            if dest.exists():
-                shutil.rmtree(dest)
-            os.replace(tmp, dest)
+            replace_dir(tmp, dest)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return dest

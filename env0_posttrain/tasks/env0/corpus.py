@@ -27,6 +27,8 @@ from .runner import package_env, package_sandbox, run_script
 from .server import serve
 from .verifier import TEMPLATE_ID, package_sha256, run_verifier, seeded, use_source, verifier_lock
 
+from env0_posttrain.fsutil import atomic_write_text
+
 IMPORTER_VERSION = "env0-packages/1"
 _FAMILY = {"gmail": "mail", "calendar": "calendar", "drive": "drive", "docs": "docs"}
 
@@ -105,10 +107,7 @@ def _cached_import(root: Path, source: Path, seed: int, cache_dir: Path | None) 
     if path.is_file():
         return Task.model_validate_json(path.read_text())
     task = import_package(root, source, seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(task.model_dump_json())
-    tmp.replace(path)
+    atomic_write_text(path, task.model_dump_json())
     return task
 
 
