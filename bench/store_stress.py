@@ -1,12 +1,15 @@
 """Store stress: many processes write episodes into one DuckDB file at once; count what was lost.
 
     .venv/bin/python bench/store_stress.py [--writers 8] [--rows 25] [--trials 3] [--load 0] [--readers 0]
+                                           [--reader-pause 0.05]
 
 Each writer opens its own round and writes `rows` episodes, one transaction each, and records every
 write that returned. Afterwards the store is counted: rows found, acknowledged writes missing from the
-store (lost), keys stored twice (duplicates). `--load N` runs N busy-loop processes beside the writers
-for the trial (CPU contention widens any race); `--readers N` adds N processes polling the store
-read-only, as the UI and asset checks do. Prints one table row per trial.
+store (lost), keys stored twice (duplicates), and the longest a single write took (max_wait_s: a
+writer waiting on the others). `--load N` runs N busy-loop processes beside the writers for the
+trial (CPU contention widens any race); `--readers N` adds N processes polling the store read-only,
+as the UI and asset checks do, every `--reader-pause` seconds (0: back to back, which can starve a
+writer of the lock for minutes: the lock is polled, not queued). Prints one table row per trial.
 """
 
 from __future__ import annotations
@@ -39,15 +42,17 @@ def _writer(db: str, prefix: str, n: int, ack_path: str) -> None:
     round_id = store.open_round("stress", prefix, "m", n)
     with open(ack_path, "w") as ack:
         for i in range(n):
+            t0 = time.monotonic()
             store.write_episode(round_id, _episode(f"{prefix}{i}"))
-            ack.write(f"{prefix}{i}\n")
+            ack.write(f"{prefix}{i} {time.monotonic() - t0:.3f}\n")
             ack.flush()
 
 
-def _reader(db: str, stop_at: float) -> None:
+def _reader(db: str, stop_at: float, pause: float) -> None:
     store = Store(db)
     while time.monotonic() < stop_at:
         store.count_episodes("stress")
+        time.sleep(pause)
 
 
 def _busy(stop_at: float) -> None:
@@ -55,14 +60,14 @@ def _busy(stop_at: float) -> None:
         pass
 
 
-def trial(writers: int, rows: int, load: int, readers: int, workdir: Path) -> dict:
+def trial(writers: int, rows: int, load: int, readers: int, pause: float, workdir: Path) -> dict:
     db = str(workdir / "stress.duckdb")
     Store(db)
     ctx = mp.get_context("spawn")
     acks = [str(workdir / f"ack{i}.txt") for i in range(writers)]
     stop_at = time.monotonic() + 600
     side = [ctx.Process(target=_busy, args=(stop_at,)) for _ in range(load)]
-    side += [ctx.Process(target=_reader, args=(db, stop_at)) for _ in range(readers)]
+    side += [ctx.Process(target=_reader, args=(db, stop_at, pause)) for _ in range(readers)]
     for p in side:
         p.start()
     t0 = time.monotonic()
@@ -75,13 +80,15 @@ def trial(writers: int, rows: int, load: int, readers: int, workdir: Path) -> di
     for p in side:
         p.terminate()
         p.join()
-    acked = [line.strip() for a in acks if os.path.exists(a) for line in open(a) if line.strip()]
+    lines = [line.split() for a in acks if os.path.exists(a) for line in open(a) if line.strip()]
+    acked = [x[0] for x in lines]
     found = Store(db).query("SELECT task_id FROM episodes WHERE run_id = 'stress'")
     found_ids = [r[0] for r in found]
     return {
         "writers": writers, "failed": sum(p.exitcode != 0 for p in procs), "written": len(acked),
         "found": len(found_ids), "lost": len(set(acked) - set(found_ids)),
         "duplicates": len(found_ids) - len(set(found_ids)), "wall_s": wall,
+        "max_wait_s": max((float(x[1]) for x in lines), default=0.0),
     }
 
 
@@ -92,16 +99,19 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--load", type=int, default=0, help="busy-loop processes beside the writers")
     ap.add_argument("--readers", type=int, default=0, help="read-only polling processes beside the writers")
+    ap.add_argument("--reader-pause", type=float, default=0.05, help="seconds between a reader's reads")
     args = ap.parse_args()
-    print(f"load={args.load} readers={args.readers} cpus={os.cpu_count()} loadavg={os.getloadavg()[0]:.2f}")
-    print(f"{'trial':>5} {'writers':>7} {'failed':>6} {'written':>7} {'found':>6} {'lost':>5} {'dupes':>5} {'wall_s':>7}")
+    print(f"load={args.load} readers={args.readers} reader_pause={args.reader_pause} cpus={os.cpu_count()} "
+          f"loadavg={os.getloadavg()[0]:.2f}")
+    print(f"{'trial':>5} {'writers':>7} {'failed':>6} {'written':>7} {'found':>6} {'lost':>5} {'dupes':>5} {'wall_s':>7} "
+          f"{'max_wait_s':>10}")
     total_lost = 0
     for k in range(args.trials):
         with tempfile.TemporaryDirectory(prefix="store_stress_") as d:
-            r = trial(args.writers, args.rows, args.load, args.readers, Path(d))
+            r = trial(args.writers, args.rows, args.load, args.readers, args.reader_pause, Path(d))
         total_lost += r["lost"]
         print(f"{k:>5} {r['writers']:>7} {r['failed']:>6} {r['written']:>7} {r['found']:>6} {r['lost']:>5} "
-              f"{r['duplicates']:>5} {r['wall_s']:>7.1f}", flush=True)
+              f"{r['duplicates']:>5} {r['wall_s']:>7.1f} {r['max_wait_s']:>10.2f}", flush=True)
     print(f"total lost: {total_lost}")
 
 

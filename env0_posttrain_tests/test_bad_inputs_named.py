@@ -111,3 +111,25 @@ def test_a_corpus_with_one_bad_package_drops_it_by_name_and_keeps_the_rest(tmp_p
     ts = make_task_set(TaskSelection(source=src, n_train=1, n_eval=1, seed=0))
     assert sorted(t.recipe.items["package"] for t in ts.tasks) == ["invoice-1", "invoice-2"]
     assert "line 1, field environment" in ts.dropped["broken"] and "task.toml" in ts.dropped["broken"]
+
+
+def test_a_replace_that_fails_midway_leaves_the_stored_rows_whole(tmp_path: Path):
+    """SFT rows and task sets are replaced in one transaction: a row that cannot be stored (here one
+    that is not JSON) rolls the delete back, so the run keeps its previous rows, not none or half."""
+    from env0_posttrain.tasks import TEMPLATES, template_stream
+
+    store = Store(tmp_path / "db.duckdb")
+    store.replace_sft_rows("r", [("a", 1.0, {"messages": [1]}), ("b", 0.5, {"messages": [2]})], "round-1")
+    with pytest.raises(TypeError):
+        store.replace_sft_rows("r", [("c", 1.0, {"messages": [3]}), ("d", 1.0, {"messages": {object()}})], "round-2")
+    assert store.load_sft_rows("r") == [{"messages": [1]}, {"messages": [2]}]
+
+    task = next(template_stream(TEMPLATES["mail_reply_to_person"], 3))
+    store.replace_task_set("r", "d1", {}, [], [("train", task)])
+
+    class Unstorable:
+        id = "x"
+
+    with pytest.raises(AttributeError):
+        store.replace_task_set("r", "d2", {}, [], [("train", task), ("eval", Unstorable())])
+    assert store.task_set_info("r")["digest"] == "d1" and store.task_splits("r") == {task.id: "train"}
