@@ -8,6 +8,7 @@ loudly, naming the field, instead of silently running with a default.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from env0_posttrain.fsutil import atomic_write_text
 from env0_posttrain.digests import sha256_hex
+from env0_posttrain.source_lines import yaml_line
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9._-]+$"
 FAMILIES = ("auth", "calendar", "docs", "drive", "mail", "multi-app")
@@ -323,31 +325,34 @@ class SpecError(ValueError):
     """A spec that cannot be used; the message names the file and every bad field."""
 
 
-def _format_errors(source: str, err: ValidationError) -> str:
+def _format_errors(source: str, err: ValidationError, line_of: Callable[[tuple], int | None] | None = None) -> str:
     lines = [f"{source}: invalid run spec"]
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"]) or "(root)"
-        lines.append(f"  - {loc}: {e['msg']}")
+        line = line_of(tuple(e["loc"])) if line_of else None
+        lines.append(f"  - {loc}{f' (line {line})' if line else ''}: {e['msg']}")
     return "\n".join(lines)
 
 
-def parse_spec(data: object, source: str = "<spec>") -> RunSpec:
+def parse_spec(data: object, source: str = "<spec>", line_of: Callable[[tuple], int | None] | None = None) -> RunSpec:
+    """`line_of(loc)`, when the spec came from a file, gives a bad field's line for the message."""
     if not isinstance(data, dict):
         raise SpecError(f"{source}: a run spec must be a mapping, got {type(data).__name__}")
     try:
         return RunSpec.model_validate(data)
     except ValidationError as err:
-        raise SpecError(_format_errors(source, err)) from None
+        raise SpecError(_format_errors(source, err, line_of)) from None
 
 
 def load_spec(path: Path) -> RunSpec:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise SpecError(f"{path}: not valid YAML: {err}") from None
     except UnicodeDecodeError as err:  # a binary or mis-encoded file: name it instead of crashing the sensor
         raise SpecError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    spec = parse_spec(data, str(path))
+    spec = parse_spec(data, str(path), lambda loc: yaml_line(text, loc))
     if path.stem != spec.run_id:
         raise SpecError(f"{path}: run_id '{spec.run_id}' does not match the file name '{path.stem}'")
     return spec

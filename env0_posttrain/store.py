@@ -1,7 +1,10 @@
 """DuckDB store of record: every tabular artifact of every run, keyed by run_id.
 
-DuckDB allows one writer per file across processes, so connections are short and a writer that
-finds the file locked retries with backoff instead of failing the asset. Rollouts write one
+DuckDB allows one writer per file across processes, so connections are short. DuckDB reads the
+file's headers before it takes its own lock, so a process opening the file while another has it
+open can work from the old headers once it gets the lock, and the other's last commit is lost
+(reproduced in env0_posttrain_tests/test_store_open_race.py). Every connection therefore holds a
+sidecar file lock (`<db>.lock`, filelock) from before connect until after close. Rollouts write one
 episode per transaction as it finishes: a killed process loses nothing it had finished.
 
 Evaluations are kept as *rounds*: each materialization of a rollout asset opens a round (or
@@ -24,6 +27,7 @@ from typing import Any
 
 import duckdb
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random_exponential
+from filelock import FileLock
 
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.runspec import RunSpec
@@ -94,19 +98,26 @@ class Store:
         self.lock_timeout_s = lock_timeout_s
         self.paths = Paths(self.db_path.parent.resolve())  # the data root: Paths.db is <root>/env0.duckdb
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        # One lock object per path in a process: reentrant in a thread (a nested connection shares
+        # DuckDB's cached instance), exclusive between threads (each has its own descriptor) and processes.
+        self._file_lock = FileLock(f"{self.db_path}.lock", is_singleton=True)
         with self._connect() as con:
             con.execute(SCHEMA)
 
     @contextmanager
     def _connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        # another process holding the write lock is waited for (20 ms doubling to 1 s, jittered), up to lock_timeout_s
-        retrying = Retrying(stop=stop_after_delay(self.lock_timeout_s), wait=wait_random_exponential(multiplier=0.02, max=1.0),
-                            retry=retry_if_exception(_locked), reraise=True)
-        con = retrying(duckdb.connect, str(self.db_path), read_only=read_only and self.db_path.exists())
-        try:
-            yield con
-        finally:
-            con.close()
+        """Readers take the sidecar lock too: headers read during a writer's checkpoint are stale. Inside it, a
+        process outside the store (a duckdb shell) holding DuckDB's own lock is waited for (20 ms doubling to
+        1 s, jittered), up to lock_timeout_s."""
+        with self._file_lock.acquire(timeout=self.lock_timeout_s):
+            retrying = Retrying(stop=stop_after_delay(self.lock_timeout_s),
+                                wait=wait_random_exponential(multiplier=0.02, max=1.0),
+                                retry=retry_if_exception(_locked), reraise=True)
+            con = retrying(duckdb.connect, str(self.db_path), read_only=read_only and self.db_path.exists())
+            try:
+                yield con
+            finally:
+                con.close()
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:

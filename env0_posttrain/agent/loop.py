@@ -6,6 +6,7 @@ final answer or a stop -> verifier on the start state vs the end state.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
 from typing import Any
@@ -123,7 +124,9 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
     verifier = None
     if stop != "infra_error":
         try:
-            verifier = env.verify(task, start_ws, ws, final_answer)
+            # off the event loop: an env0 package's test.sh runs for about a second, and the other
+            # episodes of the rollout keep calling their models meanwhile
+            verifier = await asyncio.to_thread(env.verify, task, start_ws, ws, final_answer)
         except Exception as exc:  # noqa: BLE001 - a verifier bug must not lose the trajectory
             stop, error = "verifier_error", f"{type(exc).__name__}: {exc}"
 

@@ -11,10 +11,12 @@ import sys
 import tomllib
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict
+
+from ...source_lines import toml_line, yaml_line
+from .meta import MetaError, PackageMeta, parse_meta
 
 # env0 service names (task.toml, Dockerfile seeds, test.sh URLs) -> our workspace services
 SERVICE_MAP = {"mock-gmail": "gmail", "gmail": "gmail", "mock-gcal": "calendar", "gcal": "calendar",
@@ -59,35 +61,47 @@ class Env0Package(BaseModel):
         return load_needles(self.needles_path)
 
 
-def _read_meta(root: Path) -> tuple[dict[str, Any], str | None]:
+def _text(path: Path, step: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:  # a binary or mis-encoded file: named, and the corpus import drops the package
+        raise Env0Error(step, path, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def _read_meta(root: Path) -> tuple[PackageMeta, str | None]:
     """task.toml (env0) or task.md front matter (env-0 / BenchFlow 1.3); the latter may carry the prompt."""
     toml_path, md_path = root / "task.toml", root / "task.md"
     if toml_path.is_file():
+        text = _text(toml_path, "read task.toml")
         try:
-            return tomllib.loads(toml_path.read_text()), None
+            return parse_meta(tomllib.loads(text), lambda loc: toml_line(text, loc)), None
         except tomllib.TOMLDecodeError as e:
             raise Env0Error("read task.toml", toml_path, str(e)) from None
+        except MetaError as e:
+            raise Env0Error("read task.toml", toml_path, str(e)) from None
     if md_path.is_file():
-        text = md_path.read_text()
+        text = _text(md_path, "read task.md")
         m = re.match(r"^---\n(.*?)\n---\n?(.*)$", text, re.S)
         if not m:
             raise Env0Error("read task.md", md_path, "no YAML front matter between --- lines")
         try:
-            meta = yaml.safe_load(m.group(1)) or {}
+            meta = parse_meta(yaml.safe_load(m.group(1)) or {}, lambda loc: yaml_line(m.group(1), loc, first_line=2))
         except yaml.YAMLError as e:
+            raise Env0Error("read task.md", md_path, str(e)) from None
+        except MetaError as e:
             raise Env0Error("read task.md", md_path, str(e)) from None
         prompt = re.split(r"^## prompt\s*$", m.group(2), flags=re.M)
         return meta, (prompt[1].strip() if len(prompt) > 1 else None)
     raise Env0Error("read task.toml", toml_path, "missing (neither task.toml nor task.md)")
 
 
-def _services(root: Path, meta: dict[str, Any]) -> list[str]:
-    declared = (meta.get("environment") or {}).get("services") or []
+def _services(root: Path, meta: PackageMeta) -> list[str]:
+    declared = meta.environment.services or []
     out = [SERVICE_MAP[s] for s in declared if s in SERVICE_MAP]
     unknown = [s for s in declared if s not in SERVICE_MAP]
     docker = root / "environment" / "Dockerfile"
     if docker.is_file():  # env-0 packages declare services only through their seed commands
-        for m in re.finditer(r"(?:^|[\s&;])(mock-)?([a-z]+) +--db", docker.read_text()):
+        for m in re.finditer(r"(?:^|[\s&;])(mock-)?([a-z]+) +--db", _text(docker, "read services")):
             (out if m.group(2) in SERVICE_MAP else unknown).append(SERVICE_MAP.get(m.group(2), m.group(2)))
     if unknown:
         raise Env0Error("read services", docker if docker.is_file() else root / "task.toml",
@@ -102,7 +116,7 @@ def load_package(root: Path | str) -> Env0Package:
         raise Env0Error("read package", root, "not a directory")
     meta, prompt = _read_meta(root)
     instr = root / "instruction.md"
-    instruction = instr.read_text().strip() if instr.is_file() else (prompt or "")
+    instruction = _text(instr, "read instruction").strip() if instr.is_file() else (prompt or "")
     if not instruction:
         raise Env0Error("read instruction", instr, "missing (no instruction.md and no '## prompt' in task.md)")
     for need, step in ((root / "data" / "needles.py", "read needles"), (root / "tests" / "test.sh", "read verifier")):
@@ -112,10 +126,10 @@ def load_package(root: Path | str) -> Env0Package:
     if not services:
         mod = load_needles(root / "data" / "needles.py")
         services = [s for s, attrs in _HINTS.items() if any(getattr(mod, a, None) for a in attrs)] or ["gmail"]
-    name = str(((meta.get("task") or {}).get("name") or root.name)).split("/")[-1]
+    name = (meta.task.name or root.name).split("/")[-1]
     return Env0Package(root=root, name=name, instruction=instruction, services=tuple(services),
-                       agent_timeout_s=float((meta.get("agent") or {}).get("timeout_sec", 600)),
-                       verifier_timeout_s=float((meta.get("verifier") or {}).get("timeout_sec", 120)))
+                       agent_timeout_s=meta.agent.timeout_sec or 600.0,
+                       verifier_timeout_s=meta.verifier.timeout_sec or 120.0)
 
 
 def load_needles(path: Path) -> ModuleType:

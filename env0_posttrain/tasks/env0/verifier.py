@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +32,7 @@ from .shapes import STATE
 TEMPLATE_ID = "env0"
 SOURCE_ENV = "ENV0_TASKS_SOURCE"
 _SOURCE: Path | None = None
+_SEEDING = threading.Lock()  # seeding swaps sys.path and import hooks; builds run on the loop, verifiers in threads
 
 
 def use_source(source: Path | str) -> Path:
@@ -88,7 +90,8 @@ def _seeded(root: str, sha: str, seed: int, now: str) -> tuple[Workspace, dict[s
 
 def seeded(pkg: Env0Package, sha: str, seed: int, now: str) -> tuple[Workspace, dict[str, Any], dict[str, Any]]:
     """(a fresh fork of the seeded workspace, the needle manifest, what the server needs beyond the rows)."""
-    ws, manifest, extras = _seeded(str(pkg.root), sha, seed, now)
+    with _SEEDING:
+        ws, manifest, extras = _seeded(str(pkg.root), sha, seed, now)
     return ws.fork(), manifest, extras
 
 
