@@ -72,3 +72,61 @@ def test_teacher_table_stage_reads_the_source_run_and_its_backfills_only(tmp_pat
     assert backfilled_runs(ctx) == ["demo", "demo--env0-oracle-oracle-0.5"]
     res = build_teacher_table(ctx)  # nothing evaluated yet: no rows, both runs named as missing
     assert res.metadata["teachers"] == 0 and res.metadata["runs_without_teacher_eval"] == backfilled_runs(ctx)
+
+
+def test_rl_stage_stores_each_grpo_step_in_duckdb_and_the_report_plots_them(tmp_path, monkeypatch):
+    """rl_adapter -> training_metrics (DuckDB, key <run>:rl) -> comparison_report's RL section and GRPO figure."""
+    import logging
+
+    import env0_posttrain.train.grpo as grpo
+    from env0_posttrain.paths import Paths
+    from env0_posttrain.rl_stages import rl_training_key, train_rl_adapter
+    from env0_posttrain.runspec import parse_spec, write_spec
+    from env0_posttrain.stages import StageContext, write_report
+    from env0_posttrain.store import Store
+
+    paths, run = Paths(tmp_path), "r1"
+    TRAIN = make_task(99)
+    spec = parse_spec({"run_id": run, "student": {"model": str(tmp_path / "student")}, "rl": {"max_steps": 3},
+                       "tasks": {"n_eval": len(TASKS)}})
+    write_spec(spec, paths.runs)
+    store = Store(paths.db)
+    store.upsert_run(spec)
+    store.replace_task_set(run, "d", {}, [], [("train", TRAIN), *[("eval", t) for t in TASKS]])
+    sft_id = store.start_training(run)
+    store.finish_training(sft_id, "finished", str(tmp_path / "sft"), "sftrev", {})
+    steps = [{"step": s, "reward": 0.2 * s, "reward_std": 0.4, "kl": 0.01 * s, "entropy": 0.5, "completion_tokens": 30.0,
+              "episode_model_calls": 2.0, "wall_s": 10.0 * s} for s in (1, 2, 3)]
+
+    def fake_train_rl(tasks, rl, eval_spec, base, sft_adapter, out_dir, run_id, on_log=None, env=None):
+        assert sft_adapter == str(tmp_path / "sft") and [t.id for t in tasks] == [TRAIN.id]
+        for row in steps:
+            on_log(dict(row))
+        (out_dir / "adapter").mkdir(parents=True)
+        (out_dir / "adapter" / "adapter_model.safetensors").write_bytes(b"rl weights")
+        return grpo.RLResult(adapter_dir=out_dir / "adapter", steps=3, runtime_s=30.0, episodes=96, cut_episodes=0,
+                             first_reward=0.2, final_reward=0.6, metrics=steps)
+
+    monkeypatch.setattr(grpo, "train_rl", fake_train_rl)
+    ctx = StageContext(run, spec, store, paths, logging.getLogger("t"))
+    res = train_rl_adapter(ctx)
+    assert res.metadata["steps"] == 3 and all(c.passed for c in res.checks)
+    assert store.latest_training(run)["train_id"] == sft_id  # the SFT adapter stays the run's adapter
+    rl_train = store.latest_training(rl_training_key(run))
+    # one DuckDB row per GRPO step, queryable by SQL
+    rows = store.query("SELECT step, CAST(json_extract(metrics_json, '$.kl') AS DOUBLE), "
+                       "CAST(json_extract(metrics_json, '$.entropy') AS DOUBLE) FROM training_metrics "
+                       "WHERE train_id = ? ORDER BY step", [rl_train["train_id"]])
+    assert [r[0] for r in rows] == [1, 2, 3] and rows[2][1] == 0.03 and rows[0][2] == 0.5
+    assert [m["reward"] for m in store.training_metrics(rl_train["train_id"])] == [0.2, 0.4, 0.6000000000000001]
+
+    for arm, passes in (("base", 0), ("sft", 8), ("rl", 12)):
+        rid = store.open_round(run, arm, arm, len(TASKS))
+        for ep in _arm(arm, passes, run_id=run):
+            store.write_episode(rid, ep)
+        store.finish_round(rid, {})
+    rep = write_report(ctx)
+    assert rep.metadata["rl_vs_sft.diff_pp"] == 20.0
+    assert rep.metadata["plot_rl_training"].stat().st_size > 0
+    md = rep.metadata["report_md"].read_text()
+    assert "3 logged GRPO steps; last: reward 0.600" in md and "![GRPO per step](plots/rl_training.png)" in md

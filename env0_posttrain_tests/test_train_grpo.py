@@ -155,3 +155,12 @@ def test_runs_without_an_rl_section_skip_both_rl_stages(tmp_path):
     with_rl = StageContext("rl", parse_spec({"run_id": "rl", "rl": {}}), Store(paths.db), paths, logging.getLogger("t"))
     with pytest.raises(RuntimeError, match="materialize lora_adapter first"):
         train_rl_adapter(with_rl)
+
+
+def test_demo_rl_preset_is_the_demo_plus_the_measured_rl_recipe():
+    from env0_posttrain.presets import preset_data
+    from env0_posttrain.train.demo_recipe import TINY_DEMO_RL
+
+    demo, demo_rl = parse_spec(preset_data("demo", "x")), parse_spec(preset_data("demo-rl", "x"))
+    assert demo.rl is None and demo_rl.rl == RLSpec(**TINY_DEMO_RL)
+    assert demo_rl.model_dump(exclude={"rl", "description"}) == demo.model_dump(exclude={"rl", "description"})

@@ -128,13 +128,16 @@ class HarnessRollouts:
         model = trainer.accelerator.unwrap_model(trainer.model)
         # sampling must differ between members of a group and between runs with different seeds only
         torch.manual_seed(self.rl.seed * 100003 + self.calls)
+        t0 = time.perf_counter()
         episodes = self.play(model, task_ids)
+        play_s = time.perf_counter() - t0
         samples = [episode_sample(ep) for ep in episodes]
         self.cut_episodes += sum(s.cut for s in samples)
         rewards = [ep.reward for ep in episodes]
         turns = [s.turns for s in samples]
         metrics = trainer._metrics["train"]
         metrics["episode/model_calls"].append(sum(turns) / len(turns))
+        metrics["episode/play_s"].append(play_s)
         metrics["episode/pass_rate"].append(sum(ep.passed for ep in episodes) / len(episodes))
         metrics["episode/safety_tripped"].append(sum(r < 0 for r in rewards) / len(rewards))
         for s in samples:  # an episode with no usable model call still needs one token to train on
@@ -158,8 +161,10 @@ class RLResult(BaseModel):
 def _record(logs: dict[str, Any], step: int, wall_s: float) -> dict[str, Any]:
     """The per-step row stored in DuckDB: TRL's reward, KL and entropy, plus the harness's episode figures."""
     keep = {"loss": "loss", "reward": "reward", "reward_std": "reward_std", "kl": "kl", "entropy": "entropy",
+            "frac_reward_zero_std": "frac_reward_zero_std",
             "completions/mean_length": "completion_tokens", "episode/model_calls": "episode_model_calls",
             "episode/pass_rate": "episode_pass_rate", "episode/safety_tripped": "episode_safety_tripped",
+            "episode/play_s": "play_s", "step_time": "step_s",
             "learning_rate": "learning_rate", "grad_norm": "grad_norm"}
     row: dict[str, Any] = {"step": step, "wall_s": wall_s}
     row.update({new: float(logs[old]) for old, new in keep.items() if old in logs})
