@@ -80,9 +80,10 @@ def test_rl_stage_stores_each_grpo_step_in_duckdb_and_the_report_plots_them(tmp_
 
     import env0_posttrain.train.grpo as grpo
     from env0_posttrain.paths import Paths
-    from env0_posttrain.rl_stages import rl_training_key, train_rl_adapter
+    from env0_posttrain.run.context import StageContext
+    from env0_posttrain.run.report import write_report
+    from env0_posttrain.run.rl import rl_training_key, train_rl_adapter
     from env0_posttrain.runspec import parse_spec, write_spec
-    from env0_posttrain.stages import StageContext, write_report
     from env0_posttrain.store import Store
 
     paths, run = Paths(tmp_path), "r1"
@@ -98,7 +99,7 @@ def test_rl_stage_stores_each_grpo_step_in_duckdb_and_the_report_plots_them(tmp_
     steps = [{"step": s, "reward": 0.2 * s, "reward_std": 0.4, "kl": 0.01 * s, "entropy": 0.5, "completion_tokens": 30.0,
               "episode_model_calls": 2.0, "wall_s": 10.0 * s} for s in (1, 2, 3)]
 
-    def fake_train_rl(tasks, rl, eval_spec, base, sft_adapter, out_dir, run_id, on_log=None, env=None):
+    def fake_train_rl(tasks, rl, eval_spec, base, sft_adapter, out_dir, run_id, on_log=None, env=None, base_ref=None):
         assert sft_adapter == str(tmp_path / "sft") and [t.id for t in tasks] == [TRAIN.id]
         for row in steps:
             on_log(dict(row))
