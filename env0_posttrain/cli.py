@@ -70,7 +70,7 @@ def create_run(spec: RunSpec, paths: Paths) -> Path:
 @run_app.command("new")
 def run_new(
     run_id: str,
-    preset: Annotated[str, typer.Option(help="demo (offline, minutes) or default (the seeds' recipe)")] = "default",
+    preset: Annotated[str, typer.Option(help="demo (offline, minutes), demo-rl (the demo plus GRPO) or default (the seeds' recipe)")] = "default",
     teacher: Annotated[Optional[str], typer.Option(help="litellm model id of the teacher")] = None,
     student: Annotated[Optional[str], typer.Option(help="hub id or local path of the student")] = None,
     set_: Annotated[list[str], typer.Option("--set", help="section.field=value (repeatable)")] = [],
