@@ -2,7 +2,7 @@
 store, keyed by the partition's run id, so assets pass nothing through IO managers and the graph's edges
 are plain `deps` (lineage without moving data through Dagster).
 
-`run_asset` is where every asset gets what they all share: the run_id partitions, eager automation
+`asset_settings` is where every asset gets what they all share: the run_id partitions, eager automation
 downstream of the task set, a retry policy for the rollouts, a concurrency pool, the code version of the
 packages that make it, and blocking checks.
 """
@@ -35,25 +35,30 @@ def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> StageContext:
     return StageContext.load(context.partition_key, env0.paths(), context.log)
 
 
-def run_asset(name: str, *, group: str, deps: Sequence, pool: str, packages: Sequence[str], description: str,
-              checks: Sequence[tuple[str, str]] = (), kind: str = "duckdb", rollout: bool = False,
-              eager: bool = True) -> Callable:
-    """Decorate `fn(ctx) -> StageResult` into a run_id-partitioned asset named `name`."""
+def asset_settings(name: str, *, group: str, deps: Sequence, pool: str, packages: Sequence[str], description: str,
+                   checks: Sequence[tuple[str, str]] = (), kind: str = "duckdb", rollout: bool = False,
+                   eager: bool = True) -> dict:
+    """What every asset of a run shares, as `dg.asset` keyword arguments."""
+    return dict(
+        name=name,
+        partitions_def=run_partitions,
+        group_name=group,
+        deps=list(deps),
+        kinds={kind},
+        pool=pool,
+        retry_policy=ROLLOUT_RETRY if rollout else None,
+        automation_condition=dg.AutomationCondition.eager() if eager else None,
+        code_version=code_version(*packages),
+        check_specs=[dg.AssetCheckSpec(name=c, asset=name, description=d, blocking=True) for c, d in checks],
+        description=description,
+    )
+
+
+def run_asset(name: str, **settings) -> Callable:
+    """Decorate `fn(ctx) -> StageResult` into a run_id-partitioned asset named `name` (settings: `asset_settings`)."""
 
     def wrap(fn: Callable) -> dg.AssetsDefinition:
-        @dg.asset(
-            name=name,
-            partitions_def=run_partitions,
-            group_name=group,
-            deps=list(deps),
-            kinds={kind},
-            pool=pool,
-            retry_policy=ROLLOUT_RETRY if rollout else None,
-            automation_condition=dg.AutomationCondition.eager() if eager else None,
-            code_version=code_version(*packages),
-            check_specs=[dg.AssetCheckSpec(name=c, asset=name, description=d, blocking=True) for c, d in checks],
-            description=description,
-        )
+        @dg.asset(**asset_settings(name, **settings))
         def _asset(context: dg.AssetExecutionContext, env0: Env0Resource):
             return to_result(run_stage(fn, _ctx(context, env0)), name)
 
@@ -97,18 +102,10 @@ def sft_rows(ctx: StageContext):
     return sft_stage.build_sft_rows(ctx)
 
 
-@dg.asset(
-    partitions_def=run_partitions,
-    group_name="training",
-    deps=[sft_rows, base_model],
-    kinds={"pytorch"},
-    pool=POOL_GPU,
-    automation_condition=dg.AutomationCondition.eager(),
-    code_version=code_version("train"),
-    check_specs=[dg.AssetCheckSpec(name="adapter_learned", asset="lora_adapter", blocking=True,
-                                   description="the adapter's outputs differ from the base's and its training loss is lower")],
-    description="LoRA adapter trained with TRL + PEFT on the SFT rows; metrics in DuckDB, curves as plots.",
-)
+@dg.asset(**asset_settings(
+    "lora_adapter", group="training", deps=[sft_rows, base_model], pool=POOL_GPU, packages=("train",), kind="pytorch",
+    checks=[("adapter_learned", "the adapter's outputs differ from the base's and its training loss is lower")],
+    description="LoRA adapter trained with TRL + PEFT on the SFT rows; metrics in DuckDB, curves as plots."))
 def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource, pipes_client: dg.ResourceParam[dg.PipesClient]):
     """Training runs in its own process through Dagster Pipes (subprocess locally, a GPU pod on Kubernetes)."""
     return run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
