@@ -102,7 +102,9 @@ def padding_free_supported(lora: LoraSpec, kernels: KernelChoice) -> bool:
     """TRL's padding-free batches (rows concatenated, positions restarting per row, no pad tokens) on CUDA when
     they save something (batch > 1) and every layer can keep the rows apart: flash-attention's varlen kernel for
     the attention layers (transformers' sdpa path would build a dense (batch x seq)^2 block mask) and, in Gated
-    DeltaNet layers, fla and causal-conv1d. Packing (`lora.packing`) is TRL's other path and implies padding-free."""
+    DeltaNet layers, fla and causal-conv1d. Packing (`lora.packing`) is TRL's other path and implies padding-free.
+    Not on CPU: sdpa's block mask keeps the rows apart there too (same losses), but it was slower than padding
+    even with the demo's 41 % pad tokens (bench/lora_cpu_bench.py)."""
     if not kernels.cuda or lora.packing or lora.per_device_batch_size < 2:
         return False
     return kernels.flash_attn and kernels.keeps_rows_apart
