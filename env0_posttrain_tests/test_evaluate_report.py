@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from statsmodels.stats.proportion import proportions_ztest
@@ -89,6 +91,12 @@ def test_json_round_trips_and_metadata_is_plain(seed_like):
     stored = json.loads((out / "report.json").read_text())
     again = ComparisonReport.model_validate({**stored, "html": ""})
     assert again.headline == report.headline and again.numbers.paired.diff == pytest.approx(report.numbers.paired.diff)
+    # the folder is self-contained: its files and figures are named relative to it, and a moved copy still finds them
+    assert stored["files"] == {n: n for n in ("report.md", "report.html", "report.json")}
+    assert stored["plot_paths"]["pass_rate"] == "plots/pass_rate.png" and not any(
+        Path(v).is_absolute() for v in [*stored["plot_paths"].values(), *stored["files"].values()])
+    moved = shutil.copytree(out, out.parent / "moved")
+    assert all((moved / v).read_bytes()[:8] == PNG for v in stored["plot_paths"].values())
     meta = report_metadata(report)
     json.dumps(meta, allow_nan=False)  # plain, finite values only
     assert meta["headline"] == report.headline and meta["markdown"] == report.markdown

@@ -182,9 +182,20 @@ def write_report(report: ComparisonReport, out_dir: Path | str) -> dict[str, str
     files = {name: str(p) for name, p in paths.items()}
     atomic_write_text(paths["report.md"], report.markdown)
     atomic_write_text(paths["report.html"], report.html)
-    stored = report.model_copy(update={"files": files}).model_dump_json(exclude={"html"}, indent=1)  # NaN -> null
+    # report.json names its files and figures relative to its own folder, so the folder can move (or the data dir)
+    local = {"files": {name: name for name in REPORT_FILES}, "plot_paths": {
+        k: _relative(v, out_dir) for k, v in report.plot_paths.items()}}
+    stored = report.model_copy(update=local).model_dump_json(exclude={"html"}, indent=1)  # NaN -> null
     atomic_write_text(paths["report.json"], stored)
     return files
+
+
+def _relative(path: str, folder: Path) -> str:
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:  # a figure kept elsewhere stays where it is
+        return str(p)
 
 
 def trend_points(report: ComparisonReport) -> list[TrendPoint]:

@@ -91,5 +91,6 @@ class ComparisonReport(BaseModel):
     lineage: dict[str, Any]
     markdown: str
     html: str = Field(repr=False, description="self-contained: PNGs inlined as base64")
-    plot_paths: dict[str, str] = Field(description="figure name -> PNG path")
-    files: dict[str, str] = Field(default_factory=dict, description="report.md / report.html / report.json paths once written")
+    plot_paths: dict[str, str] = Field(description="figure name -> PNG path (in report.json: relative to its folder)")
+    files: dict[str, str] = Field(default_factory=dict, description="report.md / report.html / report.json paths once written "
+                                 "(in report.json: relative to its folder)")
