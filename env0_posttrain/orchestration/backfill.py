@@ -134,13 +134,20 @@ def _asset_keys(defs: dg.Definitions, asset_selection: Sequence[str] | None) -> 
     return keys
 
 
+def _check_reachable(ui: UiGraphQL) -> None:
+    try:
+        ui.version()
+    except UiUnreachable:
+        raise BackfillError(f"nothing answers at {ui.url}: start `env0-posttrain ui` (its daemon runs backfills) "
+                            "or pass --url") from None
+    except UiError as err:
+        raise BackfillError(str(err)) from None
+
+
 def _check_server(ui: UiGraphQL, keys: list[str]) -> tuple[str, str]:
     """The server's workspace has every key, materializable on the run_id partitions: (location, repository)."""
     try:
         nodes = ui.asset_nodes(keys)
-    except UiUnreachable:
-        raise BackfillError(f"nothing answers at {ui.url}: start `env0-posttrain ui` (its daemon runs backfills) "
-                            "or pass --url") from None
     except UiError as err:
         raise BackfillError(str(err)) from None
     missing = [k for k in keys if k not in nodes]
@@ -167,10 +174,11 @@ def backfill_teachers(
     """
     source = _load_source(paths, from_run_id)
     clones = _plan(paths, source, teachers)
-    keys = _asset_keys(defs or _default_defs(), asset_selection)
     run_ids = [c.run_id for c in clones]
 
     with UiGraphQL(url) as ui:
+        _check_reachable(ui)  # before loading the definitions (seconds)
+        keys = _asset_keys(defs or _default_defs(), asset_selection)
         repository = _check_server(ui, keys)  # nothing is written unless the server answers and has the assets
 
         from env0_posttrain.store import Store

@@ -21,6 +21,7 @@ DEFAULT_UI_URL = f"http://{UI_HOST}:{UI_PORT}"
 
 _ERROR_FIELDS = "__typename ... on Error { message } ... on PythonError { className }"
 
+VERSION = GraphQLRequest("query Env0Version { version }")
 ASSET_NODES = GraphQLRequest(
     """query Env0AssetNodes($keys: [AssetKeyInput!]) {
       assetNodes(assetKeys: $keys) {
@@ -121,6 +122,10 @@ class UiGraphQL:
             raise UiError(f"{self.endpoint} rejected the query: {err.errors or err}") from err
         except TransportError as err:
             raise UiError(f"{self.endpoint}: {type(err).__name__}: {err}") from err
+
+    def version(self) -> str:
+        """Dagster's version on the server: a cheap first call that tells whether anything answers."""
+        return self._execute(VERSION)["version"]
 
     def asset_nodes(self, keys: Sequence[str]) -> dict[str, AssetNode]:
         """The assets of the webserver's workspace among `keys` (missing keys are absent from the answer)."""
