@@ -166,10 +166,13 @@ def demo(
     typer.echo(f"demo wall time: {time.time() - t0:.0f} s")
 
 
+UI_HOST, UI_PORT = "127.0.0.1", 3000  # where `ui` serves; `backfill --url` defaults to it
+
+
 @app.command()
 def ui(
-    port: Annotated[int, typer.Option(help="port of the web UI")] = 3000,
-    host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port of the web UI")] = UI_PORT,
+    host: Annotated[str, typer.Option(help="bind address")] = UI_HOST,
     data_dir: DataDir = None,
 ) -> None:
     """Start `dagster dev` (web UI + daemon) on HOST:PORT with DAGSTER_HOME under the data root."""
@@ -205,16 +208,16 @@ def ui(
 def backfill(
     teacher: Annotated[list[str], typer.Option("--teacher", help="litellm model id of a new teacher (repeatable)")],
     from_: Annotated[str, typer.Option("--from", help="run id whose spec is cloned per teacher")],
+    url: Annotated[str, typer.Option(help="the running Dagster webserver (`env0-posttrain ui`)")] = f"http://{UI_HOST}:{UI_PORT}",
     data_dir: DataDir = None,
 ) -> None:
-    """Clone a run spec per new teacher, register the partitions and launch one Dagster backfill."""
+    """Clone a run spec per new teacher, register the partitions and launch one Dagster backfill through the
+    running webserver's GraphQL API (`env0-posttrain ui`; its daemon runs the backfill)."""
     from env0_posttrain.orchestration.backfill import BackfillError, backfill_teachers
-    from env0_posttrain.orchestration.launch import instance_for
 
     paths = Paths.from_env(data_dir)
     try:
-        with instance_for(paths) as instance:
-            info = backfill_teachers(instance, paths, from_, teacher)
+        info = backfill_teachers(paths, from_, teacher, url=url)
     except (BackfillError, SpecError) as err:
         _fail(str(err))
     for rid, model in info.teachers.items():

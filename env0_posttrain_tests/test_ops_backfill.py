@@ -1,54 +1,77 @@
-"""Teacher backfills: specs cloned, partitions registered, a REQUESTED asset backfill that the daemon
-runs and that the UI's GraphQL API reports."""
+"""Teacher backfills through a real webserver's GraphQL API: specs cloned, partitions registered and a
+REQUESTED asset backfill launched, which the instance and GraphQL list, which the daemon runs, and which
+writes nothing when it cannot be launched."""
 
+import ast
 import logging
 from pathlib import Path
 
 import dagster as dg
 import pytest
+import yaml
 from dagster._core.execution.backfill import BulkActionStatus
+from dagster._core.remote_origin import InProcessCodeLocationOrigin
 from dagster._core.test_utils import create_test_daemon_workspace_context
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 from dagster._core.workspace.load_target import InProcessWorkspaceLoadTarget
-from dagster._core.remote_origin import InProcessCodeLocationOrigin
-from dagster._daemon.backfill import execute_backfill_iteration
-from dagster_graphql.test.utils import execute_dagster_graphql
+from dagster._daemon.backfill import execute_backfill_jobs
+from typer.main import get_command
+from typer.testing import CliRunner
 
-from env0_posttrain.orchestration.backfill import BackfillError, backfill_teachers, teacher_run_id, teacher_slug
+from env0_posttrain.cli import UI_HOST, UI_PORT, app
 from env0_posttrain.defs.partitions import run_partitions
+from env0_posttrain.orchestration import backfill as backfill_mod
+from env0_posttrain.orchestration.backfill import BackfillError, backfill_teachers, teacher_run_id, teacher_slug
+from env0_posttrain.orchestration import ui_graphql
+from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UiError, UiGraphQL
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, is_valid_run_id, load_spec, write_spec
+from env0_posttrain_tests import toy_run_assets
+from env0_posttrain_tests.toy_run_assets import toy_defs
+from env0_posttrain_tests.webserver import ROOT, dagster_webserver, free_port, write_workspace
 
 TEACHERS = ["openai/gpt-4o-mini", "openrouter/qwen/qwen3-235b:free", "env0-oracle/strong"]
+slow = pytest.mark.slow  # the module's webserver (two code locations) takes 15-25 s to start on 2 busy cores
+TOY_LOCATION = {"python_module": {"module_name": toy_run_assets.__name__, "attribute": "toy_defs",
+                                  "location_name": "toy", "working_directory": str(ROOT)}}
 
 
-# A two-asset graph on the same `run_id` partitions, cheap enough for the daemon to run in-process.
-@dg.asset(partitions_def=run_partitions)
-def toy_root(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-    return dg.MaterializeResult(metadata={"partition": context.partition_key})
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One webserver for the module: the repo's code location and the toy one, runs launched in-process
+    (only the daemon test launches runs, from its own process)."""
+    tmp = tmp_path_factory.mktemp("backfill_server")
+    home = tmp / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text(yaml.safe_dump({
+        "telemetry": {"enabled": False},
+        "run_coordinator": {"module": "dagster._core.run_coordinator.sync_in_memory_run_coordinator",
+                            "class": "SyncInMemoryRunCoordinator"},
+        "run_launcher": {"module": "dagster._core.launcher.sync_in_memory_run_launcher",
+                         "class": "SyncInMemoryRunLauncher"},
+    }))
+    workspace = write_workspace(tmp / "workspace.yaml", [TOY_LOCATION])
+    with dagster_webserver(home, workspace=workspace, env={"ENV0_DATA_DIR": str(tmp / "data")}) as url:
+        yield url, home
 
 
-@dg.asset(partitions_def=run_partitions, deps=[toy_root])
-def toy_leaf(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-    return dg.MaterializeResult(metadata={"partition": context.partition_key})
+@pytest.fixture(scope="module")
+def instance(server):
+    _, home = server
+    with dg.DagsterInstance.from_config(str(home)) as inst:
+        yield inst
 
 
-toy_defs = dg.Definitions(assets=[toy_root, toy_leaf], executor=dg.in_process_executor)
-
-
-@pytest.fixture
-def paths(tmp_path: Path) -> Paths:
+def _source(tmp_path: Path, run_id: str) -> Paths:
+    """A data root with one source spec; each test its own run id, since the server outlives the test."""
     p = Paths.from_env(tmp_path / "data")
-    write_spec(RunSpec(run_id="src", description="source", teacher={"model": "env0-oracle/oracle", "skill": 0.7}), p.runs)
+    write_spec(RunSpec(run_id=run_id, description="source", teacher={"model": "env0-oracle/oracle", "skill": 0.7}), p.runs)
     return p
 
 
-@pytest.fixture
-def instance(tmp_path: Path):
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    with dg.instance_for_test(temp_dir=str(home), synchronous_run_coordinator=True, synchronous_run_launcher=True) as inst:
-        yield inst
+def _nothing_written(paths: Paths, source: str) -> None:
+    assert sorted(p.stem for p in paths.runs.glob("*.yaml")) == [source]
+    assert not paths.db.exists()
 
 
 def test_run_ids_are_dagster_safe_and_deterministic():
@@ -62,20 +85,48 @@ def test_run_ids_are_dagster_safe_and_deterministic():
         teacher_slug("///")
 
 
-def test_backfill_of_the_real_graph_is_recorded_with_its_partitions(paths: Paths, instance):
-    info = backfill_teachers(instance, paths, "src", TEACHERS)
+def test_backfills_use_only_public_dagster_api():
+    """The backfill goes through the webserver's GraphQL API, not through Dagster's private modules."""
+    for module in (backfill_mod, ui_graphql):
+        tree = ast.parse(Path(module.__file__).read_text())
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
+        assert [n for n in names if n.startswith("dagster") and "._" in n] == [], module.__name__
 
-    assert info.run_ids == [teacher_run_id("src", t) for t in TEACHERS]
+
+def test_the_default_url_is_where_ui_serves():
+    assert DEFAULT_UI_URL == f"http://{UI_HOST}:{UI_PORT}"
+    params = {p.name: p.default for p in get_command(app).commands["backfill"].params}
+    assert params["url"] == DEFAULT_UI_URL
+
+
+@slow
+def test_backfill_of_the_real_graph_is_listed_with_its_partitions_keys_and_tags(tmp_path, server, instance):
+    url, _ = server
+    paths = _source(tmp_path, "src")
+    info = backfill_teachers(paths, "src", TEACHERS, url=url)
+
+    assert info.run_ids == [teacher_run_id("src", t) for t in TEACHERS] == info.new_partitions
+    assert info.status == "REQUESTED"
     for rid, path in zip(info.run_ids, info.spec_paths):
         spec = load_spec(path)
         assert spec.run_id == rid and spec.teacher.model == info.teachers[rid]
         assert spec.teacher.skill == 0.7  # everything else is the source's
-    assert set(instance.get_dynamic_partitions("run_id")) == set(info.run_ids)
+    assert set(info.run_ids) <= set(instance.get_dynamic_partitions(run_partitions.name))
     from env0_posttrain.defs.assets import RUN_ASSETS
 
     assert sorted(info.asset_keys) == sorted(a.key.to_user_string() for a in RUN_ASSETS)  # the whole graph
 
-    backfill = instance.get_backfill(info.backfill_id)
+    with UiGraphQL(url) as ui:  # as the UI lists it
+        bf = ui.backfill(info.backfill_id)
+    assert bf["status"] == "REQUESTED" and bf["isAssetBackfill"] and bf["title"] == "teachers from src"
+    assert sorted(bf["partitionNames"]) == sorted(info.run_ids)
+    assert sorted("/".join(a["path"]) for a in bf["assetSelection"]) == sorted(info.asset_keys)
+    tags = {t["key"]: t["value"] for t in bf["tags"]}
+    assert tags["env0/backfill"] == "teachers" and tags["env0/from_run"] == "src"
+    assert all(f"{rid}: {info.teachers[rid]}" in bf["description"] for rid in info.run_ids)
+
+    backfill = instance.get_backfill(info.backfill_id)  # as the daemon reads it
     assert backfill.status == BulkActionStatus.REQUESTED and backfill.is_asset_backfill
     assert backfill.tags["env0/from_run"] == "src"
     from env0_posttrain.definitions import defs
@@ -86,65 +137,128 @@ def test_backfill_of_the_real_graph_is_recorded_with_its_partitions(paths: Paths
         assert set(target.get_partitions_subset(key).get_partition_keys()) == set(info.run_ids)
 
 
-def test_rerun_for_the_same_teacher_reuses_its_partition(paths: Paths, instance):
-    graph = toy_defs.resolve_asset_graph()
-    first = backfill_teachers(instance, paths, "src", ["openai/gpt-4o-mini"], asset_graph=graph)
-    again = backfill_teachers(instance, paths, "src", ["openai/gpt-4o-mini", "openai/gpt-4o-mini"], asset_graph=graph)
+@slow
+def test_cli_prints_each_run_and_the_backfill(tmp_path, server, instance):
+    url, _ = server
+    paths = _source(tmp_path, "viacli")
+    result = CliRunner().invoke(app, ["backfill", "--teacher", "openai/gpt-4o-mini", "--from", "viacli", "--url", url,
+                                      "--data-dir", str(paths.root)])
+    assert result.exit_code == 0, result.output
+    rid = teacher_run_id("viacli", "openai/gpt-4o-mini")
+    first, last = result.output.strip().splitlines()
+    assert first.split() == [rid, "teacher=openai/gpt-4o-mini"]
+    backfill_id = last.split()[1]
+    assert last.startswith(f"backfill {backfill_id} requested over 1 partitions")
+    assert instance.get_backfill(backfill_id).tags["env0/from_run"] == "viacli"
+
+
+@slow
+def test_rerun_for_the_same_teacher_reuses_its_partition(tmp_path, server, instance):
+    url, _ = server
+    paths = _source(tmp_path, "again")
+    first = backfill_teachers(paths, "again", ["openai/gpt-4o-mini"], url=url, defs=toy_defs)
+    again = backfill_teachers(paths, "again", ["openai/gpt-4o-mini", "openai/gpt-4o-mini"], url=url, defs=toy_defs)
+    assert first.new_partitions == first.run_ids and first.asset_keys == ["toy_leaf", "toy_root"]
     assert again.run_ids == first.run_ids and again.new_partitions == []
-    assert again.backfill_id != first.backfill_id and len(instance.get_backfills()) == 2
-    assert instance.get_dynamic_partitions("run_id") == first.run_ids
+    assert again.backfill_id != first.backfill_id
+    assert all(instance.get_backfill(b.backfill_id).tags["env0/from_run"] == "again" for b in (first, again))
+    assert instance.get_dynamic_partitions(run_partitions.name).count(first.run_ids[0]) == 1
 
 
-def test_refuses_collisions_and_writes_nothing(paths: Paths, instance):
+@slow
+def test_refuses_collisions_and_writes_nothing(tmp_path, server, instance):
+    url, _ = server
+    paths = _source(tmp_path, "clash")
+    before = (len(instance.get_backfills()), instance.get_dynamic_partitions(run_partitions.name))
     with pytest.raises(BackfillError, match="both map to run id"):
-        backfill_teachers(instance, paths, "src", ["a/b", "a:b"], asset_graph=toy_defs.resolve_asset_graph())
+        backfill_teachers(paths, "clash", ["a/b", "a:b"], url=url, defs=toy_defs)
     with pytest.raises(BackfillError, match="no spec file"):
-        backfill_teachers(instance, paths, "nope", ["a/b"], asset_graph=toy_defs.resolve_asset_graph())
+        backfill_teachers(paths, "nope", ["a/b"], url=url, defs=toy_defs)
+    _nothing_written(paths, "clash")
     # an edited clone on disk is not overwritten
-    clone = paths.runs / f"{teacher_run_id('src', 'a/b')}.yaml"
+    clone = paths.runs / f"{teacher_run_id('clash', 'a/b')}.yaml"
     write_spec(RunSpec(run_id=clone.stem, description="edited by hand"), paths.runs)
     with pytest.raises(BackfillError, match="different spec"):
-        backfill_teachers(instance, paths, "src", ["a/b"], asset_graph=toy_defs.resolve_asset_graph())
+        backfill_teachers(paths, "clash", ["a/b"], url=url, defs=toy_defs)
     assert load_spec(clone).description == "edited by hand"
-    assert sorted(p.stem for p in paths.runs.glob("*.yaml")) == sorted(["src", clone.stem])
-    assert instance.get_backfills() == [] and instance.get_dynamic_partitions("run_id") == []
+    assert sorted(p.stem for p in paths.runs.glob("*.yaml")) == sorted(["clash", clone.stem])
+    assert not paths.db.exists()
+    assert (len(instance.get_backfills()), instance.get_dynamic_partitions(run_partitions.name)) == before
 
 
-def test_daemon_runs_the_backfill_and_graphql_shows_it(paths: Paths, instance):
-    info = backfill_teachers(instance, paths, "src", TEACHERS[:2], asset_graph=toy_defs.resolve_asset_graph())
+def test_unreachable_url_writes_nothing_and_names_it(tmp_path):
+    paths = _source(tmp_path, "src")
+    dead = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(BackfillError, match="env0-posttrain ui") as err:
+        backfill_teachers(paths, "src", ["a/b"], url=dead, defs=toy_defs)
+    assert dead in str(err.value) and "\n" not in str(err.value)
+    _nothing_written(paths, "src")
+
+    result = CliRunner().invoke(app, ["backfill", "--teacher", "a/b", "--from", "src", "--url", dead,
+                                      "--data-dir", str(paths.root)])
+    assert result.exit_code == 2
+    assert dead in result.output and "env0-posttrain ui" in result.output and result.output.count("\n") == 1
+    _nothing_written(paths, "src")
+
+
+@slow
+def test_assets_the_server_lacks_are_refused_before_writing(tmp_path, server, instance):
+    url, _ = server
+
+    @dg.asset(partitions_def=run_partitions)
+    def ghost() -> None: ...
+
+    paths = _source(tmp_path, "haunted")
+    before = len(instance.get_backfills())
+    with pytest.raises(BackfillError, match=r"has no assets \['ghost'\]"):
+        backfill_teachers(paths, "haunted", ["a/b"], url=url, defs=dg.Definitions(assets=[ghost]))
+    _nothing_written(paths, "haunted")
+    assert len(instance.get_backfills()) == before
+
+
+@slow
+def test_graphql_errors_become_backfill_errors_naming_the_cause(tmp_path, server, monkeypatch):
+    url, _ = server
+    with UiGraphQL(url) as ui:  # an unregistered partition: the server's typed error, named
+        with pytest.raises(UiError, match="PartitionKeysNotFoundError.*never-registered"):
+            ui.launch_asset_backfill(["toy_root"], ["never-registered"], tags={})
+
+    launch = UiGraphQL.launch_asset_backfill  # the server refuses the title (over 100 characters)
+    monkeypatch.setattr(UiGraphQL, "launch_asset_backfill", lambda self, *a, **kw: launch(self, *a, **{**kw, "title": "t" * 101}))
+    paths = _source(tmp_path, "titled")
+    with pytest.raises(BackfillError, match="PythonError.*DagsterInvariantViolationError.*Titles must not be longer than 100"):
+        backfill_teachers(paths, "titled", ["a/b"], url=url, defs=toy_defs)
+
+
+@slow
+def test_daemon_runs_the_backfill_and_graphql_shows_it(tmp_path, server, instance):
+    url, _ = server
+    paths = _source(tmp_path, "daemon")
+    info = backfill_teachers(paths, "daemon", TEACHERS[:2], url=url, defs=toy_defs)
     assert info.asset_keys == ["toy_leaf", "toy_root"]
-    target = InProcessWorkspaceLoadTarget(
-        InProcessCodeLocationOrigin(LoadableTargetOrigin(python_file=__file__, attribute="toy_defs"), location_name="toy")
-    )
+    target = InProcessWorkspaceLoadTarget(InProcessCodeLocationOrigin(
+        LoadableTargetOrigin(module_name=toy_run_assets.__name__, attribute="toy_defs"), location_name="toy"))
     logger = logging.getLogger("test_backfill_daemon")
     with create_test_daemon_workspace_context(target, instance) as workspace:
         for _ in range(6):  # each daemon tick submits what is ready; the sync launcher runs it at once
-            list(execute_backfill_iteration(workspace, logger))
+            list(execute_backfill_jobs(workspace, logger, [instance.get_backfill(info.backfill_id)]))
             if instance.get_backfill(info.backfill_id).status != BulkActionStatus.REQUESTED:
                 break
-        assert instance.get_backfill(info.backfill_id).status == BulkActionStatus.COMPLETED_SUCCESS
+    assert instance.get_backfill(info.backfill_id).status == BulkActionStatus.COMPLETED_SUCCESS
 
-        runs = instance.get_runs(filters=dg.RunsFilter(tags={"dagster/backfill": info.backfill_id}))
-        assert runs and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
-        assert {r.tags["dagster/partition"] for r in runs} == set(info.run_ids)
-        for rid in info.run_ids:
-            for asset in ("toy_root", "toy_leaf"):
-                ev = instance.get_latest_materialization_event(dg.AssetKey(asset))
-                assert ev is not None
+    runs = instance.get_runs(filters=dg.RunsFilter(tags={"dagster/backfill": info.backfill_id}))
+    assert runs and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
+    assert {r.tags["dagster/partition"] for r in runs} == set(info.run_ids)
+    for rid in info.run_ids:
+        for asset in ("toy_root", "toy_leaf"):
             mats = instance.fetch_materializations(
-                dg.AssetRecordsFilter(asset_key=dg.AssetKey("toy_leaf"), asset_partitions=[rid]), limit=5
+                dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[rid]), limit=5
             ).records
             assert len(mats) == 1
 
-        result = execute_dagster_graphql(
-            workspace.create_request_context(),
-            """query ($id: String!) { partitionBackfillOrError(backfillId: $id) {
-                 __typename ... on PartitionBackfill { id status isAssetBackfill numPartitions title
-                   assetSelection { path } } } }""",
-            variables={"id": info.backfill_id},
-        )
-    assert not result.errors, result.errors
-    bf = result.data["partitionBackfillOrError"]
-    assert bf["__typename"] == "PartitionBackfill" and bf["status"] == "COMPLETED_SUCCESS"
-    assert bf["isAssetBackfill"] and bf["numPartitions"] == 2 and bf["title"] == "teachers from src"
+    assert backfill_mod.backfill_status(info.backfill_id, url) == "COMPLETED_SUCCESS"
+    with UiGraphQL(url) as ui:
+        bf = ui.backfill(info.backfill_id)
+    assert bf["isAssetBackfill"] and bf["title"] == "teachers from daemon"
+    assert sorted(bf["partitionNames"]) == sorted(info.run_ids)
     assert sorted(a["path"][0] for a in bf["assetSelection"]) == ["toy_leaf", "toy_root"]

@@ -16,6 +16,7 @@ from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, load_spec, write_spec
 from env0_posttrain.store import Store
+from env0_posttrain_tests.webserver import dagster_webserver
 
 KEY_ENV = "ENV0_TEST_TEACHER_API_KEY"
 RUN_ID = "secret-run"
@@ -101,13 +102,26 @@ def test_the_scanners_find_a_planted_token(setup, token: str):
     assert dagster_records_containing(instance, token)
 
 
-def test_specs_store_and_teacher_backfill_keep_only_the_env_var_name(setup, token: str):
-    paths, home, instance = setup
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A real webserver: a teacher backfill is sent to its GraphQL API, and it records the backfill."""
+    home = tmp_path_factory.mktemp("secrets_server")
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    with dagster_webserver(home) as url:
+        yield url, home
+
+
+@pytest.mark.slow  # the webserver takes 10-25 s to start
+def test_specs_store_and_teacher_backfill_keep_only_the_env_var_name(setup, token: str, server):
+    paths, _, _ = setup
+    url, home = server
     spec = load_spec(paths.runs / f"{RUN_ID}.yaml")
     assert spec.teacher.api_key_env == KEY_ENV and KEY_ENV in (paths.runs / f"{RUN_ID}.yaml").read_text()
-    info = backfill_teachers(instance, paths, RUN_ID, ["openrouter/meta-llama/llama-4"])
+    info = backfill_teachers(paths, RUN_ID, ["openrouter/meta-llama/llama-4"], url=url)
     assert load_spec(info.spec_paths[0]).teacher.api_key_env == KEY_ENV
-    assert_no_leak(paths, home, instance, token)
+    with dg.DagsterInstance.from_config(str(home)) as server_instance:
+        assert server_instance.get_backfill(info.backfill_id) is not None
+        assert_no_leak(paths, home, server_instance, token)
 
 
 def test_task_set_materialization_leaks_nothing(setup, token: str):

@@ -1,20 +1,14 @@
 """The Dagster web UI in a real browser: the webserver on 127.0.0.1 with a scratch DAGSTER_HOME (the
-repo's dagster.yaml, one registered run partition), headless Debian Chromium driven by Selenium.
+repo's dagster.yaml, one registered run partition, a teacher backfill sent to its GraphQL API), headless
+Debian Chromium driven by Selenium.
 Screenshots go to test-output/ (gitignored)."""
 
-import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from env0_posttrain_tests.webserver import ROOT, dagster_webserver
+
 OUT = ROOT / "test-output"
 RUN_ID = "ui-browser-run"
 NEW_TEACHER = "openai/gpt-4o-mini"
@@ -41,43 +35,6 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _default_signals() -> None:
-    """A server started from a script may inherit ignored SIGINT/SIGTERM (FIELD-NOTES): undo that."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # its own session: only the server and its code server
-        proc.wait(timeout=10)
-
-
-def _wait_http(url: str, proc: subprocess.Popen, log: Path) -> None:
-    deadline = time.time() + WAIT_S
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"webserver exited with {proc.returncode}: {log.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail(f"webserver did not answer {url} in {WAIT_S}s: {log.read_text()[-2000:]}")
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     import dagster as dg
@@ -92,24 +49,12 @@ def server(tmp_path_factory):
     home.mkdir()
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
     write_spec(RunSpec(run_id=RUN_ID), data / "runs")
-    instance = dg.DagsterInstance.from_config(str(home))
-    instance.add_dynamic_partitions(run_partitions.name, [RUN_ID])
-    backfill = backfill_teachers(instance, Paths.from_env(data), RUN_ID, [NEW_TEACHER])
-    instance.dispose()
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        instance.add_dynamic_partitions(run_partitions.name, [RUN_ID])
 
-    port = _free_port()
-    log = tmp / "webserver.log"
-    env = dict(os.environ, DAGSTER_HOME=str(home), ENV0_DATA_DIR=str(data), DAGSTER_DISABLE_TELEMETRY="1")
-    cmd = [str(Path(sys.executable).with_name("dagster-webserver")), "-w", str(ROOT / "workspace.yaml"),
-           "-h", "127.0.0.1", "-p", str(port)]
-    with log.open("w") as fh:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
-                                preexec_fn=_default_signals, start_new_session=True)
-    try:
-        _wait_http(f"http://127.0.0.1:{port}/server_info", proc, log)
-        yield f"http://127.0.0.1:{port}", backfill
-    finally:
-        _stop(proc)
+    with dagster_webserver(home, env={"ENV0_DATA_DIR": str(data)}) as url:
+        backfill = backfill_teachers(Paths.from_env(data), RUN_ID, [NEW_TEACHER], url=url)  # as the CLI sends it
+        yield url, backfill
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,9 @@
 """Backfills for new teachers: one cloned run spec per teacher, one Dagster asset backfill over them.
 
-A backfill is recorded in the instance exactly as the UI's "Launch backfill" records one
-(a REQUESTED `PartitionBackfill` with asset backfill data), so the daemon of `dagster dev` (or a
-deployed daemon) runs it and the UI's Backfills page shows it. Nothing needs the web server to be up.
+The partitions and the backfill go to the running webserver (`env0-posttrain ui`) through Dagster's public
+GraphQL API (`addDynamicPartition`, `launchPartitionBackfill`), exactly as the UI's "Launch backfill" sends
+them, so they land in the instance whose daemon runs them and the UI's Backfills page lists them. Everything
+is checked (specs, asset keys, the server and its assets) before anything is written.
 """
 
 from __future__ import annotations
@@ -13,12 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import dagster as dg
-from dagster._core.definitions.assets.graph.base_asset_graph import BaseAssetGraph
-from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
-from dagster._core.utils import make_new_backfill_id
-from dagster._time import get_current_timestamp
 
 from env0_posttrain.defs.partitions import run_partitions
+from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UiError, UiGraphQL, UiUnreachable
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, SpecError, load_spec, write_spec
 from env0_posttrain.digests import sha256_hex
@@ -111,81 +109,112 @@ def _plan(paths: Paths, source: RunSpec, teachers: Sequence[str]) -> list[RunSpe
     return list(clones.values())
 
 
-def _on_run_partitions(graph: BaseAssetGraph, key: dg.AssetKey) -> bool:
-    pd = graph.get(key).partitions_def
+def _on_run_partitions(spec: dg.AssetSpec) -> bool:
+    pd = spec.partitions_def
     return isinstance(pd, dg.DynamicPartitionsDefinition) and pd.name == run_partitions.name
 
 
-def default_asset_graph() -> BaseAssetGraph:
+def _default_defs() -> dg.Definitions:
     from env0_posttrain.definitions import defs
 
-    return defs.resolve_asset_graph()
+    return defs
+
+
+def _asset_keys(defs: dg.Definitions, asset_selection: Sequence[str] | None) -> list[str]:
+    specs = {s.key.to_user_string(): s for s in defs.resolve_all_asset_specs()}
+    if asset_selection:
+        keys = [dg.AssetKey.from_user_string(a).to_user_string() for a in asset_selection]
+        missing = [k for k in keys if k not in specs]
+        if missing:
+            raise BackfillError(f"assets {missing} are not in the code location")
+    else:
+        keys = sorted(k for k, s in specs.items() if _on_run_partitions(s))
+    if not keys:
+        raise BackfillError("no asset on the run_id partitions to backfill")
+    return keys
+
+
+def _check_reachable(ui: UiGraphQL) -> None:
+    try:
+        ui.version()
+    except UiUnreachable:
+        raise BackfillError(f"nothing answers at {ui.url}: start `env0-posttrain ui` (its daemon runs backfills) "
+                            "or pass --url") from None
+    except UiError as err:
+        raise BackfillError(str(err)) from None
+
+
+def _check_server(ui: UiGraphQL, keys: list[str]) -> tuple[str, str]:
+    """The server's workspace has every key, materializable on the run_id partitions: (location, repository)."""
+    try:
+        nodes = ui.asset_nodes(keys)
+    except UiError as err:
+        raise BackfillError(str(err)) from None
+    missing = [k for k in keys if k not in nodes]
+    if missing:
+        raise BackfillError(f"the webserver at {ui.url} has no assets {missing}; is it serving this repo's workspace?")
+    wrong = [k for k in keys if not nodes[k].materializable or run_partitions.name not in nodes[k].dynamic_partitions]
+    if wrong:
+        raise BackfillError(f"assets {wrong} at {ui.url} are not materializable on the {run_partitions.name!r} partitions")
+    return nodes[keys[0]].repository
 
 
 def backfill_teachers(
-    instance: dg.DagsterInstance,
     paths: Paths,
     from_run_id: str,
     teachers: list[str],
     *,
-    asset_graph: BaseAssetGraph | None = None,
+    url: str = DEFAULT_UI_URL,
+    defs: dg.Definitions | None = None,
     asset_selection: Sequence[str] | None = None,
 ) -> BackfillInfo:
-    """Clone `from_run_id` once per teacher, register the partitions and record a REQUESTED asset backfill.
+    """Clone `from_run_id` once per teacher, register the partitions and launch one asset backfill at `url`.
 
-    `asset_selection` defaults to every partitioned asset of the graph (the `full_run` assets).
+    `asset_selection` defaults to every asset of `defs` (the project's) on the run_id partitions.
     """
     source = _load_source(paths, from_run_id)
     clones = _plan(paths, source, teachers)
-    graph = asset_graph or default_asset_graph()
-    if asset_selection:
-        keys = [dg.AssetKey.from_user_string(a) for a in asset_selection]
-        missing = [k.to_user_string() for k in keys if not graph.has(k)]
-        if missing:
-            raise BackfillError(f"assets {missing} are not in the code location")
-    else:
-        keys = sorted(k for k in graph.materializable_asset_keys if _on_run_partitions(graph, k))
-    if not keys:
-        raise BackfillError("no asset on the run_id partitions to backfill")
-
-    from env0_posttrain.store import Store
-
-    spec_paths = [write_spec(c, paths.runs) for c in clones]
-    store = Store(paths.db)
-    for c in clones:
-        store.upsert_run(c)
     run_ids = [c.run_id for c in clones]
-    known = set(instance.get_dynamic_partitions(run_partitions.name))
-    new = [r for r in run_ids if r not in known]
-    if new:
-        instance.add_dynamic_partitions(run_partitions.name, new)
 
-    backfill = PartitionBackfill.from_asset_partitions(
-        backfill_id=make_new_backfill_id(),
-        asset_graph=graph,
-        partition_names=run_ids,
-        asset_selection=keys,
-        backfill_timestamp=get_current_timestamp(),
-        tags={BACKFILL_TAG: "teachers", SOURCE_TAG: source.run_id},
-        dynamic_partitions_store=instance,
-        all_partitions=False,
-        title=f"teachers from {source.run_id}"[:100],
-        description="; ".join(f"{c.run_id}: {c.teacher.model}" for c in clones)[:2000],
-        run_config=None,
-    )
-    instance.add_backfill(backfill)
+    with UiGraphQL(url) as ui:
+        _check_reachable(ui)  # before loading the definitions (seconds)
+        keys = _asset_keys(defs or _default_defs(), asset_selection)
+        repository = _check_server(ui, keys)  # nothing is written unless the server answers and has the assets
+
+        from env0_posttrain.store import Store
+
+        spec_paths = [write_spec(c, paths.runs) for c in clones]
+        store = Store(paths.db)
+        for c in clones:
+            store.upsert_run(c)
+        try:
+            new = [r for r in run_ids if ui.add_dynamic_partition(repository, run_partitions.name, r)]
+            backfill_id = ui.launch_asset_backfill(
+                keys,
+                run_ids,
+                tags={BACKFILL_TAG: "teachers", SOURCE_TAG: source.run_id},
+                title=f"teachers from {source.run_id}"[:100],
+                description="; ".join(f"{c.run_id}: {c.teacher.model}" for c in clones)[:2000],
+            )
+            status = ui.backfill(backfill_id)["status"]
+        except UiError as err:
+            raise BackfillError(f"{err} (the cloned specs are written; the same command reuses them)") from None
     return BackfillInfo(
-        backfill_id=backfill.backfill_id,
+        backfill_id=backfill_id,
         source_run_id=source.run_id,
         run_ids=run_ids,
         spec_paths=spec_paths,
         new_partitions=new,
-        asset_keys=[k.to_user_string() for k in keys],
-        status=backfill.status.value,
+        asset_keys=keys,
+        status=status,
         teachers={c.run_id: c.teacher.model for c in clones},
     )
 
 
-def backfill_status(instance: dg.DagsterInstance, backfill_id: str) -> BulkActionStatus | None:
-    bf = instance.get_backfill(backfill_id)
-    return bf.status if bf else None
+def backfill_status(backfill_id: str, url: str = DEFAULT_UI_URL) -> str:
+    """REQUESTED, COMPLETED_SUCCESS, FAILED...: the backfill's status as the webserver reports it."""
+    try:
+        with UiGraphQL(url) as ui:
+            return ui.backfill(backfill_id)["status"]
+    except UiError as err:
+        raise BackfillError(str(err)) from None

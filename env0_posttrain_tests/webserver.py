@@ -1,0 +1,86 @@
+"""A real `dagster-webserver` for tests: on a free 127.0.0.1 port, with a scratch DAGSTER_HOME, serving the
+repo's workspace (plus any extra code locations), stopped when the block ends. Shared by the UI browser
+tests and the teacher backfill tests, which talk to its GraphQL API as `env0-posttrain backfill` does."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+WAIT_S = 90
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _default_signals() -> None:
+    """A server started from a script may inherit ignored SIGINT/SIGTERM (FIELD-NOTES): undo that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # its own session: only the server and its code servers
+        proc.wait(timeout=10)
+
+
+def _wait_http(url: str, proc: subprocess.Popen, log: Path) -> None:
+    deadline = time.time() + WAIT_S
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"webserver exited with {proc.returncode}: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"webserver did not answer {url} in {WAIT_S}s: {log.read_text()[-2000:]}")
+
+
+def write_workspace(path: Path, extra_locations: list[dict] = ()) -> Path:
+    """The repo's workspace.yaml plus `extra_locations` (entries of `load_from`)."""
+    ws = yaml.safe_load((ROOT / "workspace.yaml").read_text())
+    ws["load_from"] = [*ws["load_from"], *extra_locations]
+    path.write_text(yaml.safe_dump(ws))
+    return path
+
+
+@contextmanager
+def dagster_webserver(home: Path, *, workspace: Path | None = None, env: Mapping[str, str] = {}) -> Iterator[str]:
+    """Start the webserver with DAGSTER_HOME=home (its dagster.yaml as the caller wrote it); yield its base URL
+    once /server_info answers, which is after the workspace's code locations have loaded."""
+    port = free_port()
+    log = home / "webserver.log"
+    full_env = dict(os.environ, DAGSTER_HOME=str(home), DAGSTER_DISABLE_TELEMETRY="1", **env)
+    cmd = [str(Path(sys.executable).with_name("dagster-webserver")), "-w", str(workspace or ROOT / "workspace.yaml"),
+           "-h", "127.0.0.1", "-p", str(port)]
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=fh, stderr=subprocess.STDOUT,
+                                preexec_fn=_default_signals, start_new_session=True)
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/server_info", proc, log)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        _stop(proc)
