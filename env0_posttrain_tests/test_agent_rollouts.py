@@ -230,3 +230,38 @@ def test_garbage_collection_is_relaxed_during_a_rollout_and_restored_after():
     assert len(seen) == 3
     assert all(th[0] >= 20_000 and th[1:] == before[1:] and frozen > frozen_before for th, frozen in seen)
     assert gc.get_threshold() == before and gc.get_freeze_count() == frozen_before
+
+
+def test_a_slow_store_write_does_not_stall_the_episodes_still_playing():
+    """The stage's writer (run/rounds.py): while the first write waits (as on another process's store lock), the
+    event loop keeps playing and handing over episodes; every episode is still written once, in delivery order."""
+    import threading
+
+    from env0_posttrain.run.rounds import episode_writer
+
+    queued, written, release = [], [], threading.Event()
+    released_by_progress = threading.Event()
+
+    def write(ep):
+        if not written and not release.wait(timeout=30):
+            raise AssertionError("never released")
+        written.append(ep.key)
+
+    def watch():  # release the first write once two more episodes were handed over while it waited
+        while not release.is_set():
+            if len(queued) >= 3:
+                released_by_progress.set()
+                release.set()
+            threading.Event().wait(0.01)
+
+    threading.Thread(target=watch, daemon=True).start()
+    with episode_writer(write) as on_episode:
+        def deliver(ep):
+            queued.append(ep.key)
+            return on_episode(ep)
+
+        s = run_rollouts_sync(TASKS, "teacher", 1, oracle_endpoint(), FAST, "run1", set(), deliver, env=NotesEnv(),
+                              progress=False)
+    release.set()
+    assert released_by_progress.is_set()  # with a blocking write the loop stalls at one episode handed over
+    assert written == queued and len(written) == len(set(written)) == 10 == s.completed

@@ -3,9 +3,22 @@ every rollout asset reports about its round (metadata, the unscored-rows check, 
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from env0_posttrain.run.context import CheckOutcome, StageContext, content_hash
+
+
+@contextmanager
+def episode_writer(write: Callable[[Any], None]) -> Iterator[Callable[[Any], Any]]:
+    """`on_episode` for the rollouts: each finished episode is written by one writer thread, in order, and the
+    rollout awaits its write without blocking the event loop, so a store write waiting on the file lock (another
+    process writing) does not stall the episodes still playing. Leaving waits for every queued write."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="episode-writer") as pool:
+        yield lambda ep: asyncio.wrap_future(pool.submit(write, ep))
 
 
 def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, settings) -> tuple[str, list, Any]:
@@ -16,10 +29,11 @@ def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, set
     done = ctx.store.done_keys(round_id)
     ctx.log.info(f"{arm}: round {round_id}, {len(done)} of {len(tasks) * trials} episodes already stored")
     try:
-        summary = run_rollouts_sync(
-            tasks, arm=arm, trials=trials, endpoint=endpoint, settings=settings, run_id=ctx.run_id,
-            done_keys=done, on_episode=lambda ep: ctx.store.write_episode(round_id, ep),
-        )
+        with episode_writer(lambda ep: ctx.store.write_episode(round_id, ep)) as on_episode:
+            summary = run_rollouts_sync(
+                tasks, arm=arm, trials=trials, endpoint=endpoint, settings=settings, run_id=ctx.run_id,
+                done_keys=done, on_episode=on_episode,
+            )
     except FatalModelError as err:  # one message in the spec's terms; the round stays open for a resume
         from env0_posttrain.run.rollout_errors import explain
 
