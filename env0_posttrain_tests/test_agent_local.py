@@ -158,3 +158,16 @@ def test_a_trained_student_calls_a_tool_that_the_harness_executes(tiny_dir, tmp_
     assert json.loads(first.response["tool_calls"][0]["function"]["arguments"]) == {"title": "note 7-a"}
     assert env.calls[0] == ("notes_create", {"title": "note 7-a"})
     assert ep.verifier.checks["created"] == 1.0
+
+
+def test_sampling_draws_from_the_whole_softmax_not_the_top_50(tiny):
+    """OpenAI-style requests carry no top-k: sampling must not inherit transformers' default top_k=50 (GRPO's
+    logprobs are over the full softmax). The random tiny model is near-uniform over its vocabulary."""
+    import torch
+
+    lm = local_model("tiny")
+    assert lm.model.config.vocab_size > 200
+    req = GenRequest([{"role": "user", "content": "pick any token"}], None, 1.0, 1.0, 1)
+    torch.manual_seed(0)
+    firsts = {r.completion_ids[0] for _ in range(16) for r in lm.generate_batch([req] * 8)}
+    assert len(firsts) > 50  # 128 draws; with a top-50 cut at most 50 distinct tokens could come out

@@ -136,7 +136,9 @@ class LocalModel:
         kwargs: dict[str, Any] = {"max_new_tokens": max(r.max_tokens for r in requests), "pad_token_id": pad,
                                   "eos_token_id": self.stop_ids}
         if first.temperature > 0:
-            kwargs.update(do_sample=True, temperature=first.temperature, top_p=first.top_p)
+            # top_k=0: an OpenAI-style request has no top-k, and GRPO's logprobs assume the full softmax; the
+            # model's generation config (transformers' default 50) would otherwise cut the tail off
+            kwargs.update(do_sample=True, temperature=first.temperature, top_p=first.top_p, top_k=0)
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         with self._gen_lock, torch.no_grad():
