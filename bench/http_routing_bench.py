@@ -4,9 +4,10 @@
 
 Two drivers per request: raw ASGI calls (the app's own cost: routing, handler, JSON) and httpx's
 ASGITransport (what a Python client in the same process pays on top). Rows: a list call and a get call at
-the front of the route table (Gmail), a get call near its end (Admin Directory), a Slack method, an unknown
-path (the 404 walks every route). Rates are per CPU second of this process (`time.process_time`, so other load
-on the machine disturbs them less than wall time would); best of `--repeat` runs; a quiet moment still helps.
+the front of the route table (Gmail), a get call near its end (Admin Directory), Slack methods early and late
+in their table, an unknown path (the 404 walks every route). Rates are per CPU second of this process
+(`time.process_time`, so other load on the machine disturbs them less than wall time would); best of
+`--repeat` runs; a quiet moment still helps.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def requests(ws: Workspace) -> list[tuple[str, str, int]]:
         ("GET gmail messages.get", f"/gmail/v1/users/me/messages/{mid}?format=metadata", 200),
         ("GET admin users.get (late in the table)", f"/admin/directory/v1/users/{other}", 200),
         ("GET slack conversations.history limit=10", "/api/conversations.history?channel=general&limit=10", 200),
+        ("GET slack users.info (late among Slack's)", f"/api/users.info?user={ws.directory[3].slack_user_id}", 200),
         ("GET unknown path (404)", "/no/such/api", 404),
     ]
 

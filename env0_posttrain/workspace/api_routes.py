@@ -1,13 +1,17 @@
 """The Google and Slack API paths as routes of the app: one route per tool (and per upload path), mounted by segment.
 
 Starlette's router tries routes in order at about 1 µs each; a flat table of ~290 tool routes cost a late route
-more than its handler. So routes sharing a literal segment go under one `Mount` ("/gmail/v1/users/{userId}",
-then "/messages", ...), and a request is matched against a few dozen patterns at most.
+more than its handler. So routes sharing a segment go under one `Mount` ("/gmail/v1/users/{userId}", then
+"/messages", ...), and a request is matched against a few dozen patterns at most.
 
 Literal segments win over parameters, as on Google's frontends: at every level routes are tried literal first,
 then a parameter with a literal suffix ("{documentId}:batchUpdate"), then a parameter, then `{+name}` (Starlette's
 `:path` convertor: it may span slashes). A segment is mounted only when no other parameter segment beside it has
-routes below it, so a Mount never hides a route another pattern would have matched. The same table answers synchronous in-process callers (`ApiTable.handle`).
+routes below it, so a Mount never hides a route another pattern would have matched.
+
+The routes are Starlette `Route`s with a plain `endpoint(request)`: FastAPI's APIRoute solves dependencies on
+every request (+40-55 % CPU per request, bench/http_routing_bench.py), so APIRoutes built from the same entries
+serve only the OpenAPI document (`doc_routes`). `handle` answers in-process callers through the same routes.
 """
 
 from __future__ import annotations
