@@ -1,56 +1,19 @@
-"""Request routing for the HTTP app: real API paths -> tool specs, and wire arguments -> handler kwargs."""
+"""Wire arguments -> handler kwargs for the HTTP app (query strings, JSON, multipart and form bodies); the routes
+that pick the tool are in api_routes.py."""
 
 from __future__ import annotations
 
 import json
-import re
 from email import policy
 from email.parser import BytesParser
 from typing import Any
 
 from .errors import ApiError, bad_request, google_error
-from .tools import TOOLS, ToolSpec
+from .tools import ToolSpec
 
 # Google's system parameters: accepted on every method, meaningful only where a handler takes them.
 SYSTEM_PARAMS = {"alt", "fields", "prettyPrint", "key", "quotaUser", "access_token", "oauth_token", "upload_protocol",
                  "uploadType", "$.xgafv", "callback", "userIp"}
-
-
-class Router:
-    """Regex routes for the Google methods, and a name table for Slack's /api/<method>."""
-
-    def __init__(self) -> None:
-        self.routes: list[tuple[str, re.Pattern[str], ToolSpec, bool]] = []
-        self.slack: dict[str, ToolSpec] = {}
-        for spec in TOOLS.values():
-            if spec.service == "slack":
-                self.slack[spec.method_id] = spec
-                continue
-            self.routes.append((spec.http_method, _compile(spec.path), spec, False))
-            if spec.upload_path:
-                self.routes.append((spec.http_method, _compile(spec.upload_path.lstrip("/")), spec, True))
-        # literal segments first (".../messages/send" before ".../messages/{id}"), bucketed by verb + first segment
-        self.routes.sort(key=lambda r: r[1].pattern.count("[^/]"))
-        self.buckets: dict[tuple[str, str], list[tuple[re.Pattern[str], ToolSpec, bool]]] = {}
-        for verb, rx, spec, upload in self.routes:
-            head = (spec.upload_path.lstrip("/") if upload else spec.path).split("/", 1)[0]
-            self.buckets.setdefault((verb, head), []).append((rx, spec, upload))
-
-    def match(self, method: str, path: str) -> tuple[ToolSpec, dict[str, str], bool] | None:
-        path = path.lstrip("/")
-        for rx, spec, upload in self.buckets.get((method, path.split("/", 1)[0]), ()):
-            m = rx.fullmatch(path)
-            if m:
-                return spec, m.groupdict(), upload
-        return None
-
-
-def _compile(path: str) -> re.Pattern[str]:
-    out, pos = "", 0
-    for m in re.finditer(r"{\+?(\w+)}", path):
-        out += re.escape(path[pos:m.start()]) + f"(?P<{m.group(1)}>[^/]+?)"
-        pos = m.end()
-    return re.compile(out + re.escape(path[pos:]))
 
 
 def google_kwargs(spec: ToolSpec, path_params: dict[str, str], query: list[tuple[str, str]],

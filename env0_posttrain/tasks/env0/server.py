@@ -16,8 +16,8 @@ from urllib.parse import quote, urlencode
 
 
 from ...workspace.environment import Workspace
-from ...workspace.http_app import ApiDispatch, create_app
-from ...workspace.http_routes import Router
+from ...workspace.api_routes import handle
+from ...workspace.http_app import create_app
 from ...workspace.local_server import free_port, uvicorn_in_thread
 from ...workspace.tools import TOOLS
 from .doc_compat import DOC_COMPAT, drive_call
@@ -41,7 +41,6 @@ class Env0Surface:
         self.extras = dict(extras or {})
         self.triggers = [tuple(t) for t in self.extras.get("triggers", [])]
         self.inner = create_app(lambda: ws)
-        self.dispatch = ApiDispatch(None, Router(), lambda: self.ws)
         self.initial = {svc: self.state(svc) for svc in set(PREFIXES.values())}
         self.log: dict[str, list[dict[str, Any]]] = {p: [] for p in PREFIXES}
 
@@ -76,7 +75,7 @@ class Env0Surface:
         if prefix == "gcal" and body.strip():
             body = _local_times(body)
         scope = {"path": path, "method": method, "query_string": query, "headers": [(b"content-type", ctype.encode())]}
-        status, payload, _ = _handle(self.dispatch, scope, body)
+        status, payload, _ = handle(self.ws, scope, body)
         if self.triggers and path == "/api/chat.postMessage" and status == 200:
             self._fire_triggers(payload)
         if path == "/api/files.list" and status == 200:
@@ -228,17 +227,6 @@ def _local_times(body: bytes) -> bytes:
             req[key] = {**t, "timeZone": "America/Los_Angeles"}
             changed = True
     return json.dumps(req).encode() if changed else body
-
-
-def _handle(dispatch: ApiDispatch, scope: dict[str, Any], body: bytes) -> tuple[int, bytes, str]:
-    from ...workspace.errors import ApiError, google_error
-
-    try:
-        return dispatch.handle(scope, body)
-    except ApiError as e:
-        return e.status, json.dumps(e.body).encode(), ""
-    except Exception:  # noqa: BLE001 - a handler bug answers 500 in the API's shape, as the workspace app does
-        return 500, json.dumps(google_error(500, "Internal error encountered.", "backendError").body).encode(), ""
 
 
 @contextmanager

@@ -1,0 +1,257 @@
+"""The Google and Slack API paths as routes of the app: one route per tool (and per upload path), mounted by segment.
+
+Starlette's router tries routes in order at about 1 µs each; a flat table of ~290 tool routes cost a late route
+more than its handler. So routes sharing a segment go under one `Mount` ("/gmail/v1/users/{userId}", then
+"/messages", ...), and a request is matched against a few dozen patterns at most.
+
+Literal segments win over parameters, as on Google's frontends: at every level routes are tried literal first,
+then a parameter with a literal suffix ("{documentId}:batchUpdate"), then a parameter, then `{+name}` (Starlette's
+`:path` convertor: it may span slashes). A segment is mounted only when no other parameter segment beside it has
+routes below it, so a Mount never hides a route another pattern would have matched.
+
+The routes are Starlette `Route`s with a plain `endpoint(request)`: FastAPI's APIRoute solves dependencies on
+every request (+40-55 % CPU per request, bench/http_routing_bench.py), so APIRoutes built from the same entries
+serve only the OpenAPI document (`doc_routes`). `handle` answers in-process callers through the same routes.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from fastapi import Request
+from fastapi.responses import Response
+from fastapi.routing import APIRoute
+from starlette.routing import BaseRoute, Match, Mount, Route, Router
+
+from .environment import Workspace
+from .errors import ApiError, google_error
+from .http_routes import google_kwargs, slack_kwargs
+from .paging import select_fields
+from .tools import TOOLS, ToolSpec
+
+JSON = "application/json; charset=UTF-8"
+SLACK_UPLOAD = "slack_upload_v1"  # Slack's v2 upload step 2: the bytes come back to this server
+MIN_MOUNT = 4  # fewer routes than this under one segment stay flat: a Mount costs about what 3 route tries do
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one route answers: a tool (over its upload path when `upload`), or Slack's upload step."""
+
+    spec: ToolSpec | None
+    upload: bool = False
+
+
+@dataclass(frozen=True)
+class _Entry:
+    segments: tuple[str, ...]
+    methods: tuple[str, ...]
+    name: str
+    target: Target
+
+
+def _rank(segment: str) -> int:
+    if "{" not in segment:
+        return 0
+    if segment.startswith("{+"):
+        return 3
+    return 2 if re.fullmatch(r"{\w+}", segment) else 1
+
+
+def _key(segments: Iterable[str]) -> tuple[int, ...]:
+    return tuple(_rank(s) for s in segments)
+
+
+def _path(segments: Iterable[str]) -> str:
+    return "/" + "/".join(re.sub(r"{\+(\w+)}", r"{\1:path}", s) for s in segments)
+
+
+def entries() -> list[_Entry]:
+    """Every API route: Google tools at their path (and upload path), Slack methods at /api/<method>."""
+    out = []
+    for spec in TOOLS.values():
+        if spec.service == "slack":
+            out.append(_Entry(("api", spec.method_id), ("GET", "POST"), spec.name, Target(spec)))
+            continue
+        out.append(_Entry(tuple(spec.path.split("/")), (spec.http_method,), spec.name, Target(spec)))
+        if spec.upload_path:
+            out.append(_Entry(tuple(spec.upload_path.lstrip("/").split("/")), (spec.http_method,),
+                              spec.name + "_upload", Target(spec, upload=True)))
+    out.append(_Entry(("upload", "v1", "{file_id}"), ("POST",), SLACK_UPLOAD, Target(None)))
+    return out
+
+
+def _tree(items: list[_Entry], depth: int) -> list[BaseRoute]:
+    groups: dict[str, list[_Entry]] = {}
+    for e in items:
+        groups.setdefault(e.segments[depth], []).append(e)
+    # parameter segments with routes below them: a Mount beside one of these could hide its routes
+    deep_params = [s for s, group in groups.items() if _rank(s) and any(
+        len(e.segments) > depth + 1 or any(_rank(x) == 3 for x in e.segments[depth:]) for e in group)]
+    keyed: list[tuple[tuple[int, ...], BaseRoute]] = []
+    for seg, group in groups.items():
+        deeper = [e for e in group if len(e.segments) > depth + 1]
+        mountable = (_rank(seg) == 0 and not deep_params) or (_rank(seg) == 2 and deep_params == [seg])
+        if not mountable or len(deeper) < MIN_MOUNT:
+            keyed += [(_key(e.segments[depth:]), _route(e, depth)) for e in group]
+            continue
+        keyed += [(_key([seg]), _route(e, depth)) for e in group if len(e.segments) == depth + 1]
+        inner = _tree(deeper, depth + 1)
+        if len(inner) == 1 and isinstance(inner[0], Mount):  # one child mount: merge the prefixes
+            keyed.append((_key([seg]), Mount(_path([seg]) + inner[0].path, app=inner[0].app)))
+        else:
+            keyed.append((_key([seg]), Mount(_path([seg]), app=Router(inner, redirect_slashes=False))))
+    keyed.sort(key=lambda kr: kr[0])  # stable: literal before parameter, segment by segment
+    return [r for _, r in keyed]
+
+
+def _route(e: _Entry, depth: int) -> Route:
+    target = e.target
+
+    async def endpoint(request: Request) -> Response:
+        body = await request.body()
+        status, payload, ctype = answer(request.app.state.ws, target, request.path_params, request.scope, body)
+        return Response(payload, status, media_type=ctype or None)
+
+    return Route(_path(e.segments[depth:]), endpoint, methods=list(e.methods), name=e.name)
+
+
+@functools.cache
+def api_routes() -> tuple[BaseRoute, ...]:
+    """The route tree, built once per process: endpoints find the workspace on the app (`app.state.ws`)."""
+    return tuple(_tree(entries(), 0))
+
+
+@functools.cache
+def targets() -> dict[str, Target]:
+    return {e.name: e.target for e in entries()}
+
+
+def answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: dict[str, Any],
+           body: bytes) -> tuple[int, bytes, str]:
+    """(status, body, content type) of one API request; a bug still answers in the API's own shape, never a 500 page."""
+    try:
+        return _answer(ws, target, path_params, scope, body)
+    except ApiError as e:
+        return e.status, json.dumps(e.body).encode(), JSON
+    except Exception:  # noqa: BLE001
+        return 500, json.dumps(google_error(500, "Internal error encountered.", "backendError").body).encode(), JSON
+
+
+def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: dict[str, Any],
+            body: bytes) -> tuple[int, bytes, str]:
+    from urllib.parse import parse_qsl
+
+    spec = target.spec
+    if spec is None:
+        with ws.lock:
+            stored = ws.slack.receive_upload(path_params["file_id"], body)
+        return (200, f"OK - {len(body)}".encode(), "text/plain") if stored else \
+            (404, b'{"ok":false,"error":"file_not_found"}', JSON)
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    ctype = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"content-type"), "")
+    if spec.service == "slack":
+        res = ws.call(spec.name, slack_kwargs(query, body, ctype), source="http")
+        if res.ok and spec.method_id == "files.getUploadURLExternal":
+            res.body["upload_url"] = f"{_base_url(scope)}/upload/v1/{res.body['file_id']}"
+        return 200, json.dumps(res.body).encode(), JSON
+    kwargs, fields = google_kwargs(spec, path_params, query, body, ctype, target.upload)
+    res = ws.call(spec.name, kwargs, source="http")
+    if not res.ok:
+        return res.status, json.dumps(res.body).encode(), JSON
+    if res.status == 204:
+        return 204, b"", ""
+    if isinstance(res.body, str):
+        return 200, res.body.encode(), "text/plain; charset=UTF-8"
+    out = select_fields(res.body, fields) if fields else res.body
+    return res.status, json.dumps(out).encode(), JSON  # the default encoder is the fastest path
+
+
+def _base_url(scope: dict[str, Any]) -> str:
+    host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), None)
+    if host is None:
+        server = scope.get("server") or ("127.0.0.1", 80)
+        host = f"{server[0]}:{server[1]}"
+    return f"{scope.get('scheme', 'http')}://{host}"
+
+
+def no_route(method: str, path: str, allowed: Iterable[str] = ()) -> tuple[int, dict[str, Any]]:
+    """The API's answer when no route takes the request: Slack's unknown_method (HTTP 200) under /api/, else
+    Google's 404, or 405 where the path is known but not with this verb."""
+    if path.startswith("/api/"):
+        return 200, {"ok": False, "error": "unknown_method", "req_method": path[5:]}
+    if allowed:
+        return 405, google_error(405, f"Method not allowed: {method} {path} (allowed: {', '.join(sorted(allowed))})",
+                                 "methodNotAllowed").body
+    return 404, google_error(404, f"Method not found: {method} {path}", "notFound").body
+
+
+def resolve(routes: Iterable[BaseRoute], scope: dict[str, Any]) -> tuple[Route | None, dict[str, Any], set[str]]:
+    """The route the app's router would run for `scope`, its path parameters, and (when none) every verb the path
+    takes (Starlette's 405 names only the first route's): Starlette's own `matches`, walked synchronously."""
+    allowed: set[str] = set()
+    for route in routes:
+        match, child = route.matches(scope)
+        if match is Match.NONE:
+            continue
+        if isinstance(route, Mount):  # a Mount takes the whole prefix: the answer is inside it
+            return resolve(route.routes, {**scope, **child})
+        if match is Match.FULL:
+            return route, child["path_params"], set()  # type: ignore[return-value]
+        allowed |= set(getattr(route, "methods", None) or ())
+    return None, {}, allowed
+
+
+def handle(ws: Workspace, scope: dict[str, Any], body: bytes) -> tuple[int, bytes, str]:
+    """One API request answered in process through the same routes (env0's surface serves these on its own port)."""
+    scope = {"type": "http", "root_path": "", **scope}
+    route, params, allowed = resolve(api_routes(), scope)
+    if route is None:
+        status, out = no_route(scope["method"], scope["path"], allowed)
+        return status, json.dumps(out).encode(), JSON
+    return answer(ws, targets()[route.name], params, scope, body)
+
+
+@functools.cache
+def doc_routes() -> tuple[APIRoute, ...]:
+    """One APIRoute per route above, at its full path, for the OpenAPI document only (/_admin/docs): FastAPI documents
+    APIRoutes, and serving through them costs more per request than the Starlette routes do (bench/http_routing_bench.py)."""
+    return tuple(_doc_route(e) for e in entries())
+
+
+async def _not_served(request: Request) -> Response:  # pragma: no cover - documentation only, never routed
+    raise RuntimeError("documentation route")
+
+
+def _doc_route(e: _Entry) -> APIRoute:
+    spec = e.target.spec
+    if spec is None:
+        return APIRoute(_path(e.segments), _not_served, methods=list(e.methods), name=e.name, operation_id=e.name,
+                        summary="Slack upload step 2: the bytes for files.getUploadURLExternal's upload_url",
+                        tags=["slack"], response_class=Response)
+    props = spec.parameters.get("properties", {})
+    extra: dict[str, Any] = {}
+    if spec.service == "slack":  # Slack takes its arguments as a form or JSON body (GET with a query string works too)
+        schema = {"type": "object", **{k: v for k, v in spec.parameters.items() if k in ("properties", "required")}}
+        extra["requestBody"] = {"content": {"application/x-www-form-urlencoded": {"schema": schema},
+                                            "application/json": {"schema": schema}}}
+        methods = ["POST"]
+    else:
+        in_path = [p for p in spec.path_params]
+        extra["parameters"] = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}}
+                               for p in in_path] + [
+            {"name": k, "in": "query", "required": k in spec.required, "schema": v}
+            for k, v in props.items() if k not in in_path and k != "body"]
+        if e.target.upload:
+            extra["requestBody"] = {"content": {"multipart/related": {}, "application/octet-stream": {}},
+                                    "description": "uploadType=multipart (metadata + media) or media"}
+        elif "body" in spec.kinds:
+            extra["requestBody"] = {"content": {"application/json": {"schema": props.get("body", {"type": "object"})}}}
+        methods = list(e.methods)
+    return APIRoute(_path(e.segments), _not_served, methods=methods, name=e.name, operation_id=e.name,
+                    summary=e.name, description=spec.description, tags=[spec.service], status_code=spec.status,
+                    response_class=Response, openapi_extra=extra)
