@@ -10,12 +10,12 @@ import pytest
 from googleapiclient.discovery import build
 from googleapiclient.errors import HttpError
 
+from env0_posttrain_tests.live_workspace import reseed
+
 
 def reseeded_service(base: str, api: str, version: str, prefix: str):
     """A client built from the packaged discovery document, after reseeding the app (each test starts clean)."""
-    import httpx
-
-    httpx.Client(verify=False).post(f"{base}/_admin/seed", json={"seed": 0}).raise_for_status()
+    reseed(base)
     return build(api, version, http=httplib2.Http(disable_ssl_certificate_validation=True), static_discovery=True,
                  client_options={"api_endpoint": f"{base}/{prefix}"})
 

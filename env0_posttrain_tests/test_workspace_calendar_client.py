@@ -6,26 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-from env0_posttrain.workspace.local_server import running_server
+from env0_posttrain_tests.live_workspace import tls_server_fixture, workspace_of as ws
 from env0_posttrain_tests.google_clients import reseeded_service, status_of
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 WHEN = {"start": {"dateTime": "2026-03-16T09:00:00Z"}, "end": {"dateTime": "2026-03-16T09:30:00Z"}}
 
 
-@pytest.fixture(scope="module")
-def server():
-    with running_server(seed=0, tls=True) as (base, app):
-        yield base, app
+server = tls_server_fixture()
 
 
 @pytest.fixture()
 def cal(server):
     return reseeded_service(server[0], "calendar", "v3", "calendar/v3/")
-
-
-def ws(server):
-    return server[1].state.ws
 
 
 def test_calendars_crud_and_clear(server, cal):

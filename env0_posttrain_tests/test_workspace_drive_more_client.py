@@ -8,26 +8,19 @@ from __future__ import annotations
 import pytest
 from googleapiclient.http import MediaInMemoryUpload
 
-from env0_posttrain.workspace.local_server import running_server
+from env0_posttrain_tests.live_workspace import tls_server_fixture, workspace_of as ws
 from env0_posttrain_tests.google_clients import reseeded_service, status_of
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 CH = {"type": "web_hook", "address": "https://hooks.example.com/drive"}
 
 
-@pytest.fixture(scope="module")
-def server():
-    with running_server(seed=0, tls=True) as (base, app):
-        yield base, app
+server = tls_server_fixture()
 
 
 @pytest.fixture()
 def drive(server):
     return reseeded_service(server[0], "drive", "v3", "drive/v3/")
-
-
-def ws(server):
-    return server[1].state.ws
 
 
 def test_comment_thread_reply_resolve_reopen_edit_delete(server, drive):

@@ -9,25 +9,18 @@ from email.message import EmailMessage
 
 import pytest
 
-from env0_posttrain.workspace.local_server import running_server
+from env0_posttrain_tests.live_workspace import tls_server_fixture, workspace_of as ws
 from env0_posttrain_tests.google_clients import reseeded_service, status_of
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
 
-@pytest.fixture(scope="module")
-def server():
-    with running_server(seed=0, tls=True) as (base, app):
-        yield base, app
+server = tls_server_fixture()
 
 
 @pytest.fixture()
 def gmail(server):
     return reseeded_service(server[0], "gmail", "v1", "").users()
-
-
-def ws(server):
-    return server[1].state.ws
 
 
 def raw(sender: str, to: str, subject: str, body: str, date: str | None = None) -> str:

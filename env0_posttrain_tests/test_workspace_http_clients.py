@@ -12,23 +12,16 @@ from googleapiclient.errors import HttpError
 from googleapiclient.http import MediaInMemoryUpload
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from env0_posttrain_tests.live_workspace import reseeded_workspace_fixture, tls_server_fixture
 
-from env0_posttrain.workspace.local_server import running_server
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
 
-@pytest.fixture(scope="module")
-def server():
-    with running_server(seed=0, tls=True) as (base, app):
-        yield base, app
+server = tls_server_fixture()
 
 
-@pytest.fixture()
-def ws(server):
-    base, app = server
-    http().post(f"{base}/_admin/seed", json={"seed": 0}).raise_for_status()
-    return app.state.ws
+ws = reseeded_workspace_fixture()
 
 
 def http():
