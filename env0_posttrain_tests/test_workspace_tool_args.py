@@ -9,6 +9,7 @@ with these schemas in its prompt, so a changed character changes the demo's resu
 from __future__ import annotations
 
 import json
+import pickle
 import sys
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,13 @@ def test_an_annotation_without_a_wire_rule_fails_at_registration():
 
     with pytest.raises(TypeError, match="no wire rule"):
         arg_fields("gmail", "Fake.handler", handler, {"ratio": ""})
+
+
+def test_a_spec_pickles_after_its_model_is_built():
+    spec = TOOLS["slack_chat_postMessage"]
+    assert spec.kinds["channel"] == "string"  # builds the model (a class pickle cannot name)
+    copy = pickle.loads(pickle.dumps(spec))
+    assert copy == spec and copy.parameters == spec.parameters and copy.args_model is not spec.args_model
 
 
 if __name__ == "__main__" and "--write" in sys.argv:

@@ -61,6 +61,10 @@ class ToolSpec:
     def required(self) -> tuple[str, ...]:
         return self._schema[2]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the built model (a class made by create_model has no importable name)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("args_model", "_schema")}
+
     @property
     def path_params(self) -> tuple[str, ...]:
         return tuple(re.findall(r"{\+?(\w+)}", self.path))
