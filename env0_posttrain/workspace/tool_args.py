@@ -100,7 +100,7 @@ _SLACK = {**_GOOGLE, str: Annotated[str, BeforeValidator(_slack_string)],
 
 
 class GoogleArgs(BaseModel):
-    """Google rejects unknown names ("Unknown name ... Cannot bind query parameter")."""
+    """Google rejects unknown names ("Unknown name ... Cannot bind query parameter"); null means absent."""
 
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
