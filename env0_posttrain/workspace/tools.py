@@ -7,26 +7,28 @@ workspace is left exactly as it was (a write that fails half-way is rolled back)
 from __future__ import annotations
 
 import inspect
-import json
 import re
-import typing
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable
 
+from pydantic import BaseModel, ValidationError
+
 from .errors import ApiError, google_error, slack_error
+from .tool_args import api_error, arg_fields, args_model, tool_schema
 
 if TYPE_CHECKING:
     from .environment import Workspace
 
-_KIND = {str: "string", int: "integer", bool: "boolean", dict: "object", list: "array", float: "number"}
-
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """One tool. Its arguments model (and from it the schema, kinds and required params) is built on first
+    use: pydantic takes milliseconds a model, and most processes touch a few of the ~220 tools."""
+
     name: str
     service: str
     description: str
-    parameters: dict[str, Any]
     writes: bool
     method_id: str
     http_method: str
@@ -34,8 +36,34 @@ class ToolSpec:
     status: int = 200
     upload_path: str | None = None
     func_name: str = ""
-    kinds: dict[str, str] = field(default_factory=dict)
-    required: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()  # the params the agent sees, in the order it sees them
+    arg_fields: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # see tool_args.arg_fields
+
+    @cached_property
+    def args_model(self) -> type[BaseModel]:
+        return args_model(self.service, self.name, self.arg_fields)
+
+    @cached_property
+    def _schema(self) -> tuple[dict[str, Any], dict[str, str], tuple[str, ...]]:
+        return tool_schema(self.args_model, self.shown)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """OpenAI `parameters`: the shown params, compact (type, items, description), and the required ones."""
+        return self._schema[0]
+
+    @property
+    def kinds(self) -> dict[str, str]:
+        """JSON type of every param, shown or not."""
+        return self._schema[1]
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return self._schema[2]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the built model (a class made by create_model has no importable name)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("args_model", "_schema")}
 
     @property
     def path_params(self) -> tuple[str, ...]:
@@ -55,48 +83,25 @@ def tool_name(service: str, method_id: str) -> str:
     return "_".join([service, *rest])
 
 
-def _kind(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _kind(args[0])
-    return _KIND.get(origin or tp, "string")
-
-
 def register(cls: type) -> None:
-    """Collect the @api methods of a service class into TOOLS."""
+    """Collect the @api methods of a service class into TOOLS, checking each handler's signature now."""
     for fname, fn in inspect.getmembers(cls, predicate=inspect.isfunction):
         meta = getattr(fn, "__api__", None)
         if meta is None:
             continue
-        hints = typing.get_type_hints(fn)
-        sig = inspect.signature(fn)
-        kinds, required, props = {}, [], {}
-        for pname, p in list(sig.parameters.items())[1:]:
-            kinds[pname] = _kind(hints.get(pname, str))
-            if p.default is inspect.Parameter.empty:
-                required.append(pname)
-        for pname, desc in meta["shown"].items():
-            if pname not in kinds:
-                raise TypeError(f"{cls.__name__}.{fname}: shown param {pname!r} is not in the signature")
-            prop: dict[str, Any] = {"type": kinds[pname]}
-            if kinds[pname] == "array":
-                prop["items"] = {"type": "string"}
-            if desc:
-                prop["description"] = desc
-            props[pname] = prop
-        hidden_required = [r for r in required if r not in props]
+        shown = meta["shown"]
+        fields = arg_fields(cls.name, f"{cls.__name__}.{fname}", fn, shown)
+        unknown = [p for p in shown if p not in fields]
+        if unknown:
+            raise TypeError(f"{cls.__name__}.{fname}: shown param {unknown[0]!r} is not in the signature")
+        hidden_required = [p for p, (_, info) in fields.items() if info.is_required() and p not in shown]
         if hidden_required:
             raise TypeError(f"{cls.__name__}.{fname}: required params {hidden_required} must be shown")
-        schema: dict[str, Any] = {"type": "object", "properties": props}
-        if required:
-            schema["required"] = required
         name = meta["name"] or tool_name(cls.name, meta["method_id"])
         TOOLS[name] = ToolSpec(
-            name=name, service=cls.name, description=meta["description"], parameters=schema,
-            writes=meta["writes"], method_id=meta["method_id"], http_method=meta["http_method"], path=meta["path"],
-            status=meta["status"], upload_path=meta["upload_path"], func_name=fname, kinds=kinds,
-            required=tuple(required),
+            name=name, service=cls.name, description=meta["description"], writes=meta["writes"],
+            method_id=meta["method_id"], http_method=meta["http_method"], path=meta["path"], status=meta["status"],
+            upload_path=meta["upload_path"], func_name=fname, shown=tuple(shown), arg_fields=fields,
         )
 
 
@@ -114,88 +119,15 @@ def service_tools(service: str) -> list[str]:
     return [n for n, s in TOOLS.items() if s.service == service]
 
 
-def _arg_error(spec: ToolSpec, message: str, param: str | None) -> ApiError:
-    if spec.service == "slack":
-        return slack_error("invalid_arguments", response_metadata={"messages": [f"[ERROR] {message}"]})
-    return google_error(400, message, "invalid" if param else "badRequest", param)
-
-
-_TRUE = {"true", "1", "yes"}
-_FALSE = {"false", "0", "no", ""}
-
-
 def coerce_args(spec: ToolSpec, args: Any) -> dict[str, Any]:
-    """Check names, presence and types; coerce wire strings ("10", "true") the way the real APIs do."""
-    if not isinstance(args, dict):
-        raise _arg_error(spec, "arguments must be a JSON object", None)
-    out: dict[str, Any] = {}
-    for k, v in args.items():
-        kind = spec.kinds.get(k)
-        if kind is None:
-            if spec.service == "slack":
-                continue  # Slack ignores unknown arguments
-            raise _arg_error(spec, f'Invalid JSON payload received. Unknown name "{k}": Cannot bind query parameter.', k)
-        if v is None:
-            continue
-        if spec.service == "slack":
-            v = _slack_wire(kind, v)
-        try:
-            out[k] = _coerce(kind, v)
-        except (TypeError, ValueError):
-            raise _arg_error(spec, f"Invalid value for {kind} parameter {k}: {str(v)[:60]!r}", k) from None
-    for r in spec.required:
-        if r not in out:
-            if spec.service == "slack":
-                raise _arg_error(spec, f"missing required field: {r}", r)
-            raise google_error(400, f"Required parameter: {r}", "required", r)
-    return out
-
-
-def _slack_wire(kind: str, v: Any) -> Any:
-    """Slack sends structured arguments as JSON strings in forms (`profile`, `files`): accept either form."""
-    if kind == "object" and isinstance(v, str):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    if kind == "string" and (isinstance(v, dict) or (isinstance(v, list) and not all(isinstance(x, str) for x in v))):
-        return json.dumps(v)
-    return v
-
-
-def _coerce(kind: str, v: Any) -> Any:
-    if kind == "string":
-        if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
-            return ", ".join(v)  # e.g. to=["a@x", "b@x"] for a comma-separated address list
-        if isinstance(v, (dict, list)):
-            raise TypeError
-        return v if isinstance(v, str) else (str(v).lower() if isinstance(v, bool) else str(v))
-    if kind == "integer":
-        if isinstance(v, bool):
-            raise TypeError
-        if isinstance(v, float) and not v.is_integer():
-            raise ValueError
-        return int(v)
-    if kind == "boolean":
-        if isinstance(v, bool):
-            return v
-        s = str(v).strip().lower()
-        if s in _TRUE:
-            return True
-        if s in _FALSE:
-            return False
-        raise ValueError
-    if kind == "object":
-        if not isinstance(v, dict):
-            raise TypeError
-        return v
-    if kind == "array":
-        if isinstance(v, str):
-            return [v]
-        if not isinstance(v, (list, tuple)) or not all(isinstance(x, (str, int)) for x in v):
-            raise TypeError
-        return [str(x) for x in v]
-    return v
+    """Check names, presence and types with the tool's model; wire strings ("10", "true") coerce as the real
+    APIs do. Returns only the arguments given (a handler's own defaults apply to the rest)."""
+    try:
+        m = spec.args_model.__pydantic_validator__.validate_python(args)
+    except ValidationError as e:
+        raise api_error(spec, args, e) from None
+    values = m.__dict__
+    return {k: values[k] for k in m.__pydantic_fields_set__}
 
 
 def internal_error(spec: ToolSpec) -> ApiError:

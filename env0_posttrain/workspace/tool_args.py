@@ -1,0 +1,201 @@
+"""Tool arguments as pydantic models built from the handlers' signatures.
+
+One model per tool gives both sides of the contract: the OpenAI `parameters` schema the agent reads
+(from `model_json_schema`, cut down to the compact form the prompts have always shown) and the
+validation of what the agent or an HTTP client sends. Pydantic's lax mode does the ordinary coercion
+("10" -> 10, 10.0 -> 10, numbers -> strings); the wire rules below cover where the real APIs differ.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import types
+import typing
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
+
+from .errors import ApiError, google_error, slack_error
+
+if TYPE_CHECKING:
+    from .tools import ToolSpec
+
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no", ""}
+_INT_LITERAL = re.compile(r"\s*[+-]?[0-9](_?[0-9])*\s*")  # Python's int(): "10", " +5 ", "1_000"
+
+
+def _invalid(v: Any) -> PydanticCustomError:
+    return PydanticCustomError("wire_value", "not a valid wire value: {v}", {"v": str(v)[:60]})
+
+
+def _string(v: Any) -> Any:
+    """A list of strings is one comma-separated value (to=["a@x", "b@x"]); booleans are spelled as in JSON."""
+    if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+        return ", ".join(v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return v  # numbers: coerce_numbers_to_str; dicts and other lists: rejected by str
+
+
+def _integer(v: Any) -> Any:
+    """Pydantic's lax int, less booleans and decimal strings ("10.0"), which the real APIs reject."""
+    if isinstance(v, bool) or (isinstance(v, str) and not _INT_LITERAL.fullmatch(v)):
+        raise _invalid(v)
+    return v
+
+
+def _boolean(v: Any) -> Any:
+    """Query-string booleans: true/1/yes and false/0/no/"" in any case; not pydantic's on/off/t/f/y/n or 1.0."""
+    if isinstance(v, str):
+        s = v.strip().lower()
+        if s in _TRUE:
+            return True
+        if s in _FALSE:
+            return False
+        raise _invalid(v)
+    if isinstance(v, float):
+        raise _invalid(v)
+    return v  # bool, or the integers 0 and 1 (pydantic rejects the rest)
+
+
+def _array(v: Any) -> Any:
+    """A single string is a one-item list (a repeated query parameter given once); ids may be numbers."""
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (str, int)) for x in v):
+        return [str(x) for x in v]
+    raise _invalid(v)
+
+
+def _slack_object(v: Any) -> Any:
+    """Slack forms carry structured arguments (`profile`, `files`) as JSON strings: accept either form."""
+    if isinstance(v, str):
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    return v
+
+
+def _slack_string(v: Any) -> Any:
+    if isinstance(v, dict) or (isinstance(v, list) and not all(isinstance(x, str) for x in v)):
+        return json.dumps(v)
+    return _string(v)
+
+
+_GOOGLE: dict[Any, Any] = {
+    str: Annotated[str, BeforeValidator(_string)],
+    int: Annotated[int, BeforeValidator(_integer)],
+    bool: Annotated[bool, BeforeValidator(_boolean)],
+    dict: dict,
+    list: Annotated[list[str], BeforeValidator(_array)],
+}
+_SLACK = {**_GOOGLE, str: Annotated[str, BeforeValidator(_slack_string)],
+          dict: Annotated[dict, BeforeValidator(_slack_object)]}
+
+
+class GoogleArgs(BaseModel):
+    """Google rejects unknown names ("Unknown name ... Cannot bind query parameter"); null means absent."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _none_is_absent(cls, data: Any) -> Any:
+        if isinstance(data, dict) and None in data.values():
+            return {k: v for k, v in data.items() if v is not None or k not in cls.model_fields}  # unknown stays unknown
+        return data
+
+
+class SlackArgs(GoogleArgs):
+    """Slack ignores arguments it does not know."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+def _wire_type(hint: Any, where: str, service: str) -> Any:
+    """The annotated wire type for a handler annotation (`X | None` is X: None means absent)."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if len(args) != 1:
+            raise TypeError(f"{where}: no wire rule for {hint!r}")
+        hint = args[0]
+    base = typing.get_origin(hint) or hint
+    if base is list and typing.get_args(hint) not in ((), (str,)):
+        raise TypeError(f"{where}: arrays are lists of strings, not {hint!r}")
+    table = _SLACK if service == "slack" else _GOOGLE
+    if base not in table:
+        raise TypeError(f"{where}: no wire rule for {hint!r}")
+    return table[base]
+
+
+def arg_fields(service: str, qualname: str, fn: Callable, shown: dict[str, str]) -> dict[str, tuple[Any, FieldInfo]]:
+    """`create_model`'s field definitions for one @api handler: every parameter but self, in signature
+    order, with its default (required if none) and, when shown, its description. Cheap: registration
+    checks every handler with it, while the models themselves are built on first use."""
+    hints = typing.get_type_hints(fn)
+    fields: dict[str, tuple[Any, FieldInfo]] = {}
+    for p in list(inspect.signature(fn).parameters.values())[1:]:
+        tp = _wire_type(hints.get(p.name, str), f"{qualname}({p.name})", service)
+        default = ... if p.default is inspect.Parameter.empty else p.default
+        fields[p.name] = (tp, Field(default, description=shown.get(p.name) or None))
+    return fields
+
+
+def args_model(service: str, name: str, fields: dict[str, tuple[Any, FieldInfo]]) -> type[GoogleArgs]:
+    return create_model(name, __base__=SlackArgs if service == "slack" else GoogleArgs, **fields)
+
+
+def _compact(prop: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's compact property: type, items for arrays, description (no titles, defaults or anyOf)."""
+    out: dict[str, Any] = {"type": prop["type"]}
+    if "items" in prop:
+        out["items"] = {"type": prop["items"]["type"]}
+    if prop.get("description"):
+        out["description"] = prop["description"]
+    return out
+
+
+def tool_schema(model: type[BaseModel], shown: Iterable[str]) -> tuple[dict[str, Any], dict[str, str], tuple[str, ...]]:
+    """(OpenAI parameters of the shown params in `shown` order, JSON type of every param, required params)."""
+    full = model.model_json_schema()
+    props = full["properties"]
+    kinds = {name: p["type"] for name, p in props.items()}
+    required = tuple(full.get("required", ()))
+    schema: dict[str, Any] = {"type": "object", "properties": {n: _compact(props[n]) for n in shown}}
+    if required:
+        schema["required"] = list(required)
+    return schema, kinds, required
+
+
+def arg_error(spec: "ToolSpec", message: str, param: str | None) -> ApiError:
+    if spec.service == "slack":
+        return slack_error("invalid_arguments", response_metadata={"messages": [f"[ERROR] {message}"]})
+    return google_error(400, message, "invalid" if param else "badRequest", param)
+
+
+def api_error(spec: "ToolSpec", args: Any, exc: ValidationError) -> ApiError:
+    """The real API's error body for the first problem, in the order the APIs check: the arguments in the
+    order sent (unknown name or bad value), then the first missing required parameter."""
+    errors = exc.errors(include_url=False, include_context=False)
+    order = {k: i for i, k in enumerate(args)} if isinstance(args, dict) else {}
+    last = len(order)
+    err = min(errors, key=lambda e: -1 if not e["loc"] else last if e["type"] == "missing"
+              else order.get(e["loc"][0], last))
+    if not err["loc"]:
+        return arg_error(spec, "arguments must be a JSON object", None)
+    name = err["loc"][0]
+    if err["type"] == "missing":
+        if spec.service == "slack":
+            return arg_error(spec, f"missing required field: {name}", name)
+        return google_error(400, f"Required parameter: {name}", "required", name)
+    if err["type"] in ("extra_forbidden", "invalid_key"):
+        return arg_error(spec, f'Invalid JSON payload received. Unknown name "{name}": Cannot bind query parameter.',
+                         name)
+    value = err["input"] if len(err["loc"]) == 1 else args[name]
+    return arg_error(spec, f"Invalid value for {spec.kinds[name]} parameter {name}: {str(value)[:60]!r}", name)
