@@ -4,7 +4,7 @@ Trains the same rows twice from the same seed, once per batch layout, on a store
 base (default: the demo's, after `env0-posttrain demo`). Padding-free concatenates a batch's rows and keeps
 them apart with sdpa's block mask (transformers builds it from the restarting position ids), so both layouts
 compute the same losses; the pad tokens go, but attention runs over the whole batch under a dense mask.
-`lora_sft.padding_free_supported` keeps CPU training padded because of what this measures.
+`lora_sft.padding_free_supported` chooses padding-free on CPU because of what this measured.
 
     .venv/bin/python bench/lora_cpu_bench.py --data-dir data --run-id demo --steps 40
 """

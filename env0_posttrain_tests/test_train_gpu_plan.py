@@ -280,8 +280,40 @@ def test_padding_free_only_where_every_layer_keeps_rows_apart():
     assert not lora_sft.padding_free_supported(batch4, choice(causal_conv1d=False))  # its conv needs seq_idx
     assert not lora_sft.padding_free_supported(batch4, choice(flash_attn=False))  # sdpa: dense block mask
     assert lora_sft.padding_free_supported(batch4, choice(fla=False, causal_conv1d=False, linear_attention=False))
-    assert not lora_sft.padding_free_supported(batch4, choice(cuda=False))
+    assert not lora_sft.padding_free_supported(batch4, choice(cuda=False))  # DeltaNet's torch path mixes rows
     assert not lora_sft.padding_free_supported(batch4.model_copy(update={"packing": True}), choice())
+    # CPU, attention layers only: sdpa's block mask keeps rows apart, while the batch's mask stays small
+    cpu = choice(cuda=False, linear_attention=False, fla=False, causal_conv1d=False, flash_attn=False)
+    assert lora_sft.padding_free_supported(batch4.model_copy(update={"max_seq_length": 2048}), cpu)
+    assert not lora_sft.padding_free_supported(batch4, cpu)  # 4 x 8192 tokens: a 4 GiB mask
+    assert not lora_sft.padding_free_supported(LoraSpec(), cpu)
+
+
+def test_cpu_padding_free_batches_compute_what_padded_batches_compute():
+    """Why CPU training may drop the pads: transformers' sdpa path turns the restarting position ids into a block
+    mask, so a concatenated batch gives every row the logits and the loss it gets padded."""
+    import torch
+    from transformers import AutoModelForCausalLM, Qwen3Config
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(Qwen3Config(
+        vocab_size=300, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16), attn_implementation="sdpa")
+    rows = [{"input_ids": torch.randint(3, 300, (n,)).tolist()} for n in (37, 120, 5, 90)]
+    padded = DataCollatorForLanguageModeling(pad_token_id=0)(rows)
+    flat = DataCollatorForLanguageModeling(pad_token_id=0, padding_free=True)(rows)
+    assert flat["input_ids"].shape == (1, 252) and "attention_mask" not in flat
+    # use_cache=False as TRL's compute_loss (and WeightedSFTTrainer) pass it: with a cache the mask ignores positions
+    with torch.no_grad():
+        a = model(input_ids=padded["input_ids"], attention_mask=padded["attention_mask"], labels=padded["labels"],
+                  use_cache=False)
+        b = model(input_ids=flat["input_ids"], position_ids=flat["position_ids"], labels=flat["labels"],
+                  use_cache=False)
+        mixed = model(input_ids=flat["input_ids"], position_ids=flat["position_ids"], use_cache=True).logits[0]
+    per_row = torch.cat([a.logits[i, : len(r["input_ids"])] for i, r in enumerate(rows)])
+    assert torch.allclose(per_row, b.logits[0], atol=1e-4) and a.loss.item() == pytest.approx(b.loss.item(), abs=1e-5)
+    assert not torch.allclose(per_row, mixed, atol=1e-4)  # rows attending across each other: the check can fail
 
 
 def test_concatenated_rows_need_the_deltanet_kernels():

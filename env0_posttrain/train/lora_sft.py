@@ -73,8 +73,9 @@ def last_checkpoint(checkpoints_dir: Path) -> Path | None:
 
 
 def resolve_device_settings(lora: LoraSpec, kernels: KernelChoice | None = None) -> dict[str, Any]:
-    """CPU: fp32, no checkpointing, padded batches. GPU: bf16, the checked kernels, and checkpointing as the
-    spec says (None: decided by `apply_memory_plan` once the model is loaded; every layer until then)."""
+    """CPU: fp32, no checkpointing, padding-free where the rows can be kept apart. GPU: bf16, the checked kernels,
+    and checkpointing as the spec says (None: decided by `apply_memory_plan` once the model is loaded; every layer
+    until then)."""
     import torch
 
     cuda = torch.cuda.is_available()
@@ -98,15 +99,24 @@ def resolve_device_settings(lora: LoraSpec, kernels: KernelChoice | None = None)
     }
 
 
+# CPU padding-free keeps the rows apart with one dense block mask of (batch x max_seq_length)^2 booleans
+# (transformers' sdpa path, from the restarting position ids): allowed up to 8192 tokens per batch, a 64 MiB mask.
+CPU_PADDING_FREE_MAX_TOKENS = 8192
+
+
 def padding_free_supported(lora: LoraSpec, kernels: KernelChoice) -> bool:
-    """TRL's padding-free batches (rows concatenated, positions restarting per row, no pad tokens) on CUDA when
-    they save something (batch > 1) and every layer can keep the rows apart: flash-attention's varlen kernel for
-    the attention layers (transformers' sdpa path would build a dense (batch x seq)^2 block mask) and, in Gated
-    DeltaNet layers, fla and causal-conv1d. Packing (`lora.packing`) is TRL's other path and implies padding-free.
-    Not on CPU: sdpa's block mask keeps the rows apart there too (same losses), but it was slower than padding
-    even with the demo's 41 % pad tokens (bench/lora_cpu_bench.py)."""
-    if not kernels.cuda or lora.packing or lora.per_device_batch_size < 2:
+    """TRL's padding-free batches (rows concatenated, positions restarting per row, no pad tokens) when they save
+    something (batch > 1) and every layer can keep the rows apart. CUDA: flash-attention's varlen kernel for the
+    attention layers (sdpa's dense block mask grows with the square of the batch's tokens) and, in Gated DeltaNet
+    layers, fla and causal-conv1d. CPU: transformers' sdpa block mask, small at CPU batch sizes, where the linear
+    layers dominate and stop computing on pad tokens: same losses, 7-23 % less time per step on the demo's rows
+    (41 % padding; bench/lora_cpu_bench.py, quiet 2 cores). Gated DeltaNet's torch path cannot keep rows apart,
+    so not there. Packing (`lora.packing`) is TRL's other path and implies padding-free."""
+    if lora.packing or lora.per_device_batch_size < 2:
         return False
+    if not kernels.cuda:
+        return not kernels.linear_attention and (
+            lora.per_device_batch_size * lora.max_seq_length <= CPU_PADDING_FREE_MAX_TOKENS)
     return kernels.flash_attn and kernels.keeps_rows_apart
 
 
