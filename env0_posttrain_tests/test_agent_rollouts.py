@@ -232,36 +232,42 @@ def test_garbage_collection_is_relaxed_during_a_rollout_and_restored_after():
     assert gc.get_threshold() == before and gc.get_freeze_count() == frozen_before
 
 
-def test_a_slow_store_write_does_not_stall_the_episodes_still_playing():
-    """The stage's writer (run/rounds.py): while the first write waits (as on another process's store lock), the
-    event loop keeps playing and handing over episodes; every episode is still written once, in delivery order."""
+def test_a_slow_store_write_does_not_stall_the_loop_and_what_queues_behind_it_goes_in_one_batch():
+    """The stage's episode writer (run/rounds.py): while a write waits (as on another process's store lock), the
+    event loop goes on handing over episodes; the next write takes all that queued up, in order."""
     import threading
 
     from env0_posttrain.run.rounds import episode_writer
 
-    queued, written, release = [], [], threading.Event()
-    released_by_progress = threading.Event()
+    batches, started, release = [], threading.Event(), threading.Event()
 
-    def write(ep):
-        if not written and not release.wait(timeout=30):
+    def write_many(eps):
+        started.set()
+        if not batches and not release.wait(timeout=30):
             raise AssertionError("never released")
-        written.append(ep.key)
+        batches.append(list(eps))
 
-    def watch():  # release the first write once two more episodes were handed over while it waited
-        while not release.is_set():
-            if len(queued) >= 3:
-                released_by_progress.set()
-                release.set()
-            threading.Event().wait(0.01)
+    async def play():
+        with episode_writer(write_many) as on_episode:
+            first = on_episode("ep1")
+            while not started.is_set():  # the writer thread has taken ep1 and is stuck in its write
+                await asyncio.sleep(0.001)
+            later = [on_episode("ep2"), on_episode("ep3")]
+            await asyncio.sleep(0.01)
+            assert not first.done()  # still writing, and yet this coroutine ran on
+            release.set()
+            await asyncio.gather(first, *later)
 
-    threading.Thread(target=watch, daemon=True).start()
-    with episode_writer(write) as on_episode:
-        def deliver(ep):
-            queued.append(ep.key)
-            return on_episode(ep)
+    asyncio.run(play())
+    assert batches == [["ep1"], ["ep2", "ep3"]]
 
-        s = run_rollouts_sync(TASKS, "teacher", 1, oracle_endpoint(), FAST, "run1", set(), deliver, env=NotesEnv(),
-                              progress=False)
-    release.set()
-    assert released_by_progress.is_set()  # with a blocking write the loop stalls at one episode handed over
-    assert written == queued and len(written) == len(set(written)) == 10 == s.completed
+
+def test_a_failed_batch_write_fails_its_episodes_and_nothing_is_counted_done():
+    from env0_posttrain.run.rounds import episode_writer
+
+    def write_many(eps):
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"), episode_writer(write_many) as on_episode:
+        run_rollouts_sync(TASKS, "teacher", 1, oracle_endpoint(), FAST, "run1", set(), on_episode, env=NotesEnv(),
+                          progress=False)

@@ -4,21 +4,56 @@ every rollout asset reports about its round (metadata, the unscored-rows check, 
 from __future__ import annotations
 
 import asyncio
+import queue
+import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from concurrent.futures import Future, InvalidStateError
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from env0_posttrain.run.context import CheckOutcome, StageContext, content_hash
 
 
 @contextmanager
-def episode_writer(write: Callable[[Any], None]) -> Iterator[Callable[[Any], Any]]:
-    """`on_episode` for the rollouts: each finished episode is written by one writer thread, in order, and the
-    rollout awaits its write without blocking the event loop, so a store write waiting on the file lock (another
-    process writing) does not stall the episodes still playing. Leaving waits for every queued write."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="episode-writer") as pool:
-        yield lambda ep: asyncio.wrap_future(pool.submit(write, ep))
+def episode_writer(write_many: Callable[[list], None]) -> Iterator[Callable[[Any], Any]]:
+    """`on_episode` for the rollouts: finished episodes are written by one writer thread, in order, as many per
+    transaction as have queued up while the last one was written (opening the store costs tens of ms, a row
+    almost nothing), and each episode's coroutine awaits its own write without blocking the event loop, so a
+    write waiting on the store's lock (another process writing) does not stall the episodes still playing.
+    Leaving writes whatever is queued; a failed write fails the episodes of its batch."""
+    pending: queue.SimpleQueue = queue.SimpleQueue()
+
+    def drain() -> None:
+        stopping = False
+        while not stopping:
+            batch = [pending.get()]
+            while not pending.empty():
+                batch.append(pending.get())
+            stopping = batch[-1] is None
+            batch = [item for item in batch if item is not None]
+            if not batch:
+                continue
+            try:  # an episode whose rollout was cancelled meanwhile is written all the same: it finished
+                write_many([ep for ep, _ in batch])
+                outcome: BaseException | None = None
+            except BaseException as err:  # handed to the episodes awaiting this batch
+                outcome = err
+            for _, done in batch:
+                with suppress(InvalidStateError):  # cancelled: nobody awaits it any more
+                    done.set_result(None) if outcome is None else done.set_exception(outcome)
+
+    def on_episode(ep: Any) -> asyncio.Future:
+        done: Future = Future()
+        pending.put((ep, done))
+        return asyncio.wrap_future(done)
+
+    writer = threading.Thread(target=drain, name="episode-writer", daemon=True)
+    writer.start()
+    try:
+        yield on_episode
+    finally:
+        pending.put(None)
+        writer.join()
 
 
 def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, settings) -> tuple[str, list, Any]:
@@ -29,7 +64,7 @@ def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, set
     done = ctx.store.done_keys(round_id)
     ctx.log.info(f"{arm}: round {round_id}, {len(done)} of {len(tasks) * trials} episodes already stored")
     try:
-        with episode_writer(lambda ep: ctx.store.write_episode(round_id, ep)) as on_episode:
+        with episode_writer(lambda eps: ctx.store.write_episodes(round_id, eps)) as on_episode:
             summary = run_rollouts_sync(
                 tasks, arm=arm, trials=trials, endpoint=endpoint, settings=settings, run_id=ctx.run_id,
                 done_keys=done, on_episode=on_episode,
