@@ -16,6 +16,7 @@ from typing import Annotated, Optional
 import typer
 import yaml
 
+from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UI_HOST, UI_PORT
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, SpecError, parse_spec, write_spec
 
@@ -166,9 +167,6 @@ def demo(
     typer.echo(f"demo wall time: {time.time() - t0:.0f} s")
 
 
-UI_HOST, UI_PORT = "127.0.0.1", 3000  # where `ui` serves; `backfill --url` defaults to it
-
-
 @app.command()
 def ui(
     port: Annotated[int, typer.Option(help="port of the web UI")] = UI_PORT,
@@ -208,7 +206,7 @@ def ui(
 def backfill(
     teacher: Annotated[list[str], typer.Option("--teacher", help="litellm model id of a new teacher (repeatable)")],
     from_: Annotated[str, typer.Option("--from", help="run id whose spec is cloned per teacher")],
-    url: Annotated[str, typer.Option(help="the running Dagster webserver (`env0-posttrain ui`)")] = f"http://{UI_HOST}:{UI_PORT}",
+    url: Annotated[str, typer.Option(help="the running Dagster webserver (`env0-posttrain ui`)")] = DEFAULT_UI_URL,
     data_dir: DataDir = None,
 ) -> None:
     """Clone a run spec per new teacher, register the partitions and launch one Dagster backfill through the

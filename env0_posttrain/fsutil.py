@@ -51,3 +51,13 @@ def replace_dir(src: str | Path, dest: str | Path) -> Path:
         shutil.rmtree(dest)
     os.replace(src, dest)
     return dest
+
+
+def relative_to(path: str | Path, folder: Path) -> str:
+    """`path` relative to `folder` as a POSIX string, as a report's files name their figures (a file kept
+    elsewhere stays as given)."""
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return str(p)

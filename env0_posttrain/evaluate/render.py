@@ -20,6 +20,7 @@ from env0_posttrain.evaluate.plots import ARM_LABELS
 from env0_posttrain.evaluate.report_model import LedgerEntry, ReportNumbers
 from env0_posttrain.evaluate.statistics import PairedAnalysis
 from env0_posttrain.evaluate.verdict import p_text, pp
+from env0_posttrain.fsutil import relative_to
 from env0_posttrain.markdown_table import md_table
 
 FIGURE_TITLES = {
@@ -216,8 +217,7 @@ def _lineage_section(lineage: Mapping[str, Any]) -> list[str]:
 def _figure(name: str, plot_paths: Mapping[str, str], out_dir: Path) -> list[str]:
     if name not in plot_paths:
         return []
-    rel = Path(plot_paths[name]).resolve().relative_to(out_dir.resolve()).as_posix()
-    return [f"![{FIGURE_TITLES[name]}]({rel})"]
+    return [f"![{FIGURE_TITLES[name]}]({relative_to(plot_paths[name], out_dir)})"]
 
 
 def render_markdown(

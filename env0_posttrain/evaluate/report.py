@@ -41,7 +41,7 @@ from env0_posttrain.evaluate.statistics import (
 )
 from env0_posttrain.evaluate.verdict import headline as make_headline
 from env0_posttrain.tasks.model import Task
-from env0_posttrain.fsutil import atomic_write_text
+from env0_posttrain.fsutil import atomic_write_text, relative_to
 
 REPORT_FILES = ("report.md", "report.html", "report.json")
 
@@ -184,18 +184,10 @@ def write_report(report: ComparisonReport, out_dir: Path | str) -> dict[str, str
     atomic_write_text(paths["report.html"], report.html)
     # report.json names its files and figures relative to its own folder, so the folder can move (or the data dir)
     local = {"files": {name: name for name in REPORT_FILES}, "plot_paths": {
-        k: _relative(v, out_dir) for k, v in report.plot_paths.items()}}
+        k: relative_to(v, out_dir) for k, v in report.plot_paths.items()}}
     stored = report.model_copy(update=local).model_dump_json(exclude={"html"}, indent=1)  # NaN -> null
     atomic_write_text(paths["report.json"], stored)
     return files
-
-
-def _relative(path: str, folder: Path) -> str:
-    p = Path(path)
-    try:
-        return p.resolve().relative_to(folder.resolve()).as_posix()
-    except ValueError:  # a figure kept elsewhere stays where it is
-        return str(p)
 
 
 def trend_points(report: ComparisonReport) -> list[TrendPoint]:

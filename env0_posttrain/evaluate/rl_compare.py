@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from env0_posttrain.evaluate.statistics import FlipTable, PairedAnalysis, flip_table, paired_analysis
+from env0_posttrain.fsutil import relative_to
 from env0_posttrain.markdown_table import md_table
 
 RL_PAIRS = (("base", "rl"), ("sft", "rl"))  # (a, b): the diff is b - a
@@ -92,8 +93,7 @@ def rl_markdown(comparisons: Mapping[str, RLComparison], rl_metrics: Sequence[Ma
         lines += ["", f"{len(rl_metrics)} logged GRPO steps; last: reward {last.get('reward', float('nan')):.3f}, "
                   f"reward std {last.get('reward_std', float('nan')):.3f}, KL {last.get('kl', float('nan')):.4f}."]
     if "rl_training" in plot_paths:
-        rel = Path(plot_paths["rl_training"]).resolve().relative_to(out_dir.resolve()).as_posix()
-        lines += ["", f"![GRPO per step]({rel})"]
+        lines += ["", f"![GRPO per step]({relative_to(plot_paths['rl_training'], out_dir)})"]
     return "\n".join(lines) + "\n"
 
 

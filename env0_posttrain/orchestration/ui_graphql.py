@@ -11,18 +11,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gql import Client, GraphQLRequest
-from gql.transport.exceptions import TransportConnectionFailed, TransportError, TransportQueryError, TransportServerError
-from gql.transport.httpx import HTTPXTransport
-
-UI_HOST = "127.0.0.1"
+UI_HOST = "127.0.0.1"  # where `env0-posttrain ui` serves by default (the CLI reads these: gql is imported on use)
 UI_PORT = 3000
 DEFAULT_UI_URL = f"http://{UI_HOST}:{UI_PORT}"
 
 _ERROR_FIELDS = "__typename ... on Error { message } ... on PythonError { className }"
 
-VERSION = GraphQLRequest("query Env0Version { version }")
-ASSET_NODES = GraphQLRequest(
+VERSION = "query Env0Version { version }"
+ASSET_NODES = (
     """query Env0AssetNodes($keys: [AssetKeyInput!]) {
       assetNodes(assetKeys: $keys) {
         assetKey { path }
@@ -32,14 +28,14 @@ ASSET_NODES = GraphQLRequest(
       }
     }"""
 )
-ADD_PARTITION = GraphQLRequest(
+ADD_PARTITION = (
     f"""mutation Env0AddPartition($repo: RepositorySelector!, $name: String!, $key: String!) {{
       addDynamicPartition(repositorySelector: $repo, partitionsDefName: $name, partitionKey: $key) {{
         {_ERROR_FIELDS}
       }}
     }}"""
 )
-LAUNCH_BACKFILL = GraphQLRequest(
+LAUNCH_BACKFILL = (
     f"""mutation Env0LaunchBackfill($params: LaunchBackfillParams!) {{
       launchPartitionBackfill(backfillParams: $params) {{
         ... on LaunchBackfillSuccess {{ backfillId }}
@@ -48,7 +44,7 @@ LAUNCH_BACKFILL = GraphQLRequest(
       }}
     }}"""
 )
-BACKFILL = GraphQLRequest(
+BACKFILL = (
     f"""query Env0Backfill($id: String!) {{
       partitionBackfillOrError(backfillId: $id) {{
         ... on PartitionBackfill {{
@@ -96,6 +92,9 @@ class UiGraphQL:
     """One HTTP connection to the webserver's /graphql: `with UiGraphQL(url) as ui: ui.asset_nodes(...)`."""
 
     def __init__(self, url: str = DEFAULT_UI_URL, timeout_s: float = 30.0):
+        from gql import Client
+        from gql.transport.httpx import HTTPXTransport
+
         self.url = url
         self.endpoint = graphql_endpoint(url)
         self._client = Client(transport=HTTPXTransport(url=self.endpoint, timeout=timeout_s),
@@ -110,7 +109,15 @@ class UiGraphQL:
         self._client.close_sync()
         self._session = None
 
-    def _execute(self, request: GraphQLRequest, **variables: Any) -> dict[str, Any]:
+    def _execute(self, request: str, **variables: Any) -> dict[str, Any]:
+        from gql import GraphQLRequest
+        from gql.transport.exceptions import (
+            TransportConnectionFailed,
+            TransportError,
+            TransportQueryError,
+            TransportServerError,
+        )
+
         req = GraphQLRequest(request, variable_values=variables)
         try:
             return self._session.execute(req)

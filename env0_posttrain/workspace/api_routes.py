@@ -241,7 +241,7 @@ def _doc_route(e: _Entry) -> APIRoute:
                                             "application/json": {"schema": schema}}}
         methods = ["POST"]
     else:
-        in_path = [p for p in spec.path_params]
+        in_path = spec.path_params
         extra["parameters"] = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}}
                                for p in in_path] + [
             {"name": k, "in": "query", "required": k in spec.required, "schema": v}

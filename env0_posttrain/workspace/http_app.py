@@ -20,11 +20,9 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
-from .api_routes import api_routes, doc_routes, no_route, resolve
+from .api_routes import JSON, api_routes, doc_routes, no_route, resolve
 from .environment import SERVICE_NAMES, Workspace
 from .errors import ApiError, google_error
-
-JSON = "application/json; charset=UTF-8"
 
 
 def _json(body: Any, status: int = 200) -> Response:
