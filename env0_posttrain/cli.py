@@ -115,26 +115,44 @@ def run_list(data_dir: DataDir = None) -> None:
 @run_app.command("materialize")
 def run_materialize(
     run_id: str,
-    select: Annotated[list[str], typer.Option(help="asset names; default: the whole graph")] = [],
+    select: Annotated[list[str], typer.Option(help="asset names; default: those missing, failed or stale")] = [],
+    all_: Annotated[bool, typer.Option("--all", help="materialize every asset, up to date or not")] = False,
+    recollect_teacher: Annotated[bool, typer.Option(
+        "--recollect-teacher", help="collect a new teacher round even if one finished (paid again)")] = False,
     data_dir: DataDir = None,
     verbose: Verbose = False,
 ) -> None:
-    """Materialize a run's assets in this process (the UI shows the run)."""
-    _materialize_and_print(run_id, Paths.from_env(data_dir), select or None, verbose)
+    """Materialize a run's assets in this process (the UI shows the run): by default only what is missing,
+    failed or stale; a finished teacher round is reused unless --recollect-teacher."""
+    _materialize_and_print(run_id, Paths.from_env(data_dir), select or None, verbose, everything=all_,
+                           recollect=["teacher"] if recollect_teacher else [])
 
 
-def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, verbose: bool = False) -> None:
+def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, verbose: bool = False,
+                           everything: bool = False, recollect: list[str] | None = None) -> None:
     from env0_posttrain.console import dagster_log_level, show_logs
     from env0_posttrain.orchestration.launch import instance_for, materialize_run
     from env0_posttrain.store import Store
 
     show_logs(verbose)
     with instance_for(paths) as instance:
-        result, timings = materialize_run(run_id, paths, instance, select, log_level=dagster_log_level(verbose))
+        done = materialize_run(run_id, paths, instance, select, log_level=dagster_log_level(verbose),
+                               everything=everything, recollect=recollect or ())
+    if not done.results:
+        typer.echo(f"run {run_id}: every asset is up to date; nothing to materialize (--all re-materializes "
+                   "everything)" + (f"; left to the runs making them now: {done.left_to_others}"
+                                     if done.left_to_others else ""))
+        return
+    typer.echo("\nmaterialized (why):")
+    for k, why in done.reasons.items():
+        typer.echo(f"  {k:32s} {why}")
     typer.echo("\nstep timings (s):")
-    for k, v in sorted(timings.items(), key=lambda kv: -kv[1]):
+    for k, v in sorted(done.timings.items(), key=lambda kv: -kv[1]):
         typer.echo(f"  {k:32s} {v:8.1f}")
-    if not result.success:
+    if done.interrupted:
+        _fail(f"run {run_id}: stopped (interrupted); finished episodes and assets are kept, a rerun resumes")
+    if not done.success:
+        result = done.results[-1]
         failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
         for e in failures:  # a stopped rollout's one message says what to fix; print it last, where it is seen
             data = e.step_failure_data

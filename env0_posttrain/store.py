@@ -18,6 +18,7 @@ works where it lands.
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -32,6 +33,7 @@ from filelock import FileLock
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.runspec import RunSpec
 from env0_posttrain.paths import Paths
+from env0_posttrain.processes import process_alive, this_host
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -59,6 +61,8 @@ CREATE TABLE IF NOT EXISTS sft_rows (
 CREATE TABLE IF NOT EXISTS training_runs (
   train_id VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, status VARCHAR NOT NULL, started_at DOUBLE NOT NULL,
   finished_at DOUBLE, adapter_path VARCHAR, revision VARCHAR, result_json VARCHAR);
+ALTER TABLE training_runs ADD COLUMN IF NOT EXISTS pid INTEGER;
+ALTER TABLE training_runs ADD COLUMN IF NOT EXISTS host VARCHAR;
 CREATE TABLE IF NOT EXISTS training_metrics (
   train_id VARCHAR NOT NULL, run_id VARCHAR NOT NULL, step INTEGER NOT NULL, loss DOUBLE, eval_loss DOUBLE,
   learning_rate DOUBLE, grad_norm DOUBLE, tokens_per_s DOUBLE, gpu_util DOUBLE, gpu_mem_gb DOUBLE,
@@ -187,19 +191,14 @@ class Store:
     # rounds and episodes ------------------------------------------------------------------
     def open_round(self, run_id: str, arm: str, model: str, n_expected: int) -> str:
         """Resume the newest unfinished round for (run, arm, model, size), else start a new one."""
-        rows = self.query(
-            "SELECT round_id FROM rounds WHERE run_id = ? AND arm = ? AND model = ? AND n_expected = ? "
-            "AND status = 'running' ORDER BY started_at DESC LIMIT 1",
-            [run_id, arm, model, n_expected],
-        )
+        rows = self.query("SELECT round_id FROM rounds WHERE run_id = ? AND arm = ? AND model = ? AND n_expected = ? "
+                          "AND status = 'running' ORDER BY started_at DESC LIMIT 1", [run_id, arm, model, n_expected])
         if rows:
             return rows[0][0]
         round_id = f"{run_id}.{arm}.{time.strftime('%Y%m%dT%H%M%S')}.{uuid.uuid4().hex[:6]}"
         with self.transaction() as con:
-            con.execute(
-                "INSERT INTO rounds VALUES (?, ?, ?, ?, ?, 'running', ?, NULL, NULL)",
-                [round_id, run_id, arm, model, n_expected, time.time()],
-            )
+            con.execute("INSERT INTO rounds VALUES (?, ?, ?, ?, ?, 'running', ?, NULL, NULL)",
+                        [round_id, run_id, arm, model, n_expected, time.time()])
         return round_id
 
     def finish_round(self, round_id: str, summary: dict) -> None:
@@ -208,6 +207,20 @@ class Store:
                 "UPDATE rounds SET status = 'finished', finished_at = ?, summary_json = ? WHERE round_id = ?",
                 [time.time(), json.dumps(summary), round_id],
             )
+
+    def finished_round_covering(self, run_id: str, arm: str, model: str, keys: set[tuple[str, int]],
+                                finished_after: float = 0.0) -> tuple[str, dict] | None:
+        """(round_id, summary) of the newest round of (run, arm, model) finished since `finished_after` that
+        holds only episodes `keys` names (all but those it could not play): one that can stand for a new one."""
+        rows = self.query("SELECT round_id, summary_json FROM rounds WHERE run_id = ? AND arm = ? AND model = ? "
+                          "AND n_expected = ? AND status = 'finished' AND finished_at >= ? ORDER BY finished_at DESC",
+                          [run_id, arm, model, len(keys), finished_after])
+        return next(((r, json.loads(s or "{}")) for r, s in rows if self.done_keys(r) <= keys), None)
+
+    def reopen_round(self, round_id: str) -> None:
+        """A finished round with a gap to fill is resumed like one that never finished."""
+        with self.transaction() as con:
+            con.execute("UPDATE rounds SET status = 'running', finished_at = NULL WHERE round_id = ?", [round_id])
 
     def latest_round(self, run_id: str, arm: str, finished: bool = True) -> str | None:
         status = "AND status = 'finished'" if finished else ""
@@ -271,12 +284,29 @@ class Store:
 
     # training -----------------------------------------------------------------------------
     def start_training(self, run_id: str) -> str:
+        """A training of `run_id` by this process. One left `running` by a process that is gone (kill -9) is
+        marked failed first; one whose process still runs on this machine refuses a second beside it."""
+        if live := [(t, pid) for t, pid, alive in self._running_trainings(run_id) if alive]:
+            raise RuntimeError(f"run {run_id}: training {live[0][0]} is still running in process {live[0][1]}; "
+                               "wait for it to end or stop that process before training again")
         train_id = f"{run_id}.train.{time.strftime('%Y%m%dT%H%M%S')}.{uuid.uuid4().hex[:6]}"
         with self.transaction() as con:
-            con.execute(
-                "INSERT INTO training_runs VALUES (?, ?, 'running', ?, NULL, NULL, NULL, NULL)", [train_id, run_id, time.time()]
-            )
+            con.execute("INSERT INTO training_runs (train_id, run_id, status, started_at, pid, host) "
+                        "VALUES (?, ?, 'running', ?, ?, ?)", [train_id, run_id, time.time(), os.getpid(), this_host()])
         return train_id
+
+    def _running_trainings(self, run_id: str | None = None) -> list[tuple[str, int, bool]]:
+        """(train_id, pid, alive) of this machine's `running` trainings, once the dead ones (and this process's:
+        it is not training now) are marked failed."""
+        rows = self.query("SELECT train_id, pid, started_at FROM training_runs WHERE status = 'running' AND host = ?"
+                          + (" AND run_id = ?" if run_id else ""), [this_host(), *([run_id] if run_id else [])])
+        out = [(t, pid, pid != os.getpid() and process_alive(pid, started)) for t, pid, started in rows]
+        for train_id, pid, _ in (r for r in out if not r[2]):
+            self.finish_training(train_id, "failed", None, None, {"error": f"its process {pid} ended (killed?)"})
+        return out
+
+    def sweep_dead_trainings(self, run_id: str | None = None) -> list[str]:
+        return [t for t, _, alive in self._running_trainings(run_id) if not alive]
 
     def log_training_metrics(self, train_id: str, run_id: str, step: int, metrics: dict) -> None:
         values = [metrics.get(c) for c in TRAINING_METRIC_COLUMNS]

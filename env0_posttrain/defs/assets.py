@@ -30,9 +30,23 @@ POOL_GPU = "gpu"
 POOL_DUCKDB = "duckdb_writer"
 
 
+RECOLLECT_TAG = "env0/recollect"  # comma-separated arms whose finished round is collected again on purpose
+
+
 def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> StageContext:
     die_with_parent()  # a step process must not outlive a killed run worker (parent_watch.py)
-    return StageContext.load(context.partition_key, env0.paths(), context.log)
+    tags = context.run.tags
+    recollect = frozenset(a.strip() for a in tags.get(RECOLLECT_TAG, "").split(",") if a.strip())
+    return StageContext.load(context.partition_key, env0.paths(), context.log, reuse_since=_retry_since(context),
+                             recollect=recollect)
+
+
+def _retry_since(context: dg.AssetExecutionContext) -> float | None:
+    """A retry or re-execution (the daemon's after a killed run worker) is the same materialization as its root
+    run: what another run finished after the root started is reused, not played again."""
+    root = context.run.tags.get("dagster/root_run_id")
+    record = context.instance.get_run_record_by_id(root) if root else None
+    return record.create_timestamp.timestamp() if record else None
 
 
 def asset_settings(name: str, *, group: str, deps: Sequence, pool: str, packages: Sequence[str], description: str,

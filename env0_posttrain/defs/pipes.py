@@ -17,6 +17,7 @@ from typing import Any
 import dagster as dg
 import yaml
 
+from env0_posttrain.parent_watch import PARENT_PID_ENV
 from env0_posttrain.run.pipes_worker import DEFAULT_STAGE, MODULE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +60,7 @@ def run_training_via_pipes(
     gets them from the Kubernetes Secret named in its pod spec (`envFrom`).
     """
     extras = {"run_id": run_id, "data_dir": str(data_root), "stage": stage}
+    local_env = {PARENT_PID_ENV: str(os.getpid()), **(env or {})}  # the local worker dies with this process
     try:
         from dagster_k8s import PipesK8sClient
     except ImportError:  # dagster-k8s is optional for local use
@@ -76,7 +78,7 @@ def run_training_via_pipes(
         )
     else:
         invocation = pipes_client.run(
-            context=context, extras=extras, command=[sys.executable, "-m", MODULE], env=dict(env or {})
+            context=context, extras=extras, command=[sys.executable, "-m", MODULE], env=local_env
         )
     return invocation.get_materialize_result()
 

@@ -5,17 +5,24 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import dagster as dg
 from dagster._core.definitions.materialize import EPHEMERAL_JOB_NAME
 
-from env0_posttrain.defs.assets import RUN_ASSETS
+from env0_posttrain.defs.assets import RECOLLECT_TAG, RUN_ASSETS
 from env0_posttrain.defs.console_logger import compact_console_logger
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
+from env0_posttrain.orchestration.needed import IN_PROGRESS, asset_states, needed
+from env0_posttrain.orchestration.pool_wait import INTERRUPTED, PoolWatch, install, launch_tag
 from env0_posttrain.orchestration.stale_runs import process_tags, sweep_dead_runs
 from env0_posttrain.paths import Paths
+from env0_posttrain.store import Store
+
+install()  # pool waits sleep and hear Ctrl-C (pool_wait.py)
+RECOLLECTED_ASSET = {"teacher": "teacher_trajectories"}  # `--recollect-teacher`: the asset that collects it
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,37 +54,93 @@ def register_partition(instance: dg.DagsterInstance, run_id: str) -> bool:
     return True
 
 
+@dataclass
+class Materialization:
+    """What `materialize_run` did: its Dagster results (one per pass, none when all was up to date), why each
+    asset ran, the step timings (a step run in two passes: summed) and the pool waits it saw."""
+
+    results: list[dg.ExecuteInProcessResult] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    waits: list[str] = field(default_factory=list)
+    left_to_others: list[str] = field(default_factory=list)
+
+    @property
+    def success(self) -> bool:
+        return all(r.success for r in self.results)
+
+    @property
+    def interrupted(self) -> bool:
+        return INTERRUPTED.is_set() or any(r.dagster_run.status == dg.DagsterRunStatus.CANCELED for r in self.results)
+
+
 def materialize_run(
     run_id: str,
     paths: Paths,
     instance: dg.DagsterInstance,
     selection: Sequence[str] | None = None,
     log_level: str = "DEBUG",
-) -> tuple[dg.ExecuteInProcessResult, dict[str, float]]:
+    *,
+    everything: bool = False,
+    recollect: Sequence[str] = (),
+) -> Materialization:
     """Materialize the run's assets in this process (no per-step process start-up), with step timings.
-    `log_level` is the console's: Dagster logs every event at DEBUG, the stages' own lines at INFO."""
+
+    `selection` names the assets to run; without it, only those that are missing, failed or stale
+    (`needed.py`), asked again after each pass (a new data version upstream makes what is below it stale),
+    or every asset with `everything`. `recollect` names arms whose finished round is collected again
+    (`teacher`: its asset joins the selection). `log_level` is the console's: Dagster logs every event at
+    DEBUG, the stages' own lines at INFO."""
     register_partition(instance, run_id)
-    sweep_dead_runs(instance, run_id)  # a killed earlier run would hold its pool slots forever
-    assets = RUN_ASSETS
-    sel = None if not selection else dg.AssetSelection.assets(*selection)
+    sweep_dead_runs(instance)  # a killed earlier run (of any partition) would hold its pool slots forever
+    Store(paths.db).sweep_dead_trainings()
     t0 = time.time()
+    out = Materialization()
+    extra = [RECOLLECTED_ASSET[a] for a in recollect if a in RECOLLECTED_ASSET]
+    for n in range(len(RUN_ASSETS)):  # each pass materializes at least one asset, or stops
+        if selection or everything:
+            keys = list(dict.fromkeys([*(selection or [a.key.to_user_string() for a in RUN_ASSETS]), *extra]))
+            out.reasons |= {k: "asked for" for k in keys}
+        else:
+            states = asset_states(instance, RUN_ASSETS, run_id)
+            keys = [k.to_user_string() for k in needed(states)] + [a for a in extra if n == 0]
+            out.reasons |= {k: states[dg.AssetKey(k)] or "asked for" for k in keys}
+            out.left_to_others = [k.to_user_string() for k, why in states.items() if why == IN_PROGRESS]
+            keys = [k for k in dict.fromkeys(keys) if k not in out.timings]  # never twice in one call
+        if not keys:
+            break
+        result, timings, waits = _execute(run_id, paths, instance, keys, log_level, recollect)
+        out.results.append(result)
+        out.waits += [w for w in waits if w not in out.waits]
+        for k, v in timings.items():
+            out.timings[k] = out.timings.get(k, 0.0) + v
+        if selection or everything or not result.success:
+            break
+    out.timings["total"] = time.time() - t0
+    return out
+
+
+def _execute(run_id: str, paths: Paths, instance: dg.DagsterInstance, keys: Sequence[str], log_level: str,
+             recollect: Sequence[str]) -> tuple[dg.ExecuteInProcessResult, dict[str, float], list[str]]:
     console = dg.colored_console_logger if log_level.upper() == "DEBUG" else compact_console_logger
     defs = dg.Definitions(  # what dg.materialize builds, plus the console logger
-        jobs=[dg.define_asset_job(EPHEMERAL_JOB_NAME, selection=sel)],
-        assets=assets,
+        jobs=[dg.define_asset_job(EPHEMERAL_JOB_NAME, selection=dg.AssetSelection.assets(*keys))],
+        assets=RUN_ASSETS,
         resources={"env0": Env0Resource(data_dir=str(paths.root)), "pipes_client": dg.PipesSubprocessClient()},
         loggers={"console": console},
     )
-    result = defs.resolve_job_def(EPHEMERAL_JOB_NAME).execute_in_process(
-        run_config={"loggers": {"console": {"config": {"log_level": log_level.upper()}}}},
-        instance=instance,
-        partition_key=run_id,
-        raise_on_error=False,
-        tags=run_tags(),
-    )
-    timings = step_timings(instance, result.run_id)
-    timings["total"] = time.time() - t0
-    return result, timings
+    tag = launch_tag()
+    tags = run_tags() | dict([tag]) | ({RECOLLECT_TAG: ",".join(recollect)} if recollect else {})
+    with PoolWatch(instance, tag) as watch:
+        result = defs.resolve_job_def(EPHEMERAL_JOB_NAME).execute_in_process(
+            run_config={"loggers": {"console": {"config": {"log_level": log_level.upper()}}}},
+            instance=instance,
+            partition_key=run_id,
+            raise_on_error=False,
+            tags=tags,
+        )
+    instance.event_log_storage.free_concurrency_slots_for_run(result.run_id)  # an interrupted wait's claims too
+    return result, step_timings(instance, result.run_id), watch.waited
 
 
 def run_tags() -> dict[str, str]:

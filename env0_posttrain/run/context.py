@@ -47,13 +47,19 @@ class StageContext:
     store: Store
     paths: Paths
     log: logging.Logger
+    # Rounds that finished at or after this time are this materialization's own work, finished by another
+    # process meanwhile (a retry of a killed run, after a manual relaunch): reused, never played again.
+    reuse_since: float | None = None
+    # Arms whose finished round is collected again on purpose (`run materialize --recollect-teacher`).
+    recollect: frozenset[str] = frozenset()
 
     @classmethod
-    def load(cls, run_id: str, paths: Paths, log: logging.Logger | None = None) -> "StageContext":
+    def load(cls, run_id: str, paths: Paths, log: logging.Logger | None = None, *, reuse_since: float | None = None,
+             recollect: frozenset[str] = frozenset()) -> "StageContext":
         spec = load_spec(paths.runs / f"{run_id}.yaml")
         store = Store(paths.db)
         store.upsert_run(spec)
-        return cls(run_id, spec, store, paths, log or logging.getLogger("env0_posttrain"))
+        return cls(run_id, spec, store, paths, log or logging.getLogger("env0_posttrain"), reuse_since, recollect)
 
     def artifacts(self, *parts: str) -> Path:
         p = self.paths.artifacts(self.run_id).joinpath(*parts)

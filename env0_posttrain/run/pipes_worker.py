@@ -9,6 +9,7 @@ run id, data root and stage come as Pipes extras from `env0_posttrain.defs.pipes
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,9 @@ def run_stage(pipes: PipesContext) -> None:
 
 
 def main() -> None:
+    from env0_posttrain.parent_watch import PARENT_PID_ENV, die_with_process
+
+    die_with_process(os.environ.get(PARENT_PID_ENV))  # a killed orchestrator takes its training with it
     with open_dagster_pipes() as pipes:
         run_stage(pipes)
 

@@ -56,13 +56,45 @@ def episode_writer(write_many: Callable[[list], None]) -> Iterator[Callable[[Any
         writer.join()
 
 
+class RoundIncomplete(RuntimeError):
+    """Episodes of the round still failed on infrastructure after their refills: the round stays open and the
+    step fails (the rollout assets' RetryPolicy retries it), so the next attempt runs only the missing ones."""
+
+
+# A finished round of these arms stands for a new one unless the run asks to collect it again: re-collecting
+# teacher episodes costs the provider's money, re-running an eval arm is what a nightly eval is for.
+REUSED_UNLESS_ASKED = ("teacher",)
+
+
+def reusable_since(ctx: StageContext, arm: str) -> float | None:
+    """Finished rounds from this time on stand for a new one; None: start a new round."""
+    if arm in REUSED_UNLESS_ASKED and arm not in ctx.recollect:
+        return 0.0
+    return ctx.reuse_since
+
+
 def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, settings) -> tuple[str, list, Any]:
-    """Open (or resume) a round, run only the episodes it is missing, close it."""
+    """Reuse a finished round that stands for this one (`reusable_since`), else open (or resume) a round, run
+    only the episodes it is missing and close it once every episode is stored."""
     from env0_posttrain.agent import FatalModelError, run_rollouts_sync
 
-    round_id = ctx.store.open_round(ctx.run_id, arm, endpoint.model, len(tasks) * trials)
+    planned = {(t.id, k) for t in tasks for k in range(trials)}
+    since = reusable_since(ctx, arm)
+    found = None if since is None else ctx.store.finished_round_covering(ctx.run_id, arm, endpoint.model, planned,
+                                                                          since)
+    if found is not None:
+        round_id, summary_dict = found
+        gap = _gap(planned - ctx.store.done_keys(round_id), summary_dict.get("crashed", []))
+        if not gap:
+            ctx.log.info(f"{arm}: reused finished round {round_id}; no episode was run" + (
+                " (`run materialize --recollect-teacher` collects a new round)" if arm in REUSED_UNLESS_ASKED else ""))
+            return round_id, ctx.store.load_episodes(round_id), summary_dict | {"reused_round": True}
+        ctx.log.info(f"{arm}: finished round {round_id} lacks {len(gap)} episodes that failed on infrastructure; "
+                     "reopened to fill them")
+        ctx.store.reopen_round(round_id)
+    round_id = ctx.store.open_round(ctx.run_id, arm, endpoint.model, len(planned))
     done = ctx.store.done_keys(round_id)
-    ctx.log.info(f"{arm}: round {round_id}, {len(done)} of {len(tasks) * trials} episodes already stored")
+    ctx.log.info(f"{arm}: round {round_id}, {len(done)} of {len(planned)} episodes already stored")
     try:
         with episode_writer(lambda eps: ctx.store.write_episodes(round_id, eps)) as on_episode:
             summary = run_rollouts_sync(
@@ -72,12 +104,22 @@ def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, set
     except FatalModelError as err:  # one message in the spec's terms; the round stays open for a resume
         from env0_posttrain.run.rollout_errors import explain
 
-        raise explain(ctx.spec, arm, err.kind, str(err), len(ctx.store.done_keys(round_id)),
-                      len(tasks) * trials) from None
+        raise explain(ctx.spec, arm, err.kind, str(err), len(ctx.store.done_keys(round_id)), len(planned)) from None
+    gap = _gap(planned - ctx.store.done_keys(round_id), summary.crashed)
+    if gap:
+        raise RoundIncomplete(
+            f"{arm}: {len(gap)} of {len(planned)} episodes still failed on infrastructure after "
+            f"{settings.max_refills} refills ({', '.join(gap[:5])}{' ...' if len(gap) > 5 else ''}); round {round_id} "
+            "stays open: materializing again runs only these")
     episodes = ctx.store.load_episodes(round_id)
     summary_dict = summary.model_dump(mode="json")
     ctx.store.finish_round(round_id, summary_dict)
     return round_id, episodes, summary_dict
+
+
+def _gap(missing: set[tuple[str, int]], crashed: list[str]) -> list[str]:
+    """The missing episodes a rerun can fill: all but those that crashed (an environment bug, reported)."""
+    return [f"{t}:{k}" for t, k in sorted(missing) if not any(c.startswith(f"{t}:{k}: ") for c in crashed)]
 
 
 def rollout_metadata(round_id: str, episodes: list, summary: dict) -> dict[str, Any]:
