@@ -11,6 +11,7 @@ cached by (package hash, seed, code version) so a re-materialized task set is th
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 from datetime import datetime, timezone
@@ -86,7 +87,7 @@ def import_package(root: Path, source: Path, seed: int = COMPANY_SEED, now: date
     sha = package_sha256(pkg.root)
     stamp = (now or datetime.now(timezone.utc)).replace(microsecond=0).isoformat()  # solve.sh reads the wall clock
     oracle = record_oracle(pkg, sha, seed, stamp)
-    rel = pkg.root.relative_to(Path(source).resolve()).as_posix()
+    rel = _relative(Path(root), Path(source))
     task = Task(id=f"env0-{re.sub(r'[^A-Za-z0-9._-]+', '-', rel)}-{sha[:8]}", family=family_of(pkg.services),
                 template_id=TEMPLATE_ID, difficulty=len(oracle), instruction=pkg.instruction,
                 recipe=StateRecipe(seed=seed, items={"package": rel, "sha256": sha, "now": stamp}),
@@ -94,21 +95,42 @@ def import_package(root: Path, source: Path, seed: int = COMPANY_SEED, now: date
     return score_env0(task, pkg)
 
 
+def _relative(root: Path, source: Path) -> str:
+    """The package's path inside its folder, read from the listing (not resolved: a symlinked package is where it
+    is listed, not where its files live)."""
+    for a, b in ((root.absolute(), source.absolute()), (root.resolve(), source.resolve())):
+        if a.is_relative_to(b):
+            return a.relative_to(b).as_posix()
+    raise Env0Error("import package", root, f"not inside the folder {source} it was listed in")
+
+
 def package_dirs(source: Path) -> list[Path]:
     """The packages in a folder: its sub-folders with a task.toml or task.md (others, e.g. _manifests, are not)."""
     return sorted(d for d in source.iterdir() if d.is_dir() and ((d / "task.toml").is_file() or (d / "task.md").is_file()))
 
 
-def _cached_import(root: Path, source: Path, seed: int, cache_dir: Path | None) -> Task:
+def anchored(path: Path, anchor: Path) -> str:
+    """A package folder as stored in a task recipe: relative to the run's anchor folder (its tasks.source or the
+    first package suite's folder), `..` allowed, so a moved env0 checkout keeps every task's hash."""
+    return Path(os.path.relpath(Path(path).absolute(), Path(anchor).resolve())).as_posix()
+
+
+def import_cached(root: Path, source: Path, anchor: Path, cache_dir: Path | None, seed: int = COMPANY_SEED) -> Task:
+    """`import_package` through a cache keyed by the package's name and content hash, the seed and the code version
+    (so it may be shared by every run of a data dir); the recipe names the package relative to `anchor`, the folder
+    the run's verifier resolves packages against."""
     if cache_dir is None:
-        return import_package(root, source, seed)
-    key = f"{re.sub(r'[^A-Za-z0-9._-]+', '-', root.name)}-{package_sha256(root)[:16]}-s{seed}-{code_version()}.json"
-    path = Path(cache_dir) / key
-    if path.is_file():
-        return Task.model_validate_json(path.read_text())
-    task = import_package(root, source, seed)
-    atomic_write_text(path, task.model_dump_json())
-    return task
+        task = import_package(root, source, seed)
+    else:
+        key = f"{re.sub(r'[^A-Za-z0-9._-]+', '-', root.name)}-{package_sha256(root)[:16]}-s{seed}-{code_version()}.json"
+        path = Path(cache_dir) / key
+        if path.is_file():
+            task = Task.model_validate_json(path.read_text())
+        else:
+            task = import_package(root, source, seed)
+            atomic_write_text(path, task.model_dump_json())
+    items = dict(task.recipe.items) | {"package": anchored(root, anchor)}
+    return task.model_copy(update={"recipe": task.recipe.model_copy(update={"items": items})})
 
 
 def source_task_set(selection: TaskSelection, *, company_seed: int = COMPANY_SEED, include_noop_pass: bool = False,
@@ -137,7 +159,7 @@ def source_task_set(selection: TaskSelection, *, company_seed: int = COMPANY_SEE
             if family not in selection.families:
                 dropped[rel] = f"family {family} is not in tasks.families"
                 continue
-            task = _cached_import(root, source, company_seed, cache_dir)
+            task = import_cached(root, source, source, cache_dir, company_seed)
         except Env0Error as e:
             dropped[rel] = str(e)
             continue
