@@ -116,21 +116,37 @@ def run_list(data_dir: DataDir = None) -> None:
 def run_materialize(
     run_id: str,
     select: Annotated[list[str], typer.Option(help="asset names; default: the whole graph")] = [],
+    suite: Annotated[list[str], typer.Option(help="eval suites the eval assets play (repeatable; 'eval' = the "
+                                             "tasks.n_eval split); default: every suite")] = [],
     data_dir: DataDir = None,
     verbose: Verbose = False,
 ) -> None:
-    """Materialize a run's assets in this process (the UI shows the run)."""
-    _materialize_and_print(run_id, Paths.from_env(data_dir), select or None, verbose)
+    """Materialize a run's assets in this process (the UI shows the run). One suite's eval of one arm alone:
+    `--select sft_eval_trajectories --suite unseen100` (then `--select comparison_report` for the report)."""
+    paths = Paths.from_env(data_dir)
+    if suite:
+        from env0_posttrain.runspec import load_spec
+        from env0_posttrain.suite_spec import eval_suite_names
+
+        try:
+            known = eval_suite_names(load_spec(paths.runs / f"{run_id}.yaml"))
+        except (SpecError, OSError) as err:
+            _fail(str(err))
+        if unknown := [s for s in suite if s not in known]:
+            _fail(f"--suite {unknown}: run {run_id} has no such eval suite; its suites: {known}")
+    _materialize_and_print(run_id, paths, select or None, verbose, suite)
 
 
-def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, verbose: bool = False) -> None:
+def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, verbose: bool = False,
+                           suites: list[str] = []) -> None:
     from env0_posttrain.console import dagster_log_level, show_logs
     from env0_posttrain.orchestration.launch import instance_for, materialize_run
     from env0_posttrain.store import Store
 
     show_logs(verbose)
     with instance_for(paths) as instance:
-        result, timings = materialize_run(run_id, paths, instance, select, log_level=dagster_log_level(verbose))
+        result, timings = materialize_run(run_id, paths, instance, select, log_level=dagster_log_level(verbose),
+                                          suites=suites)
     typer.echo("\nstep timings (s):")
     for k, v in sorted(timings.items(), key=lambda kv: -kv[1]):
         typer.echo(f"  {k:32s} {v:8.1f}")

@@ -90,3 +90,15 @@ def test_one_suite_of_one_arm_rematerializes_alone(suites_run):
         resources=resources, run_config={"ops": {"base_eval_trajectories": {"config": {"suites": ["nope"]}}}},
         raise_on_error=False)
     assert not bad.success
+
+
+def test_the_cli_path_replays_one_suite_of_one_arm(suites_run):
+    from env0_posttrain.orchestration.launch import materialize_run
+
+    paths, instance, _, _ = suites_run
+    store = Store(paths.db)
+    before = {k: _rounds(store, k) for k in ("sft@seen", "sft@fresh", "base@seen")}
+    result, _ = materialize_run(RUN, paths, instance, ["sft_eval_trajectories"], log_level="INFO", suites=["seen"])
+    assert result.success
+    assert len(_rounds(store, "sft@seen")) == len(before["sft@seen"]) + 1
+    assert _rounds(store, "sft@fresh") == before["sft@fresh"] and _rounds(store, "base@seen") == before["base@seen"]

@@ -197,4 +197,5 @@ RUN_ASSETS = [
     comparison_report,
     teacher_table,
 ]
+SUITE_EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, rl_eval_trajectories]
 EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, rl_eval_trajectories, comparison_report]

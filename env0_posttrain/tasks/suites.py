@@ -117,11 +117,11 @@ def _packages(suite: SuiteSpec, train: list[Task], source: Path, anchor: Path, c
             dropped[task.id] = f"the replayed oracle scores {task.oracle_reward} under the package's verifier"
         elif task.noop_pass:
             dropped[task.id] = "doing nothing passes"
-        elif task.content_digest() in digests:
-            dropped[task.id] = "same content as a package already taken"
+        elif _pkg_sha(task) in digests:
+            dropped[task.id] = "same files as a package already taken"
         else:
             kept.append(task)
-            digests.add(task.content_digest())
+            digests.add(_pkg_sha(task))
     if suite.sample is not None and len(kept) < suite.sample:
         why = "; ".join(f"{k}: {v}" for k, v in list(dropped.items())[:8])
         raise ValueError(f"suite {suite.name}: asked for {suite.sample} tasks but {source} gives {len(kept)} usable "
