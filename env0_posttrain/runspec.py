@@ -47,7 +47,8 @@ class TaskSelection(_Section):
                                          ("split_by_template", self.split_by_template)) if on]
             if bad:
                 raise ValueError(f"tasks.source imports env0 packages (one template, 'env0'): {', '.join(bad)} "
-                                 "cannot be used with it")
+                                 "cannot be used with it; with a preset that names starter templates (demo, "
+                                 "demo-rl) add --set tasks.templates=null, or use --preset seeds-offline")
         return self
 
     @field_validator("families")

@@ -93,3 +93,14 @@ def split_round_arm(name: str) -> tuple[str, str]:
     """(arm, suite) of a stored round's arm name: the inverse of round_arm."""
     arm, _, suite = name.partition("@")
     return arm, suite or DEFAULT_SUITE
+
+
+def missing_folders(spec: Any) -> list[str]:
+    """Each package folder the spec names that is not a directory here, by field (checked at `run new`)."""
+    named = [("tasks.source", spec.tasks.source)] + [(f"suites.{s.name}.source", s.source) for s in spec.suites]
+    out = [f"{field}: {resolve(spec, p)} is not a directory" + ("" if spec.env0.root else
+           " (a relative folder resolves against env0.root: --set env0.root=PATH to an env0 checkout)")
+           for field, p in named if p is not None and not resolve(spec, p).is_dir()]
+    if spec.env0.root is not None and not Path(spec.env0.root).expanduser().is_dir():
+        out.insert(0, f"env0.root: {spec.env0.root} is not a directory")
+    return out

@@ -30,6 +30,7 @@ POOL_TEACHER_API = "teacher_api"
 POOL_STUDENT = "student_inference"
 POOL_GPU = "gpu"
 POOL_DUCKDB = "duckdb_writer"
+POOL_IMPORT = "task_import"  # drawing and importing tasks (minutes for env0 packages) keeps the store's writers free
 
 
 def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> StageContext:
@@ -72,7 +73,7 @@ def run_asset(name: str, **settings) -> Callable:
 UNSCORED = ("no_unscored_rows", "every episode was scored by its verifier")
 
 
-@run_asset("task_set", group="data", deps=[], pool=POOL_DUCKDB, packages=("tasks", "workspace"), eager=False,
+@run_asset("task_set", group="data", deps=[], pool=POOL_IMPORT, packages=("tasks", "workspace"), eager=False,
            checks=[("split_disjoint", "train/eval/heldout share no task id, content digest or (if asked) template")],
            description="Tasks drawn and split from the run spec, verified at generation (oracle passes, no-op fails).")
 def task_set(ctx: StageContext):
@@ -113,7 +114,7 @@ def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource, pipes_cl
     return run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
 
 
-@run_asset("eval_suites", group="data", deps=[task_set], pool=POOL_DUCKDB, packages=("tasks", "workspace"),
+@run_asset("eval_suites", group="data", deps=[task_set], pool=POOL_IMPORT, packages=("tasks", "workspace"),
            description="The spec's named eval suites (env0 package folders, the seen training tasks, the built-in "
            "generator), drawn and stored with each one's boundary ledger against the training set; nothing when the "
            "spec names none.")
