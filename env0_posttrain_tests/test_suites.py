@@ -166,3 +166,38 @@ def test_nightly_plays_only_the_suites_marked_nightly():
     ops = nightly_config(spec)["ops"]
     assert ops and all(v == {"config": {"suites": ["b"]}} for v in ops.values())
     assert set(suites_config(["a"], ["task_set", "sft_eval_trajectories"])) == {"sft_eval_trajectories"}
+
+
+def test_run_new_checks_the_folders_and_refuses_to_replace_a_built_run(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from env0_posttrain.cli import app
+    from env0_posttrain.runspec import load_spec
+    from env0_posttrain.store import Store
+
+    monkeypatch.delenv("ENV0_ROOT", raising=False)
+    data, root = tmp_path / "data", tmp_path / "env0"
+    runner = CliRunner()
+    out = runner.invoke(app, ["run", "new", "s", "--preset", "seeds-offline", "--data-dir", str(data)])
+    assert out.exit_code == 2 and "suites.unseen100.source" in out.output and "env0.root" in out.output
+    for sub in ("tasks-train-mini", "tasks-train", "tasks-eval"):
+        (root / "env-0-mobile" / sub).mkdir(parents=True)
+    args = ["run", "new", "s", "--preset", "seeds-offline", "--data-dir", str(data), "--set", f"env0.root={root}"]
+    assert runner.invoke(app, args).exit_code == 0
+    spec = load_spec(data / "runs" / "s.yaml")
+    assert spec.env0.root == root and [s.name for s in spec.suites] == ["seen300", "unseen100", "standard60"]
+    with Store(data / "env0.duckdb").transaction() as con:  # as if task_set had been built
+        con.execute("INSERT INTO task_sets VALUES ('s', 'd', '{}', '[]', 0)")
+    assert runner.invoke(app, args).exit_code == 0  # the same spec again: nothing to lose
+    changed = runner.invoke(app, args + ["--set", "lora.r=4"])
+    assert changed.exit_code == 2 and "--force" in changed.output and "a task set" in changed.output
+    assert load_spec(data / "runs" / "s.yaml").lora.r == spec.lora.r
+    assert runner.invoke(app, args + ["--set", "lora.r=4", "--force"]).exit_code == 0
+
+
+def test_a_teacher_clone_records_the_skill_its_model_id_plays():
+    from env0_posttrain.orchestration.backfill import clone_for_teacher
+
+    clone = clone_for_teacher(_spec(), "env0-oracle/oracle@0.6")
+    assert clone.teacher.skill == 0.6
+    assert clone_for_teacher(_spec(), "openai/gpt-x").teacher.skill == _spec().teacher.skill
