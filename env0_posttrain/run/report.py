@@ -15,6 +15,7 @@ def write_report(ctx: StageContext) -> StageResult:
 
     episodes, rounds = [], {}
     suites = suite_numbers = primary = None
+    parts: dict = {}
     if ctx.spec.suites:
         from env0_posttrain.evaluate.suites_report import suites_headline, suites_markdown
         from env0_posttrain.run.suite_reports import suite_parts
@@ -45,6 +46,7 @@ def write_report(ctx: StageContext) -> StageResult:
         "code_version": code_version("workspace", "tasks", "agent", "sft", "train", "evaluate"),
         "budget": ctx.spec.budget_line(),
         **({"env0_root": str(ctx.spec.env0.root)} if ctx.spec.env0.root else {}),
+        **({"suite_rounds": {name: r for name, (_, _, r) in parts.items()}} if ctx.spec.suites else {}),
     }
     from env0_posttrain.run.base_eval_reuse import reused_from
 
