@@ -25,6 +25,7 @@ SERVICES: tuple[Env0Service, ...] = (
     Env0Service("gcal", 9003, "gcal", "calendar", ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL")),
     Env0Service("gdoc", 9004, "gdoc", "docs", ("MOCK_GDOC_URL", "GDOC_URL", "DOCS_URL")),
     Env0Service("gdrive", 9005, "gdrive", "drive", ("MOCK_GDRIVE_URL", "GDRIVE_URL", "DRIVE_URL")),
+    Env0Service("stripe", 9007, "stripe", "stripe", ("MOCK_STRIPE_URL", "STRIPE_URL")),
 )
 
 # URL prefix -> our service; env0 service name (and its `mock-` package name) -> our service
