@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 from dagster._core.definitions.materialize import EPHEMERAL_JOB_NAME
 
-from env0_posttrain.defs.assets import RECOLLECT_TAG, RUN_ASSETS
+from env0_posttrain.defs.assets import RECOLLECT_TAG, RUN_ASSETS, SUITE_EVAL_ASSETS
 from env0_posttrain.defs.console_logger import compact_console_logger
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
@@ -83,20 +83,24 @@ def materialize_run(
     *,
     everything: bool = False,
     recollect: Sequence[str] = (),
+    suites: Sequence[str] = (),
 ) -> Materialization:
     """Materialize the run's assets in this process (no per-step process start-up), with step timings.
 
     `selection` names the assets to run; without it, only those that are missing, failed or stale
     (`needed.py`), asked again after each pass (a new data version upstream makes what is below it stale),
     or every asset with `everything`. `recollect` names arms whose finished round is collected again
-    (`teacher`: its asset joins the selection). `log_level` is the console's: Dagster logs every event at
-    DEBUG, the stages' own lines at INFO."""
+    (`teacher`: its asset joins the selection). `suites`: the eval assets play only these suites (the others
+    keep their newest rounds; without a selection the eval assets join the first pass). `log_level` is the
+    console's: Dagster logs every event at DEBUG, the stages' own lines at INFO."""
     register_partition(instance, run_id)
     sweep_dead_runs(instance)  # a killed earlier run (of any partition) would hold its pool slots forever
     Store(paths.db).sweep_dead_trainings()
     t0 = time.time()
     out = Materialization()
     extra = [RECOLLECTED_ASSET[a] for a in recollect if a in RECOLLECTED_ASSET]
+    if suites and not selection:
+        extra += [a.key.to_user_string() for a in SUITE_EVAL_ASSETS]
     for n in range(len(RUN_ASSETS)):  # each pass materializes at least one asset, or stops
         if selection or everything:
             keys = list(dict.fromkeys([*(selection or [a.key.to_user_string() for a in RUN_ASSETS]), *extra]))
@@ -109,7 +113,7 @@ def materialize_run(
             keys = [k for k in dict.fromkeys(keys) if k not in out.timings]  # never twice in one call
         if not keys:
             break
-        result, timings, waits = _execute(run_id, paths, instance, keys, log_level, recollect)
+        result, timings, waits = _execute(run_id, paths, instance, keys, log_level, recollect, suites)
         out.results.append(result)
         out.waits += [w for w in waits if w not in out.waits]
         for k, v in timings.items():
@@ -121,7 +125,7 @@ def materialize_run(
 
 
 def _execute(run_id: str, paths: Paths, instance: dg.DagsterInstance, keys: Sequence[str], log_level: str,
-             recollect: Sequence[str]) -> tuple[dg.ExecuteInProcessResult, dict[str, float], list[str]]:
+             recollect: Sequence[str], suites: Sequence[str]) -> tuple[dg.ExecuteInProcessResult, dict[str, float], list[str]]:
     console = dg.colored_console_logger if log_level.upper() == "DEBUG" else compact_console_logger
     defs = dg.Definitions(  # what dg.materialize builds, plus the console logger
         jobs=[dg.define_asset_job(EPHEMERAL_JOB_NAME, selection=dg.AssetSelection.assets(*keys))],
@@ -131,9 +135,13 @@ def _execute(run_id: str, paths: Paths, instance: dg.DagsterInstance, keys: Sequ
     )
     tag = launch_tag()
     tags = run_tags() | dict([tag]) | ({RECOLLECT_TAG: ",".join(recollect)} if recollect else {})
+    job = defs.resolve_job_def(EPHEMERAL_JOB_NAME)
+    run_config: dict = {"loggers": {"console": {"config": {"log_level": log_level.upper()}}}}
+    if suites:
+        run_config["ops"] = suites_config(suites, [n.name for n in job.graph.nodes])
     with PoolWatch(instance, tag) as watch:
-        result = defs.resolve_job_def(EPHEMERAL_JOB_NAME).execute_in_process(
-            run_config={"loggers": {"console": {"config": {"log_level": log_level.upper()}}}},
+        result = job.execute_in_process(
+            run_config=run_config,
             instance=instance,
             partition_key=run_id,
             raise_on_error=False,
@@ -141,6 +149,12 @@ def _execute(run_id: str, paths: Paths, instance: dg.DagsterInstance, keys: Sequ
         )
     instance.event_log_storage.free_concurrency_slots_for_run(result.run_id)  # an interrupted wait's claims too
     return result, step_timings(instance, result.run_id), watch.waited
+
+
+def suites_config(suites: Sequence[str], ops: Sequence[str]) -> dict:
+    """Op config that makes every eval asset among `ops` play only `suites` (the CLI's --suite)."""
+    evals = {a.op.name for a in SUITE_EVAL_ASSETS}
+    return {name: {"config": {"suites": list(suites)}} for name in ops if name in evals}
 
 
 def run_tags() -> dict[str, str]:

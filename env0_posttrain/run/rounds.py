@@ -73,15 +73,18 @@ def reusable_since(ctx: StageContext, arm: str) -> float | None:
     return ctx.reuse_since
 
 
-def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, settings) -> tuple[str, list, Any]:
+def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, settings,
+            round_arm: str | None = None) -> tuple[str, list, Any]:
     """Reuse a finished round that stands for this one (`reusable_since`), else open (or resume) a round, run
-    only the episodes it is missing and close it once every episode is stored."""
+    only the episodes it is missing and close it once every episode is stored. `round_arm` is the name the round
+    is stored under when it differs from the arm that plays (an eval suite's `arm@suite`)."""
     from env0_posttrain.agent import FatalModelError, run_rollouts_sync
 
     planned = {(t.id, k) for t in tasks for k in range(trials)}
     since = reusable_since(ctx, arm)
-    found = None if since is None else ctx.store.finished_round_covering(ctx.run_id, arm, endpoint.model, planned,
-                                                                          since)
+    stored_as = round_arm or arm
+    found = None if since is None else ctx.store.finished_round_covering(ctx.run_id, stored_as, endpoint.model,
+                                                                          planned, since)
     if found is not None:
         round_id, summary_dict = found
         gap = _gap(planned - ctx.store.done_keys(round_id), summary_dict.get("crashed", []))
@@ -92,7 +95,7 @@ def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, set
         ctx.log.info(f"{arm}: finished round {round_id} lacks {len(gap)} episodes that failed on infrastructure; "
                      "reopened to fill them")
         ctx.store.reopen_round(round_id)
-    round_id = ctx.store.open_round(ctx.run_id, arm, endpoint.model, len(planned))
+    round_id = ctx.store.open_round(ctx.run_id, stored_as, endpoint.model, len(planned))
     done = ctx.store.done_keys(round_id)
     ctx.log.info(f"{arm}: round {round_id}, {len(done)} of {len(planned)} episodes already stored")
     try:
