@@ -21,6 +21,9 @@ from env0_posttrain.source_lines import yaml_line
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9._-]+$"
 FAMILIES = ("auth", "calendar", "docs", "drive", "mail", "multi-app")
+Surface = Literal["tools", "shell", "both"]
+SURFACE_DOC = ("what the agent acts through: 'tools' (one function per API method), 'shell' (OpenHands' `terminal` "
+               "and `finish`: commands in the task's sandbox, the services on loopback), or 'both' offered at once")
 
 
 class _Section(BaseModel):
@@ -89,6 +92,7 @@ class TeacherSpec(_Section):
     processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
     max_steps: int | None = Field(default=None, ge=1, description="model calls per teacher episode; None = budget.max_steps")
     min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
+    surface: Surface = Field(default="tools", description="teacher and teacher_eval arms: " + SURFACE_DOC)
 
     @field_validator("model")
     @classmethod
@@ -233,6 +237,7 @@ class EvalSpec(_Section):
     concurrency: int = Field(default=32, ge=1)
     processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
     nightly: bool = False
+    surface: Surface = Field(default="tools", description="base, sft and rl arms: " + SURFACE_DOC)
 
 
 class RLSpec(_Section):
@@ -275,6 +280,15 @@ class Budget(_Section):
     max_tokens: int = Field(default=512, ge=1, description="completion tokens per model call")
 
 
+class ShellSpec(_Section):
+    """Limits of one command on the shell surface (arms whose surface is 'shell' or 'both')."""
+
+    timeout_s: float = Field(default=60.0, gt=0, description="a command's time limit when it sets none")
+    max_timeout_s: float = Field(default=300.0, gt=0, description="the most a command's own `timeout` may ask for")
+    output_cap: int = Field(default=30000, ge=100, description="characters of output the agent sees (OpenHands' cap)")
+    max_processes: int = Field(default=256, ge=8, description="processes the sandbox may hold at once (fork bombs)")
+
+
 class RunSpec(_Section):
     """One post-training run: stored as data/runs/<run_id>.yaml and in DuckDB."""
 
@@ -289,6 +303,23 @@ class RunSpec(_Section):
     hosting: HostingSpec = Field(default_factory=HostingSpec)
     budget: Budget = Field(default_factory=Budget)
     rl: RLSpec | None = Field(default=None, description="None = no RL stage (rl_adapter and rl_eval_trajectories skip)")
+    shell: ShellSpec = Field(default_factory=ShellSpec)
+    compare_across_surfaces: bool = Field(
+        default=False, description="allow teacher.surface != eval.surface: the report then sets arms that acted "
+        "through different surfaces side by side (refused otherwise)")
+
+    @model_validator(mode="after")
+    def _one_surface_unless_asked(self) -> "RunSpec":
+        if self.teacher.surface != self.eval.surface and not self.compare_across_surfaces:
+            raise ValueError(f"teacher.surface is {self.teacher.surface!r} but eval.surface is {self.eval.surface!r}: "
+                             "the report would compare arms that acted through different surfaces; use one surface, "
+                             "or set compare_across_surfaces: true")
+        return self
+
+    def surface_line(self) -> str:
+        """Which surface each arm acted through, as the report and the lineage state it."""
+        t, e = self.teacher.surface, self.eval.surface
+        return f"every arm: {t}" if t == e else f"teacher, teacher_eval: {t}; base, sft, rl: {e} (compared as asked)"
 
     def teacher_limits(self) -> tuple[int, int]:
         """(max steps, max tokens) of the teacher and teacher_eval arms: their own settings, else the budget."""
