@@ -13,7 +13,8 @@ from typing import Any, Iterator
 from pydantic import BaseModel
 
 from env0_posttrain.agent import shell_session
-from env0_posttrain.agent.shell_sandbox import surface_parts
+from env0_posttrain.agent.shell_sandbox import package_parts
+from env0_posttrain.tasks.env0.server import Env0Surface
 from env0_posttrain.tasks.env0.runner import _gws_bin
 from env0_posttrain.tasks.env0.seeding import write_manifest
 from env0_posttrain.workspace.local_server import free_port, uvicorn_in_thread
@@ -47,8 +48,8 @@ RUNNERS: list[HostRunner] = []
 
 @contextmanager
 def host_sandbox(task: Any, ws: Any, limits: Any) -> Iterator[HostRunner]:
-    surface, manifest, pkg = surface_parts(task, ws)
-    with _served(surface) as port:
+    _, manifest, extras = package_parts(task)
+    with _served(Env0Surface(ws, extras)) as port:
         with _host(manifest, f"http://127.0.0.1:{port}") as runner:
             yield runner
 
@@ -78,7 +79,7 @@ def _host(manifest: Any, base: str) -> Iterator[HostRunner]:
     urls = {"GMAIL_URL": f"{base}/gmail", "MOCK_GMAIL_URL": f"{base}/gmail", "SLACK_URL": f"{base}/slack",
             "MOCK_SLACK_URL": f"{base}/slack", "CALENDAR_URL": f"{base}/gcal", "MOCK_GCAL_URL": f"{base}/gcal",
             "DRIVE_URL": f"{base}/gdrive", "MOCK_GDRIVE_URL": f"{base}/gdrive", "DOCS_URL": f"{base}/gdoc",
-            "MOCK_GDOC_URL": f"{base}/gdoc", "AUTH_URL": base}
+            "MOCK_GDOC_URL": f"{base}/gdoc", "WORKSPACE_URL": base}
     with tempfile.TemporaryDirectory() as tmp:
         env = {**urls, "PATH": f"{_gws_bin(Path(tmp))}:{os.environ['PATH']}", "HOME": tmp}
         if manifest is not None:

@@ -131,9 +131,9 @@ def plan_episode(task: Task, skill: float, seed: int, surface: str = "tools") ->
     rng = random.Random(seed)
     shell = surface == "shell"
     if shell:
-        from .shell_oracle import shell_commands
+        from .shell_oracle import terminal_calls
 
-        calls = [(TERMINAL, {"command": c}) for c in shell_commands(task)]
+        calls = [(TERMINAL, args) for args in terminal_calls(task)]
         offered = {TERMINAL, FINISH}
     else:
         calls = [(c.name, c.arguments) for c in task.oracle]

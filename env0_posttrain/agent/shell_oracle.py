@@ -7,7 +7,8 @@ as a `bash -c` command exactly as `bash solve.sh` would run it.
 
 A built-in task: each recorded oracle tool call as the equivalent HTTP request, one command per call: `gws` for
 the Google services (the CLI env0's scripts use) and curl for Slack and the Admin API, at the URLs the sandbox's
-environment names. The workspace behind them answers both with the same handlers, so the end state is the same.
+environment names ($SLACK_URL, $WORKSPACE_URL). The workspace behind them answers both with the same handlers,
+so the end state is the same.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from env0_posttrain.tasks.model import Task
 
 GWS_SERVICES = ("gmail", "calendar", "drive", "docs")
 # the environment variable naming each service's base URL inside the sandbox (env0's names)
-URL_VARS = {"slack": "SLACK_URL", "admin": "AUTH_URL"}
+URL_VARS = {"slack": "SLACK_URL", "admin": "WORKSPACE_URL"}
 
 
 def _json(value: Any) -> str:
@@ -59,14 +60,17 @@ def command_for_call(name: str, arguments: dict[str, Any]) -> str:
     return f"curl -sS -X {spec.http_method} \"{url}\"{data}"
 
 
-def solve_sh_text(task: Task) -> str:
-    from env0_posttrain.tasks.env0.verifier import package_of
-
-    return package_of(task).solve_sh.read_text(encoding="utf-8")
-
-
 def shell_commands(task: Task) -> list[str]:
     """The oracle's terminal commands for `task`, in order."""
+    return [c["command"] for c in terminal_calls(task)]
+
+
+def terminal_calls(task: Task) -> list[dict[str, Any]]:
+    """The oracle's `terminal` arguments: a package's solve.sh asks for the package's own agent time limit (a
+    long script, e.g. one gws call per message of a 3000-message inbox, outlasts a command's default limit)."""
     if task.template_id == "env0":
-        return [solve_sh_text(task)]
-    return [command_for_call(c.name, c.arguments) for c in task.oracle]
+        from env0_posttrain.tasks.env0.verifier import package_of
+
+        pkg = package_of(task)
+        return [{"command": pkg.solve_sh.read_text(encoding="utf-8"), "timeout": pkg.agent_timeout_s}]
+    return [{"command": command_for_call(c.name, c.arguments)} for c in task.oracle]

@@ -8,6 +8,7 @@ confinement did, both in the text the agent reads and as counts in the episode's
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -15,16 +16,20 @@ from typing import Any, Callable
 
 from env0_posttrain.runspec import ShellSpec
 
-# Signs in a command's output that the sandbox refused something; each becomes a note and a count.
+# Signs in a command's output that the sandbox refused something; each becomes a note and a count. (The sandbox's
+# network namespace has only loopback: a connection elsewhere fails at once, with the client's own words.)
 REFUSALS = (
     ("shell_network_refused", ("Network is unreachable", "Could not resolve host", "Name or service not known",
-                               "Temporary failure in name resolution"),
+                               "Temporary failure in name resolution", "unable to resolve host"),
      "Only the sandbox's loopback is reachable: other addresses are refused."),
     ("shell_write_refused", ("Read-only file system",),
      "Writes outside the sandbox's writable folders are refused (read-only file system)."),
     ("shell_process_limit", ("Resource temporarily unavailable", "fork: retry"),
      "The sandbox's process limit refused new processes."),
 )
+
+# curl's "Failed to connect to 10.1.2.3 port 80 ...: Couldn't connect to server" names the address it tried
+ELSEWHERE = re.compile(r"Failed to connect to (?!localhost\b|127\.|::1\b|\[::1\])\S+")
 
 
 @dataclass
@@ -47,7 +52,8 @@ def render(result: Any, timeout: float, cap: int, pids_refused: int = 0) -> Shel
         events["shell_output_cut"] += 1
         notes.append(f"[Output cut at {cap} characters; page it with head, tail or grep.]")
     for kind, signs, note in REFUSALS:
-        hit = any(s in body for s in signs) or (kind == "shell_process_limit" and pids_refused > 0)
+        hit = any(s in body for s in signs) or (kind == "shell_process_limit" and pids_refused > 0) \
+            or (kind == "shell_network_refused" and ELSEWHERE.search(body) is not None)
         if hit:
             events[kind] += 1
             notes.append(f"[{note}]")

@@ -25,7 +25,7 @@ TERMINAL_DESCRIPTION = (
     "* The company's services answer on this machine's loopback: `gws <service> <resource> <method> "
     "--params JSON --json JSON` calls Google Workspace (gmail, calendar, drive, docs); Slack and the other "
     "services are plain HTTP (curl, python). Their base URLs are in the environment ($MOCK_GMAIL_URL, "
-    "$MOCK_SLACK_URL, ...). Nothing beyond loopback is reachable.\n"
+    "$MOCK_SLACK_URL, ...; $WORKSPACE_URL answers every API at its real path). Nothing beyond loopback is reachable.\n"
     "* Each call starts a fresh bash: files you write (e.g. under /tmp) stay, but `cd`, exported variables and "
     "background jobs do not carry over to the next call. Chain steps with `&&` or `;`, or write a script.\n"
     "* A command is stopped when it runs past its time limit (set `timeout` for a longer one, up to the "
