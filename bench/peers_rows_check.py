@@ -64,7 +64,7 @@ def main(root: Path, tokenizer_dir: Path, benchflow_src: Path) -> dict:
     ds.renderer, ds.loss_mask_config, ds.seq_len, ds.multimodal = renderer, LossMaskConfig(), 1 << 20, False
     ds.logger = __import__("logging").getLogger("prime_rl")  # prime-rl logs through loguru, not installed here
     out = {}
-    for surface_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+    for surface_dir in sorted(p for p in root.iterdir() if (p / "results.jsonl").is_file()):
         results, prime_rows = surface_dir / "results.jsonl", surface_dir / "prime-sft.jsonl"
         trl_out = surface_dir / "benchflow-trl.jsonl"
         stats = trl.export_trl_sft_jsonl(results, trl_out, row_mode="exchange")
