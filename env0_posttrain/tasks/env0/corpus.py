@@ -34,9 +34,10 @@ _FAMILY = {"gmail": "mail", "calendar": "calendar", "drive": "drive", "docs": "d
 
 
 def family_of(services: tuple[str, ...]) -> str:
-    """One Google service -> its family (Docs live in Drive, so drive + docs is docs); Slack or several -> multi-app."""
+    """One Google service -> its family (Docs live in Drive, so drive + docs is docs); Slack, Stripe or several ->
+    multi-app."""
     rest = set(services) - {"drive"} if "docs" in services else set(services)
-    return _FAMILY[next(iter(rest))] if len(rest) == 1 and "slack" not in rest else "multi-app"
+    return _FAMILY[next(iter(rest))] if len(rest) == 1 and not rest & {"slack", "stripe"} else "multi-app"
 
 
 def tools_for(services: tuple[str, ...], oracle: list[ToolCall]) -> list[str]:
@@ -55,8 +56,8 @@ def record_oracle(pkg: Env0Package, sha: str, seed: int, now: str) -> list[ToolC
                        tmp, pkg.agent_timeout_s)
     calls = []
     for entry in ws.action_log:
-        if not entry["ok"]:
-            continue  # a probe the API refused changed nothing; the teacher need not repeat it
+        if not entry["ok"] and not (entry["service"] == "stripe" and entry.get("status") == 402):
+            continue  # a probe the API refused changed nothing (a declined card did: its failed charge stays)
         try:
             json.dumps(entry["args"])
         except (TypeError, ValueError):

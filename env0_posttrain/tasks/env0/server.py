@@ -24,12 +24,13 @@ from .doc_compat import DOC_COMPAT, drive_call
 from .shapes import DIFF, STATE
 
 # URL prefix (and env0 service name) -> our service
-PREFIXES = {"gmail": "gmail", "gcal": "calendar", "gdrive": "drive", "gdoc": "docs", "slack": "slack"}
+PREFIXES = {"gmail": "gmail", "gcal": "calendar", "gdrive": "drive", "gdoc": "docs", "slack": "slack",
+            "stripe": "stripe"}
 GWS_SERVICES = {"gmail": "gmail", "calendar": "calendar", "drive": "drive", "docs": "docs"}
 # env0 names its URLs MOCK_*_URL; env-0 packages (BenchFlow 1.3) read GMAIL_URL, CALENDAR_URL, DRIVE_URL, ...
 ENV_NAMES = {"gmail": ("MOCK_GMAIL_URL", "GMAIL_URL"), "gcal": ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL"),
              "gdrive": ("MOCK_GDRIVE_URL", "GDRIVE_URL", "DRIVE_URL"), "gdoc": ("MOCK_GDOC_URL", "GDOC_URL", "DOCS_URL"),
-             "slack": ("MOCK_SLACK_URL", "SLACK_URL")}
+             "slack": ("MOCK_SLACK_URL", "SLACK_URL"), "stripe": ("MOCK_STRIPE_URL", "STRIPE_URL")}
 _BY_METHOD = {(s.service, s.method_id): s for s in TOOLS.values()}
 
 
@@ -71,10 +72,13 @@ class Env0Surface:
         return status, payload
 
     def api(self, prefix: str, method: str, path: str, query: bytes, body: bytes,
-            ctype: str = "application/json") -> tuple[int, bytes]:
+            ctype: str = "application/json", headers: list[tuple[bytes, bytes]] | None = None) -> tuple[int, bytes]:
         if prefix == "gcal" and body.strip():
             body = _local_times(body)
-        scope = {"path": path, "method": method, "query_string": query, "headers": [(b"content-type", ctype.encode())]}
+        # Stripe reads its key and Idempotency-Key from the headers; the Google and Slack paths need the type only
+        sent = [(k, v) for k, v in headers or [] if k != b"content-type"] if prefix == "stripe" else []
+        scope = {"path": path, "method": method, "query_string": query,
+                 "headers": [(b"content-type", ctype.encode()), *sent]}
         status, payload, _ = handle(self.ws, scope, body)
         if self.triggers and path == "/api/chat.postMessage" and status == 200:
             self._fire_triggers(payload)
@@ -83,7 +87,7 @@ class Env0Surface:
         try:
             req_body = json.loads(body) if body.strip() else None
         except ValueError:
-            req_body = {"_raw": body.decode("utf-8", "replace")[:2000]}
+            req_body = _form(body) if prefix == "stripe" else {"_raw": body.decode("utf-8", "replace")[:2000]}
         self.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": method,
                                  "path": path + (("?" + query.decode()) if query else ""),
                                  "user_id": "user1", "request_body": req_body, "response_status": status})
@@ -167,7 +171,8 @@ class Env0Surface:
                 status, payload = self.doc_comments(prefix, scope["method"], rest, body)
             else:
                 ctype = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"content-type"), "")
-                status, payload = self.api(prefix, scope["method"], rest, scope.get("query_string", b""), body, ctype)
+                status, payload = self.api(prefix, scope["method"], rest, scope.get("query_string", b""), body, ctype,
+                                           scope["headers"])
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
         await send({"type": "http.response.body", "body": payload})
@@ -187,11 +192,20 @@ def log_entry(spec: Any, arguments: dict[str, Any], status: int) -> tuple[str, d
     in_query = {k: v for k, v in arguments.items() if k != "body" and k not in spec.path_params}
     if spec.service == "slack":
         method, body, in_query = ("GET", None, arguments) if not spec.writes else ("POST", arguments, {})
+    elif spec.service == "stripe" and spec.http_method == "POST":  # Stripe: a POST's parameters are its form body
+        body, in_query = in_query, {}
     query = urlencode([(k, v if not isinstance(v, bool) else str(v).lower()) for k, v in in_query.items()
                        for v in (v if isinstance(v, list) else [v]) if not isinstance(v, (dict, list))])
     path += ("?" + query) if query else ""
     return prefix, {"timestamp": datetime.now(timezone.utc).isoformat(), "method": method, "path": "/" + path,
                     "user_id": "user1", "request_body": body, "response_status": status}
+
+
+def _form(body: bytes) -> dict[str, Any]:
+    """A form body (Stripe's wire format) as the dict env0's action log records."""
+    from urllib.parse import parse_qsl
+
+    return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
 
 
 def _with_file_content(ws: Workspace, payload: bytes) -> bytes:
