@@ -97,6 +97,16 @@ def test_the_oracle_passes_builtin_tasks_through_terminal_commands(builtin_tasks
     assert sum(len(r.commands) for r in runners) == sum(len(t.oracle) for t in builtin_tasks)
 
 
+def test_both_offers_the_api_tools_and_the_shell_and_the_oracle_keeps_to_the_api(builtin_tasks):
+    task = builtin_tasks[0]
+    both = SHELL.model_copy(update={"surface": "both"})
+    with use_host_sandbox() as runners:
+        ep = asyncio.run(run_episode(task, oracle_endpoint(skill=1.0), both, "teacher", 0, "both"))
+    names = [t["function"]["name"] for t in ep.tools]
+    assert names[-2:] == ["terminal", "finish"] and set(names[:-2]) == set(task.tools)
+    assert ep.passed and ep.surface == "both" and runners == []  # API calls only: no sandbox was started
+
+
 def test_the_oracle_plays_an_env0_packages_solve_sh_as_one_command_and_the_noop_stays_0(env0_tasks):
     eps: list = []
     with use_host_sandbox() as runners:
