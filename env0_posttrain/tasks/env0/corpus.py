@@ -23,9 +23,9 @@ from ..ledger import build_ledger
 from ..model import StateRecipe, Task, ToolCall
 from ..registry import Provenance, TaskSet, _said
 from .package import Env0Error, Env0Package, load_package
-from .runner import package_env, package_sandbox, run_script
-from .server import serve
-from .verifier import TEMPLATE_ID, package_sha256, run_verifier, seeded, use_source, verifier_lock
+from .runner import run_script, sandbox
+from .sandbox import SandboxUnavailable
+from .verifier import TEMPLATE_ID, package_sha256, run_verifier, seeded, use_source
 
 from env0_posttrain.fsutil import atomic_write_text
 
@@ -48,12 +48,13 @@ def tools_for(services: tuple[str, ...], oracle: list[ToolCall]) -> list[str]:
 
 def record_oracle(pkg: Env0Package, sha: str, seed: int, now: str) -> list[ToolCall]:
     """Run solution/solve.sh once against our server; its successful API calls, as tool calls, in order."""
-    ws, manifest, extras = seeded(pkg, sha, seed, now)
-    # solve.sh scripts write fixed /tmp paths too
-    with verifier_lock(), package_sandbox(manifest, "env0-import-") as (tmp, manifest_path, logs):
-        with serve(ws, extras) as (urls, _):
-            run_script("run solution/solve.sh", pkg.solve_sh, package_env(pkg, tmp, urls, manifest_path, logs),
-                       tmp, pkg.agent_timeout_s)
+    start = seeded(pkg, sha, seed, now)
+    ws = start.ws
+    try:
+        with sandbox(pkg, start) as sb:
+            run_script("run solution/solve.sh", sb, pkg.solve_sh, pkg.agent_timeout_s)
+    except SandboxUnavailable as e:
+        raise Env0Error("lay out sandbox", pkg.root, str(e)) from None
     calls = []
     for entry in ws.action_log:
         if not entry["ok"] and not (entry["service"] == "stripe" and entry.get("status") == 402):
