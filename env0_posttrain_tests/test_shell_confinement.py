@@ -126,7 +126,7 @@ def test_the_agent_reads_what_confinement_did_and_the_episode_counts_it(task):
     assert ep.stop_condition == "agent_completed" and ep.final_answer == "gave up" and ep.reward == 0.0
 
 
-def test_the_oracle_passes_in_the_sandbox_and_the_noop_does_not(monkeypatch, tmp_path):
+def test_the_oracle_passes_in_the_real_sandbox(monkeypatch, tmp_path):
     from env0_posttrain.tasks import generate_tasks
     from env0_posttrain.tasks.env0.corpus import import_package
     from env0_posttrain.tasks.env0.verifier import use_source
