@@ -32,21 +32,27 @@ from env0_posttrain.tasks.env0.package import Env0Error  # noqa: E402
 from env0_posttrain.tasks.env0.verifier import use_source  # noqa: E402
 
 
-def import_all(source: Path, cache: Path | None, skip: set[str]) -> tuple[list, dict[str, str]]:
-    tasks, dropped = [], {}
-    for root in corpus.package_dirs(source):
-        if root.name in skip:
-            dropped[root.name] = "skipped (--skip)"
-            continue
+def import_all(source: Path, cache: Path | None, skip: set[str], jobs: int) -> tuple[list, dict[str, str]]:
+    from concurrent.futures import ThreadPoolExecutor
+
+    roots = [r for r in corpus.package_dirs(source) if r.name not in skip]
+    dropped = {name: "skipped (--skip)" for name in sorted(skip)}
+
+    def one(root: Path):
         try:
-            task = corpus._cached_import(root, source, corpus.COMPANY_SEED, cache)
+            return corpus._cached_import(root, source, corpus.COMPANY_SEED, cache)
         except Env0Error as e:
-            dropped[root.name] = str(e).splitlines()[0][:160]
-            continue
-        if (task.oracle_reward or 0) < 1.0 or task.noop_pass:
-            dropped[root.name] = f"import check: oracle {task.oracle_reward}, no-op {task.noop_reward}"
-            continue
-        tasks.append(task)
+            return str(e).splitlines()[0][:160]
+
+    tasks = []
+    with ThreadPoolExecutor(jobs) as pool:
+        for root, task in zip(roots, pool.map(one, roots)):
+            if isinstance(task, str):
+                dropped[root.name] = task
+            elif (task.oracle_reward or 0) < 1.0 or task.noop_pass:
+                dropped[root.name] = f"import check: oracle {task.oracle_reward}, no-op {task.noop_reward}"
+            else:
+                tasks.append(task)
     return tasks, dropped
 
 
@@ -106,7 +112,7 @@ def main() -> int:
         os.environ["ENV0_ROOT"] = str(args.env0_root)
     source = use_source(args.packages)
     t0 = time.perf_counter()
-    tasks, dropped = import_all(source, args.cache, set(args.skip))
+    tasks, dropped = import_all(source, args.cache, set(args.skip), args.concurrency)
     print(f"imported {len(tasks)} of {len(tasks) + len(dropped)} packages in {time.perf_counter() - t0:.0f} s")
     for name, why in dropped.items():
         print(f"  dropped {name}: {why}")

@@ -64,6 +64,8 @@ def test_a_command_past_its_time_limit_is_stopped_with_everything_it_started(ses
     assert out.events == {"shell_timeout": 1} and "never" not in out.text
     assert "stopped after 1 s, its time limit" in out.text
     assert "sleep" not in _procs(session)
+    session.run("true", 10)  # the killed command's processes are reaped, not left as zombies holding pids
+    assert not [s for s in session.run("ps -eo stat=", 10).text.splitlines()[:-1] if s.strip().startswith("Z")]
 
 
 def test_a_background_job_does_not_outlive_its_command(session):

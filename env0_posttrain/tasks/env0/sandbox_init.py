@@ -130,6 +130,24 @@ async def _read_capped(stream: asyncio.StreamReader, cap: int, out: list) -> Non
     out[:] = [bytes(kept), truncated]
 
 
+RUNNING: set[int] = set()  # the commands asyncio is waiting for
+
+
+def reap_orphans() -> None:
+    """pid 1's duty: reap the zombies commands left behind (a killed command's children are reparented here, and
+    asyncio waits only for the commands themselves); each would hold a pid until the sandbox ends."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in RUNNING:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
+            if state == "Z" and ppid == "1":
+                os.waitpid(int(entry), os.WNOHANG)
+        except (OSError, ValueError):
+            pass
+
+
 async def run_one(req: dict) -> dict:
     out, err = [b"", False], [b"", False]
     try:
@@ -139,6 +157,7 @@ async def run_one(req: dict) -> dict:
     except OSError as e:
         return {"id": req["id"], "returncode": 127, "stdout": "", "stderr": f"{req['argv'][0]}: {e.strerror}\n",
                 "timed_out": False, "truncated": False}
+    RUNNING.add(proc.pid)
     readers = [asyncio.ensure_future(_read_capped(proc.stdout, req["cap"], out)),
                asyncio.ensure_future(_read_capped(proc.stderr, req["cap"], err))]
     timed_out = False
@@ -155,6 +174,8 @@ async def run_one(req: dict) -> dict:
     await asyncio.wait(readers, timeout=0.2)
     for r in readers:
         r.cancel()
+    RUNNING.discard(proc.pid)
+    reap_orphans()
     return {"id": req["id"], "returncode": proc.returncode, "timed_out": timed_out,
             "stdout": base64.b64encode(out[0]).decode(), "stderr": base64.b64encode(err[0]).decode(),
             "truncated": bool(out[1] or err[1]), "b64": True}
