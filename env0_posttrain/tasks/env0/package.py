@@ -21,7 +21,7 @@ from .meta import MetaError, PackageMeta, parse_meta
 # env0 service names (task.toml, Dockerfile seeds, test.sh URLs) -> our workspace services
 SERVICE_MAP = {"mock-gmail": "gmail", "gmail": "gmail", "mock-gcal": "calendar", "gcal": "calendar",
                "mock-gdrive": "drive", "gdrive": "drive", "mock-gdoc": "docs", "gdoc": "docs",
-               "mock-slack": "slack", "slack": "slack"}
+               "mock-slack": "slack", "slack": "slack", "auth": "auth", "mock-auth": "auth"}
 # which needles attributes feed which service (used when the package does not list its services)
 _HINTS = {"gmail": ("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), "calendar": ("NEEDLE_EVENTS", "GCAL_FILL_CONFIG"),
           "slack": ("SEED_CHANNELS", "SEED_MESSAGES", "SEED_USERS"), "drive": ("NORMAL_FILES",)}
@@ -106,7 +106,7 @@ def _services(root: Path, meta: PackageMeta) -> list[str]:
     if unknown:
         raise Env0Error("read services", docker if docker.is_file() else root / "task.toml",
                         f"needs services this runtime does not serve: {', '.join(sorted(set(unknown)))} "
-                        f"(served: gmail, gcal, gdrive, gdoc, slack)")
+                        f"(served: auth, gmail, gcal, gdrive, gdoc, slack)")
     return list(dict.fromkeys(out))
 
 

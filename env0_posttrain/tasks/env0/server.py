@@ -20,16 +20,17 @@ from ...workspace.api_routes import handle
 from ...workspace.http_app import create_app
 from ...workspace.local_server import free_port, uvicorn_in_thread
 from ...workspace.tools import TOOLS
+from .auth_surface import AUTH_READS, answer_auth, guard
 from .doc_compat import DOC_COMPAT, drive_call
 from .shapes import DIFF, STATE
 
 # URL prefix (and env0 service name) -> our service
-PREFIXES = {"gmail": "gmail", "gcal": "calendar", "gdrive": "drive", "gdoc": "docs", "slack": "slack"}
+PREFIXES = {"gmail": "gmail", "gcal": "calendar", "gdrive": "drive", "gdoc": "docs", "slack": "slack", "auth": "auth"}
 GWS_SERVICES = {"gmail": "gmail", "calendar": "calendar", "drive": "drive", "docs": "docs"}
 # env0 names its URLs MOCK_*_URL; env-0 packages (BenchFlow 1.3) read GMAIL_URL, CALENDAR_URL, DRIVE_URL, ...
 ENV_NAMES = {"gmail": ("MOCK_GMAIL_URL", "GMAIL_URL"), "gcal": ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL"),
              "gdrive": ("MOCK_GDRIVE_URL", "GDRIVE_URL", "DRIVE_URL"), "gdoc": ("MOCK_GDOC_URL", "GDOC_URL", "DOCS_URL"),
-             "slack": ("MOCK_SLACK_URL", "SLACK_URL")}
+             "slack": ("MOCK_SLACK_URL", "SLACK_URL"), "auth": ("MOCK_AUTH_URL", "AUTH_URL")}
 _BY_METHOD = {(s.service, s.method_id): s for s in TOOLS.values()}
 
 
@@ -43,6 +44,7 @@ class Env0Surface:
         self.inner = create_app(lambda: ws)
         self.initial = {svc: self.state(svc) for svc in set(PREFIXES.values())}
         self.log: dict[str, list[dict[str, Any]]] = {p: [] for p in PREFIXES}
+        self.ws_prefixes = PREFIXES
 
     def state(self, svc: str) -> dict[str, Any]:
         return STATE[svc](self.ws)
@@ -152,8 +154,13 @@ class Env0Surface:
             if not msg.get("more_body"):
                 break
         svc = PREFIXES[prefix]
+        headers = [(b"content-type", b"application/json")]
         with self.ws.lock:
-            if rest in ("/health", "/_admin/health"):
+            if svc == "auth" and rest not in AUTH_READS:
+                status, headers, payload = answer_auth(self, scope, rest, body)
+            elif (denied := guard(self, prefix, scope, rest)) is not None:
+                status, headers, payload = denied
+            elif rest in ("/health", "/_admin/health"):
                 status, payload = 200, b'{"status":"ok"}'
             elif rest == "/_admin/state":
                 status, payload = 200, json.dumps(self.state(svc)).encode()
@@ -169,7 +176,7 @@ class Env0Surface:
                 ctype = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"content-type"), "")
                 status, payload = self.api(prefix, scope["method"], rest, scope.get("query_string", b""), body, ctype)
         await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+                    "headers": [*headers, (b"content-length", str(len(payload)).encode())]})
         await send({"type": "http.response.body", "body": payload})
 
 
@@ -235,5 +242,7 @@ def serve(ws: Workspace, extras: dict[str, Any] | None = None) -> Iterator[tuple
     surface = Env0Surface(ws, extras)
     port = free_port()
     env = {name: f"http://127.0.0.1:{port}/{prefix}" for prefix, names in ENV_NAMES.items() for name in names}
+    ws.auth.issuer = env["AUTH_URL"]
+    ws.auth.clock = lambda: datetime.now(timezone.utc)  # live: tokens expire in wall-clock time, as the scripts sleep
     with uvicorn_in_thread(surface, port, "env0 surface", lifespan="off"):
         yield env, surface

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from ...workspace.environment import Workspace
 from .shapes_google import comment_replies, gmail_settings
+from .shapes_auth import auth_diff, auth_state
 
 FOLDER = "application/vnd.google-apps.folder"
 
@@ -164,8 +165,12 @@ def calendar_state(ws: Workspace) -> dict[str, Any]:
              "timeZone": c.timeZone, "accessRole": "owner" if c.owner == me else (c.meRole or "freeBusyReader"),
              "primary": c.id == me} for c in ws.calendar.db.calendars.values()
             if c.owner == me or c.meRole]
+    owned = {c.id for c in ws.calendar.db.calendars.values() if c.owner == me}
+    acls = [{"id": f"{r.calendarId}:{r.id}", "calendarId": "primary" if r.calendarId == me else r.calendarId,
+             "scopeType": r.scopeType, "scopeValue": r.scopeValue, "role": r.role}
+            for _, r in sorted(ws.calendar.db.acl.items()) if r.calendarId in owned]
     user = {"user": {"id": "user1", "email": me, "displayName": ws.me.name, "timezone": "UTC", "historyId": 1},
-            "calendars": cals, "acls": [], "events": events}
+            "calendars": cals, "acls": acls, "events": events}
     return {"users": {"user1": user}, "timestamp": _now(ws)}
 
 
@@ -174,7 +179,8 @@ def _now(ws: Workspace) -> str:
 
 
 STATE: dict[str, Callable[[Workspace], dict[str, Any]]] = {
-    "gmail": gmail_state, "drive": drive_state, "docs": docs_state, "slack": slack_state, "calendar": calendar_state}
+    "gmail": gmail_state, "drive": drive_state, "docs": docs_state, "slack": slack_state, "calendar": calendar_state,
+    "auth": auth_state}
 
 
 # -- diff ---------------------------------------------------------------------------------------
@@ -286,4 +292,5 @@ def calendar_diff(old: dict, cur: dict) -> dict:
 
 
 DIFF: dict[str, Callable[[dict, dict], dict]] = {
-    "gmail": gmail_diff, "drive": drive_diff, "docs": docs_diff, "slack": slack_diff, "calendar": calendar_diff}
+    "gmail": gmail_diff, "drive": drive_diff, "docs": docs_diff, "slack": slack_diff, "calendar": calendar_diff,
+    "auth": auth_diff}
