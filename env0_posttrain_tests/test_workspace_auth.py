@@ -297,6 +297,11 @@ def test_an_env0_auth_package_runs_oracle_one_and_noop_zero(tmp_path: Path):
     """))
     assert run_package(pkg, oracle=True).reward == 1.0
     assert run_package(pkg).reward == 0.0
+    calls = tmp_path / "calls.json"  # the same through the agent's tools
+    calls.write_text(json.dumps([{"name": "auth_admin_clients", "arguments": {"user_id": "user1"}}] + [
+        {"name": "auth_admin_revokeScope", "arguments": {"user_id": "user1", "client_id": "demo", "scope": s}}
+        for s in ("gmail.full", "drive.full")]))
+    assert run_package(pkg, calls=calls).reward == 1.0
     json.dumps(TOOLS["auth_token"].parameters)  # the agent-facing schema builds
 
 
@@ -308,3 +313,29 @@ def test_env0_base_seed_has_the_stripe_agent_service_client():
     assert res.ok and res.body["scope"] == "stripe.payment_intents.write stripe.payment_methods.read"
     assert "refresh_token" not in res.body  # no user, no refresh token
     assert jwt.decode(res.body["access_token"], options={"verify_signature": False})["sub"] == "stripe-agent"
+
+
+def test_a_second_accounts_token_acts_in_its_own_mailbox_and_naming_another_is_impersonation():
+    ws = _env0_ws()
+    ws.auth.add_user(id="user_101", email="me.personal@gmail.local", display_name="Personal", password=None)
+    ws.auth.add_client(client_id="personal", client_type="public", redirect_uris=[CB], allowed_scopes=["gmail.send"])
+    ws.auth.add_consent(user_id="user_101", client_id="personal", scopes=["gmail.send"])
+    ws.auth.db.extra_mailboxes = ("user_101",)
+    raw = base64.urlsafe_b64encode(b"To: legal@partner.com\r\nSubject: terms\r\n\r\nfee 10").decode()
+    with serve(ws, {"auth_enabled": True}) as (env, surface):  # tokens issued under the live clock serve() sets
+        gmail = env["GMAIL_URL"]
+        work = ws.call("auth_admin_issueToken", {"client_id": "mail", "user_id": "user1", "scopes": ["gmail.readonly"]}).body
+        mine = ws.call("auth_admin_issueToken", {"client_id": "personal", "user_id": "user_101",
+                                                 "scopes": ["gmail.send"]}).body
+        with httpx.Client() as h:
+            sent = h.post(f"{gmail}/gmail/v1/users/me/messages/send", json={"raw": raw},
+                          headers={"Authorization": f"Bearer {mine['access_token']}"})
+            assert sent.status_code == 200, sent.text
+            peek = h.get(f"{gmail}/gmail/v1/users/user_101/messages",
+                         headers={"Authorization": f"Bearer {work['access_token']}"})
+            assert peek.status_code == 403
+            state = h.get(f"{gmail}/_admin/state").json()["users"]
+    assert [m["to"] for m in state["user_101"]["messages"] if m["isSent"]] == ["legal@partner.com"]
+    assert not any(m["subject"] == "terms" for m in state["user1"]["messages"])
+    assert ws.me.email != "me.personal@gmail.local"  # the acting user is back
+    assert ws.call("auth_admin_metrics", {}).body["impersonation"]["attempts"] == 1

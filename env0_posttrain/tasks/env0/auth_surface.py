@@ -8,8 +8,9 @@ The gate guards HTTP only: an agent's tool calls come through the tool channel, 
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Iterator
 
 from ...workspace import auth_http
 from ...workspace.api_routes import api_routes, resolve, targets
@@ -48,8 +49,9 @@ def answer_auth(surface: Any, scope: dict[str, Any], rest: str, body: bytes) -> 
     return status, [(k.encode(), v.encode()) for k, v in hdrs], payload
 
 
-def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str) -> Raw | None:
-    """Google's 401 / 403 for a guarded API request without a good Bearer token; None lets the request through."""
+def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: bytes = b"") -> Raw | None:
+    """Google's 401 / 403 for a guarded API request without a good Bearer token, or the answer of a request made
+    with another account's token (run as that account); None lets the request through."""
     svc = surface.ws_prefixes.get(prefix)
     if not surface.extras.get("auth_enabled") or svc not in GUARDED or rest.startswith("/_") or rest == "/health":
         return None
@@ -59,10 +61,29 @@ def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str) -> Raw | 
     spec = targets()[route.name].spec
     if spec is None:
         return None
+    headers = _headers(scope)
     try:
-        check(surface.ws, spec, _headers(scope).get("authorization"), params)
+        other = check(surface.ws, spec, headers.get("authorization"), params)
     except ApiError as e:
         _log(surface, prefix, scope["method"], rest, scope.get("query_string", b""), b"", e.status)
         extra = [(k.lower().encode(), v.encode()) for k, v in getattr(e, "headers", {}).items()]
         return e.status, [(b"content-type", b"application/json"), *extra], json.dumps(e.body).encode()
-    return None
+    if other is None:
+        return None
+    with acting_as(surface.ws, other):  # a second account's token: the call runs in that account's mailbox
+        status, payload = surface.api(prefix, scope["method"], rest, scope.get("query_string", b""), body,
+                                      headers.get("content-type", ""))
+    return status, [(b"content-type", b"application/json")], payload
+
+
+@contextmanager
+def acting_as(ws: Any, user_id: str) -> Iterator[None]:
+    """The workspace's acting user becomes the auth user `user_id` (their email and name) for one call."""
+    user = ws.auth.db.users[user_id]
+    saved = ws.company
+    me = saved.me.model_copy(update={"email": user.email, "name": user.display_name, "user_id": user.id})
+    ws.company = saved.model_copy(update={"me": me})
+    try:
+        yield
+    finally:
+        ws.company = saved

@@ -5,7 +5,9 @@ what it plants and planted the same way:
 - seed_sessions.py (auth): one live token per SESSION_TOKENS entry: auth_seeding.py does it from the needles.
 - seed_gcal_extra.py (gcal): one extra calendar owned by the user, named by the hook's CAL_ID / CAL_SUMMARY /
   CAL_DESCRIPTION constants.
-- seed_personal_account.py (gmail): a second mailbox from env0's gmail generator: not served (one mailbox).
+- seed_personal_account.py (gmail): a second mailbox, env0's generator's personal account `user_101` (an
+  AUTH_USERS entry): planted empty (the generator's messages for it are not in the checkout); that user's tokens
+  then act in it.
 """
 
 from __future__ import annotations
@@ -17,9 +19,8 @@ from pathlib import Path
 from ...workspace.environment import Workspace
 from .package import Env0Error
 
-HANDLED = {"seed_sessions.py", "seed_gcal_extra.py"}
-UNSERVED = {"seed_personal_account.py": "it seeds a second Gmail mailbox (env0's gmail generator's personal "
-                                        "account user_101); our Gmail holds one mailbox"}
+HANDLED = {"seed_sessions.py", "seed_gcal_extra.py", "seed_personal_account.py"}
+PERSONAL_ACCOUNT_ID = "user_101"  # env_0_gmail.seed.generator.PERSONAL_ACCOUNT_ID, as the hook's docstring names it
 
 
 def hooks(root: Path) -> list[Path]:
@@ -43,6 +44,10 @@ def run_hooks(ws: Workspace, root: Path) -> None:
             if "CAL_ID" in c and c["CAL_ID"] not in ws.calendar.db.calendars:
                 ws.calendar.add_calendar(summary=c.get("CAL_SUMMARY", c["CAL_ID"]), description=c.get("CAL_DESCRIPTION"),
                                          calendar_id=c["CAL_ID"], time_zone="America/Los_Angeles")
+        elif hook.name == "seed_personal_account.py":
+            if PERSONAL_ACCOUNT_ID not in ws.auth.db.users:
+                raise Env0Error("seed hooks", hook, f"the personal account {PERSONAL_ACCOUNT_ID} is not an AUTH_USERS entry")
+            ws.auth.db.extra_mailboxes = (*ws.auth.db.extra_mailboxes, PERSONAL_ACCOUNT_ID)
         elif hook.name not in HANDLED:
-            why = UNSERVED.get(hook.name, "an env0 seed hook this runtime does not know (it writes env0's SQLite models)")
-            raise Env0Error("seed hooks", hook, why)
+            raise Env0Error("seed hooks", hook, "an env0 seed hook this runtime does not know (it writes env0's "
+                            "SQLite models)")

@@ -158,7 +158,7 @@ class Env0Surface:
         with self.ws.lock:
             if svc == "auth" and rest not in AUTH_READS:
                 status, headers, payload = answer_auth(self, scope, rest, body)
-            elif (denied := guard(self, prefix, scope, rest)) is not None:
+            elif (denied := guard(self, prefix, scope, rest, body)) is not None:
                 status, headers, payload = denied
             elif rest in ("/health", "/_admin/health"):
                 status, payload = 200, b'{"status":"ok"}'

@@ -28,7 +28,14 @@ def _iso(rfc: str | None) -> str | None:
 
 # -- state --------------------------------------------------------------------------------------
 def gmail_state(ws: Workspace) -> dict[str, Any]:
-    me = ws.me.email
+    users = {"user1": _mailbox(ws, ws.me.email, "user1", ws.me.name, gmail_settings(ws))}
+    for uid in ws.auth.db.extra_mailboxes:  # another account with a mailbox here (auth's personal-account packages)
+        u = ws.auth.db.users[uid]
+        users[uid] = _mailbox(ws, u.email, uid, u.display_name, {})
+    return {"users": users, "timestamp": _now(ws)}
+
+
+def _mailbox(ws: Workspace, me: str, uid: str, name: str, settings: dict[str, Any]) -> dict[str, Any]:
     msgs = []
     for m in ws.gmail.db.messages.values():
         if m.userId != me:
@@ -45,13 +52,12 @@ def gmail_state(ws: Workspace) -> dict[str, Any]:
     labels = [{"id": x, "name": x, "type": "system"} for x in ("INBOX", "SENT", "DRAFT", "SPAM", "TRASH", "UNREAD",
                                                                "STARRED", "IMPORTANT")]
     labels += [{"id": l.id, "name": l.name, "type": l.type} for l in ws.gmail.db.labels.values() if l.userId == me]
-    user = {"user": {"id": "user1", "email": me, "displayName": ws.me.name, "historyId": ws.gmail.db.history},
+    return {"user": {"id": uid, "email": me, "displayName": name, "historyId": ws.gmail.db.history},
             "messages": msgs, "threads": [{"id": t, "snippet": s, "historyId": 1} for t, s in threads.items()],
             "labels": labels, "drafts": [{"id": d.id, "messageId": d.messageId} for d in ws.gmail.db.drafts.values()
                                          if d.userId == me],
             "contacts": [{"id": p.user_id, "name": p.name, "email": p.email} for p in ws.directory],
-            **gmail_settings(ws)}
-    return {"users": {"user1": user}, "timestamp": _now(ws)}
+            **settings}
 
 
 def drive_state(ws: Workspace) -> dict[str, Any]:

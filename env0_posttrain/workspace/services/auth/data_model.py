@@ -97,6 +97,7 @@ class AuditEvent(Row):
 
 class AuthDB(DB):
     mailbox_owner: str = ""  # the auth user id whose mail the guarded APIs hold ("": the workspace owner's email)
+    extra_mailboxes: tuple[str, ...] = ()  # other auth users with a mailbox here: their tokens act as them
     users: dict[str, User] = table()
     clients: dict[str, Client] = table()
     consents: dict[str, Consent] = table()

@@ -68,10 +68,11 @@ def _forbidden(message: str, reason: str, headers: dict[str, str] | None = None)
 
 
 def check(ws: "Workspace", spec: "ToolSpec", authorization: str | None, args: dict[str, Any],
-          need: set[str] | None = None, mailbox: bool = True) -> None:
+          need: set[str] | None = None, mailbox: bool = True) -> str | None:
     """Raise Google's error unless `authorization` ("Bearer <jwt>") may call `spec`; audit either way. `need`: the
     scopes any one of which suffices (default: Gmail's list for the method); `mailbox`: the token must belong to
-    the mailbox's owner. Caller holds the workspace lock."""
+    the mailbox's owner or to one of the extra mailboxes' users, whose id is returned (the call then acts as that
+account; None: the owner). Caller holds the workspace lock."""
     auth = ws.auth
     token = (authorization or "").strip()
     if not token.lower().startswith("bearer ") or not token[7:].strip():
@@ -96,22 +97,26 @@ def check(ws: "Workspace", spec: "ToolSpec", authorization: str | None, args: di
         auth.log_event("revoked_token_use", client_id=claims.get("client_id"), user_id=claims.get("sub"),
                        details={"route": route(spec), "jti": claims.get("jti")})
         raise bad
-    if mailbox:
-        _same_account(ws, spec, row, args)
+    acting = _same_account(ws, spec, row, args) if mailbox else None
     _scopes(auth, spec, row, need if need is not None else required_scopes(spec))
+    return acting
 
 
-def _same_account(ws: "Workspace", spec: "ToolSpec", row: Any, args: dict[str, Any]) -> None:
+def _same_account(ws: "Workspace", spec: "ToolSpec", row: Any, args: dict[str, Any]) -> str | None:
     auth = ws.auth
     owner = _owner(ws)
-    names = {"me", ws.me.email.lower(), ws.me.user_id, owner.id, owner.email.lower()}
+    other = auth.db.users.get(row.user_id or "") if row.user_id in auth.db.extra_mailboxes else None
+    if other is not None:
+        owner = other
+    names = {"me", owner.id, owner.email.lower()} | (set() if other else {ws.me.email.lower(), ws.me.user_id})
     asked = str(args.get("userId", "me"))
     if asked.lower() not in names:  # another account's mailbox, named outright
         auth.log_event("impersonation_attempt", client_id=row.client_id, user_id=row.user_id, scope=row.scope,
                        details={"route": route(spec), "target": asked})
         raise _forbidden(f"Delegation denied for {asked}", "forbidden")
-    if row.user_id != owner.id:  # a token of another account: this workspace holds one mailbox only
+    if row.user_id != owner.id:  # a token of an account without a mailbox here
         raise _forbidden(f"Delegation denied for {owner.email}", "forbidden")
+    return other.id if other else None
 
 
 def _scopes(auth: Any, spec: "ToolSpec", row: Any, need: set[str]) -> None:

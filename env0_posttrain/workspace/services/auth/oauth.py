@@ -54,7 +54,8 @@ class OAuthFlows:
          "login_hint, answers a redirect to redirect_uri with ?code=; otherwise the consent (or login) screen.",
          writes=True, params={"client_id": "", "redirect_uri": "", "response_type": "code", "scope": "space-separated",
                               "state": "", "login_hint": "user id or email", "code_challenge": "PKCE (S256)",
-                              "code_challenge_method": "S256 or plain"})
+                              "code_challenge_method": "S256 or plain",
+                              "session": "a web/login session (HTTP: the env_0_auth_session cookie)"})
     def authorize(self, client_id: str, redirect_uri: str | None = None, response_type: str = "code",
                   scope: str = "", state: str | None = None, login_hint: str | None = None,
                   code_challenge: str | None = None, code_challenge_method: str | None = None,
