@@ -7,6 +7,7 @@ import base64
 import hashlib
 import json
 import textwrap
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -18,7 +19,7 @@ from fastapi.testclient import TestClient
 
 from env0_posttrain.tasks.env0.auth_seeding import seed_auth
 from env0_posttrain.tasks.env0.runner import run_package
-from env0_posttrain.tasks.env0.server import serve
+from env0_posttrain.tasks.env0.server import Env0Surface, serve_services
 from env0_posttrain.workspace.auth_http import ROUTES
 from env0_posttrain.workspace.environment import Workspace
 from env0_posttrain.workspace.http_app import create_app
@@ -28,6 +29,14 @@ from env0_posttrain.workspace.tools import TOOLS
 CB = "http://localhost:8765/callback"
 VERIFIER = "v" * 43 + "-verifier"
 CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(VERIFIER.encode()).digest()).rstrip(b"=").decode()
+
+
+@contextmanager
+def serve(ws: Workspace, extras: dict):
+    """The env0 surface on loopback ports: (URL variables, surface)."""
+    surface = Env0Surface(ws, extras)
+    with serve_services(surface) as base:
+        yield {"AUTH_URL": base["auth"], "GMAIL_URL": base["gmail"]}, surface
 
 
 def _ws() -> Workspace:

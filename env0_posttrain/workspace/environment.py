@@ -1,4 +1,5 @@
-"""The Workspace: seven services (the six apps and the OAuth server they sit behind) over one frozen clock, one seed and one people directory.
+"""The Workspace: the services (six apps, Stripe and the OAuth server they sit behind) over one frozen clock, one seed
+and one people directory.
 
 Every agent or HTTP call goes through `Workspace.call` under one lock, so concurrent clients are
 serialised (no lost update) and a failed write is rolled back from a copy-on-write savepoint.
@@ -23,8 +24,9 @@ from .services.docs import Docs
 from .services.drive import Drive
 from .services.gmail import Gmail
 from .services.slack import Slack
+from .services.stripe import Stripe
 
-SERVICES: tuple[type[Service], ...] = (Gmail, Calendar, Drive, Docs, Slack, Admin, Auth)
+SERVICES: tuple[type[Service], ...] = (Gmail, Calendar, Drive, Docs, Slack, Admin, Stripe, Auth)
 SERVICE_NAMES = tuple(s.name for s in SERVICES)
 for _cls in SERVICES:
     register(_cls)
@@ -43,6 +45,7 @@ class Workspace:
     docs: Docs
     slack: Slack
     admin: Admin
+    stripe: Stripe
     auth: Auth
 
     def __init__(self, seed: int = 0, now: datetime | None = None, dbs: dict[str, DB] | None = None):

@@ -16,6 +16,7 @@ from ...workspace import auth_http
 from ...workspace.api_routes import api_routes, resolve, targets
 from ...workspace.errors import ApiError
 from ...workspace.services.auth.gate import GUARDED, check
+from .services import PREFIXES
 
 # answered by the surface itself (env0's verifier reads); everything else under /auth goes to auth_http
 AUTH_READS = ("/health", "/_admin/health", "/_admin/state", "/_admin/diff", "/_admin/action_log")
@@ -41,7 +42,8 @@ def answer_auth(surface: Any, scope: dict[str, Any], rest: str, body: bytes) -> 
     """One auth request through auth_http (caller holds the workspace lock)."""
     headers = _headers(scope)
     query = scope.get("query_string", b"")
-    base = surface.ws.auth.issuer
+    host = headers.get("host")
+    base = f"http://{host}" if host else surface.ws.auth.issuer  # the issuer is where the client reached us
     status, hdrs, payload = auth_http.answer(lambda n, a: surface.ws.call(n, a, source="env0"), scope["method"], rest,
                                              query, body, headers, base)
     if rest not in _UNLOGGED:
@@ -52,7 +54,7 @@ def answer_auth(surface: Any, scope: dict[str, Any], rest: str, body: bytes) -> 
 def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: bytes = b"") -> Raw | None:
     """Google's 401 / 403 for a guarded API request without a good Bearer token, or the answer of a request made
     with another account's token (run as that account); None lets the request through."""
-    svc = surface.ws_prefixes.get(prefix)
+    svc = PREFIXES.get(prefix)
     if not surface.extras.get("auth_enabled") or svc not in GUARDED or rest.startswith("/_") or rest == "/health":
         return None
     route, params, _ = resolve(api_routes(), {"type": "http", "path": rest, "method": scope["method"], "root_path": ""})
