@@ -11,8 +11,10 @@ cached by (package hash, seed, code version) so a re-materialized task set is th
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from ...workspace.tools import TOOLS
 from ..generator import COMPANY_SEED, code_version
 from ..ledger import build_ledger
 from ..model import StateRecipe, Task, ToolCall
-from ..registry import Provenance, TaskSet, _said
+from ..taskset import Provenance, TaskSet, said as _said
 from .package import Env0Error, Env0Package, load_package
 from .runner import run_script, sandbox
 from .sandbox import SandboxUnavailable
@@ -130,30 +132,39 @@ def source_task_set(selection: TaskSelection, *, company_seed: int = COMPANY_SEE
     dropped: dict[str, str] = {}
     digests: set[str] = set()
     said: set[str] = set()
-    for root in order:
-        if len(kept) >= need:
-            break
-        rel = root.relative_to(source).as_posix()
+    jobs = max(1, os.cpu_count() or 1)  # each import runs in its own sandbox: a window of them at once
+
+    def attempt(root: Path) -> Task | str:
         try:
             family = family_of(load_package(root).services)
             if family not in selection.families:
-                dropped[rel] = f"family {family} is not in tasks.families"
-                continue
-            task = _cached_import(root, source, company_seed, cache_dir)
+                return f"family {family} is not in tasks.families"
+            return _cached_import(root, source, company_seed, cache_dir)
         except Env0Error as e:
-            dropped[rel] = str(e)
-            continue
-        drawn.append(task)
-        if (task.oracle_reward or 0.0) < 1.0:
-            dropped[task.id] = f"the replayed oracle scores {task.oracle_reward} under the package's verifier"
-        elif task.noop_pass and not include_noop_pass:
-            dropped[task.id] = "doing nothing passes"
-        elif task.content_digest() in digests or _said(task) in said:
-            dropped[task.id] = "same content or instruction as a task already taken"
-        else:
-            kept.append(task)
-            digests.add(task.content_digest())
-            said.add(_said(task))
+            return str(e)
+
+    # taken in the seeded order, so the set is the one a sequential import gives (a window may import a few more,
+    # which land in the cache only)
+    with ThreadPoolExecutor(jobs, thread_name_prefix="env0-import") as pool:
+        windows = (order[i:i + jobs] for i in range(0, len(order), jobs))
+        outcomes = ((root, got) for w in windows if len(kept) < need for root, got in zip(w, pool.map(attempt, w)))
+        for root, task in outcomes:
+            if len(kept) >= need:
+                break
+            if isinstance(task, str):
+                dropped[root.relative_to(source).as_posix()] = task
+                continue
+            drawn.append(task)
+            if (task.oracle_reward or 0.0) < 1.0:
+                dropped[task.id] = f"the replayed oracle scores {task.oracle_reward} under the package's verifier"
+            elif task.noop_pass and not include_noop_pass:
+                dropped[task.id] = "doing nothing passes"
+            elif task.content_digest() in digests or _said(task) in said:
+                dropped[task.id] = "same content or instruction as a task already taken"
+            else:
+                kept.append(task)
+                digests.add(task.content_digest())
+                said.add(_said(task))
     if len(kept) < need:
         why = "; ".join(f"{k}: {v}" for k, v in list(dropped.items())[:5])
         raise ValueError(f"tasks.source {source}: asked for {need} tasks (n_train + n_eval) but {len(order)} packages "
