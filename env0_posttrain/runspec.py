@@ -21,9 +21,8 @@ from env0_posttrain.source_lines import yaml_line
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9._-]+$"
 FAMILIES = ("auth", "calendar", "docs", "drive", "mail", "multi-app")
-Surface = Literal["tools", "shell", "both"]
-SURFACE_DOC = ("what the agent acts through: 'tools' (one function per API method), 'shell' (OpenHands' `terminal` "
-               "and `finish`: commands in the task's sandbox, the services on loopback), or 'both' offered at once")
+Surface = Literal["tools", "shell", "both"]  # what the agent acts through (docs/SHELL.md)
+SURFACE_DOC = "what the agent acts through: 'tools' (a function per API method), 'shell' (terminal + finish), 'both'"
 
 
 class _Section(BaseModel):
@@ -36,7 +35,7 @@ class TaskSelection(_Section):
     families: list[str] = Field(default_factory=lambda: list(FAMILIES))
     templates: list[str] | None = Field(default=None, description="template ids; None = all templates of the families")
     n_train: int = Field(default=300, ge=1)
-    n_eval: int = Field(default=60, ge=1)
+    n_eval: int = Field(default=60, ge=0, description="the random eval split; 0 only when the spec names suites")
     n_heldout: int = Field(default=0, ge=0, description="tasks from templates never used for training")
     seed: int = 0
     split_by_template: bool = Field(default=False, description="also forbid a template shared by train and eval")
@@ -50,7 +49,8 @@ class TaskSelection(_Section):
                                          ("split_by_template", self.split_by_template)) if on]
             if bad:
                 raise ValueError(f"tasks.source imports env0 packages (one template, 'env0'): {', '.join(bad)} "
-                                 "cannot be used with it")
+                                 "cannot be used with it; with a preset that names starter templates (demo, "
+                                 "demo-rl) add --set tasks.templates=null, or use --preset seeds-offline")
         return self
 
     @field_validator("families")
@@ -92,7 +92,7 @@ class TeacherSpec(_Section):
     processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
     max_steps: int | None = Field(default=None, ge=1, description="model calls per teacher episode; None = budget.max_steps")
     min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
-    surface: Surface = Field(default="tools", description="teacher and teacher_eval arms: " + SURFACE_DOC)
+    surface: Surface = Field(default="tools", description="teacher, teacher_eval: " + SURFACE_DOC)
 
     @field_validator("model")
     @classmethod
@@ -230,6 +230,8 @@ class LoraSpec(_Section):
 
 
 class EvalSpec(_Section):
+    """The eval arms' settings; `nightly` re-evaluates the tasks.n_eval split (suites say `nightly` per suite)."""
+
     trials: int = Field(default=3, ge=1)
     temperature: float = Field(default=0.0, ge=0.0)
     max_steps: int | None = Field(default=None, ge=1, description="base and adapter arms; None = budget.max_steps")
@@ -280,19 +282,12 @@ class Budget(_Section):
     max_tokens: int = Field(default=512, ge=1, description="completion tokens per model call")
 
 
-class ShellSpec(_Section):
-    """Limits of one command on the shell surface (arms whose surface is 'shell' or 'both')."""
-
-    timeout_s: float = Field(default=60.0, gt=0, description="a command's time limit when it sets none")
-    max_timeout_s: float = Field(default=600.0, gt=0, description="the most a command's own `timeout` may ask for "
-                                 "(600: env0's agent time limit)")
-    output_cap: int = Field(default=30000, ge=100, description="characters of output the agent sees (OpenHands' cap)")
-    max_processes: int = Field(default=256, ge=8, description="processes the sandbox may hold at once (fork bombs)")
+from env0_posttrain.suite_spec import Env0Spec, SuiteSpec, check_suites  # noqa: E402  (after _Section)
+from env0_posttrain.shell_spec import ShellSpec  # noqa: E402
 
 
 class RunSpec(_Section):
     """One post-training run: stored as data/runs/<run_id>.yaml and in DuckDB."""
-
     run_id: str = Field(pattern=RUN_ID_PATTERN, min_length=1, max_length=128)
     description: str = ""
     tasks: TaskSelection = Field(default_factory=TaskSelection)
@@ -308,17 +303,23 @@ class RunSpec(_Section):
     compare_across_surfaces: bool = Field(
         default=False, description="allow teacher.surface != eval.surface: the report then sets arms that acted "
         "through different surfaces side by side (refused otherwise)")
+    env0: Env0Spec = Field(default_factory=Env0Spec)
+    suites: list[SuiteSpec] = Field(
+        default_factory=list, description="named eval suites beside the tasks.n_eval split (none = that split only)")
+
+    @model_validator(mode="after")
+    def _suites_fit(self) -> "RunSpec":
+        check_suites(self, FAMILIES)
+        return self
 
     @model_validator(mode="after")
     def _one_surface_unless_asked(self) -> "RunSpec":
         if self.teacher.surface != self.eval.surface and not self.compare_across_surfaces:
-            raise ValueError(f"teacher.surface is {self.teacher.surface!r} but eval.surface is {self.eval.surface!r}: "
-                             "the report would compare arms that acted through different surfaces; use one surface, "
-                             "or set compare_across_surfaces: true")
+            raise ValueError(f"teacher.surface {self.teacher.surface!r} != eval.surface {self.eval.surface!r}: the report "
+                             "would compare arms on different surfaces; use one, or set compare_across_surfaces: true")
         return self
 
-    def surface_line(self) -> str:
-        """Which surface each arm acted through, as the report and the lineage state it."""
+    def surface_line(self) -> str:  # which surface each arm acted through, as the report and the lineage state it
         t, e = self.teacher.surface, self.eval.surface
         return f"every arm: {t}" if t == e else f"teacher, teacher_eval: {t}; base, sft, rl: {e} (compared as asked)"
 
