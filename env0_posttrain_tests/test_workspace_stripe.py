@@ -5,7 +5,6 @@ agent tools' Stripe error objects, and snapshot / restore / diff."""
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -99,19 +98,24 @@ def test_keys_restricted_keys_and_idempotency_over_http(ws):
 
 
 def test_behind_the_auth_service_only_a_token_with_the_scope_passes(ws):
-    rows = {"tok-pi": SimpleNamespace(scope="stripe.payment_intents.write", revoked=False),
-            "tok-ro": SimpleNamespace(scope="stripe.read_only", revoked=False),
-            "tok-gone": SimpleNamespace(scope="stripe.full", revoked=True)}
-    ws.auth = SimpleNamespace(access_row=rows.get)  # the auth service's token reader, as the gate calls it
+    ws.auth.add_client(client_id="stripe-agent", client_secret="s", grant_types=["client_credentials"],
+                       allowed_scopes=["stripe.payment_intents.write", "stripe.read_only", "stripe.full"])
+
+    def token(scope: str) -> str:  # minted by the auth service, as env0's packages do (client_credentials)
+        return ws.call("auth_token", {"grant_type": "client_credentials", "client_id": "stripe-agent",
+                                      "client_secret": "s", "scope": scope}).body["access_token"]
+
+    pi, ro, gone = token("stripe.payment_intents.write"), token("stripe.read_only"), token("stripe.full")
+    assert ws.call("auth_revoke", {"token": gone}).ok
     ws.stripe.db.auth_required = True
     assert http(ws, "GET", "/v1/balance", key=KEY)[0] == 401  # a plain API key no longer works
-    assert http(ws, "GET", "/v1/balance", key="tok-gone")[0] == 401
+    assert http(ws, "GET", "/v1/balance", key=gone)[0] == 401
     assert http(ws, "POST", "/v1/payment_intents", "amount=2500&currency=usd&payment_method=pm_card_visa&confirm=true",
-                key="tok-pi")[1]["status"] == "succeeded"
-    assert http(ws, "GET", "/v1/payment_intents", key="tok-pi")[0] == 200
-    assert http(ws, "GET", "/v1/customers", key="tok-pi")[0] == 403
-    assert http(ws, "GET", "/v1/customers", key="tok-ro")[0] == 200
-    assert http(ws, "POST", "/v1/refunds", "charge=ch_x", key="tok-ro")[0] == 403
+                key=pi)[1]["status"] == "succeeded"
+    assert http(ws, "GET", "/v1/payment_intents", key=pi)[0] == 200
+    assert http(ws, "GET", "/v1/customers", key=pi)[0] == 403
+    assert http(ws, "GET", "/v1/customers", key=ro)[0] == 200
+    assert http(ws, "POST", "/v1/refunds", "charge=ch_x", key=ro)[0] == 403
 
 
 def test_snapshot_restore_and_diff_cover_stripe(ws):
@@ -205,3 +209,18 @@ def test_random_stripe_calls_answer_4xx_keep_the_ledger_consistent_and_restore_e
         assert ws.state_hash() == h0
 
     run()
+
+
+def test_the_auth_services_own_tokens_open_stripe_by_scope_until_revoked(ws):
+    ws.auth.add_client(client_id="stripe-agent", client_secret="sec", grant_types=("client_credentials",),
+                       allowed_scopes=["stripe.payment_intents.write", "stripe.customers.read"])
+    minted = call_tool(ws, "auth_token", {"grant_type": "client_credentials", "client_id": "stripe-agent",
+                                          "client_secret": "sec", "scope": "stripe.payment_intents.write"})
+    token = minted["result"]["access_token"]
+    ws.stripe.db.auth_required = True
+    paid = http(ws, "POST", "/v1/payment_intents", "amount=2500&currency=usd&payment_method=pm_card_visa&confirm=true",
+                key=token)
+    assert paid[0] == 200 and paid[1]["status"] == "succeeded"
+    assert http(ws, "GET", "/v1/customers", key=token)[0] == 403  # a scope the token was not given
+    assert call_tool(ws, "auth_revoke", {"token": token})["ok"]
+    assert http(ws, "GET", "/v1/payment_intents", key=token)[0] == 401
