@@ -17,11 +17,12 @@ import dagster as dg
 import pytest
 from dagster._core.storage.dagster_run import DagsterRun, DagsterRunStatus
 
+from env0_posttrain.defs.assets import task_set
 from env0_posttrain.orchestration.launch import instance_for
 from env0_posttrain.paths import Paths
 
 ROOT = Path(__file__).resolve().parents[1]
-POOL = "duckdb_writer"  # task_set's pool: the cheapest asset to materialize
+POOL = task_set.op.pool  # the cheapest asset to materialize
 
 
 def _cli(data: Path, *args: str, log: Path) -> subprocess.Popen:
@@ -99,6 +100,7 @@ def test_a_waiting_run_says_what_it_waits_for_and_starts_once_the_holder_is_kill
     proc = _cli(data, "run", "materialize", "b", "--select", "task_set", log=log)
     try:
         _wait_for(lambda: "waiting:" in log.read_text() or proc.poll() is not None, 240, "the wait to be said")
+        assert proc.poll() is None, log.read_text()
         line = next(ln for ln in log.read_text().splitlines() if "waiting:" in ln)
         assert f"task_set waits for a slot of pool '{POOL}' (limit 1), held by run {holder[:8]} (partition a, " \
                f"started, pid {sleeper.pid})" in line and "Ctrl-C" in line
