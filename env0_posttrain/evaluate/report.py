@@ -63,8 +63,10 @@ def build_report(
     seed: int = 0,
     created_at: datetime | None = None,
     rl_training_metrics: Sequence[Mapping[str, Any]] = (),
+    explorer: str | None = None,
 ) -> ComparisonReport:
-    """Everything from episodes of arms base / sft / teacher_eval; plots and report files land in out_dir."""
+    """Everything from episodes of arms base / sft / teacher_eval; plots and report files land in out_dir.
+    `explorer`: the trajectory explorer's page relative to out_dir (evaluate.explorer), linked from the report."""
     out_dir = Path(out_dir)
     tasks_by_id = _index_tasks(tasks)
     eps = check_eval_episodes(episodes, tasks_by_id)
@@ -86,7 +88,8 @@ def build_report(
         plot_paths["rl_training"] = str(rl_plot)
     ledger_rows, lineage = parse_ledger(ledger), dict(lineage or {})
     markdown = render_markdown(run_id=run_id, headline=headline, numbers=numbers, ledger=ledger_rows, lineage=lineage,
-                               plot_paths=plot_paths, out_dir=out_dir, created_at=created_at.isoformat(timespec="seconds"))
+                               plot_paths=plot_paths, out_dir=out_dir, created_at=created_at.isoformat(timespec="seconds"),
+                               explorer=explorer)
     markdown += rl_markdown(rl, rl_training_metrics, plot_paths, out_dir)
     report = ComparisonReport(
         run_id=run_id, created_at=created_at, headline=headline, numbers=numbers, ledger=ledger_rows, lineage=lineage,

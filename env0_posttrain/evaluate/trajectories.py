@@ -1,0 +1,105 @@
+"""Which eval rounds a reader sees, and their episodes with the labels a reader filters by.
+
+Shared by the trajectory explorer and the notebook dataframes, so both show the rounds the report counts: the
+newest finished round of each (run, round arm). A round arm is the arm, or `arm@suite` for a named eval suite;
+rounds without a suite belong to the run's default eval suite, DEFAULT_SUITE. Episodes are read as JSON dicts
+(the store validated them on write) and streamed in task order, so a 24,000-episode run is never all in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from env0_posttrain.evaluate.metrics import UNSCORED_STOPS
+from env0_posttrain.store import Store
+
+EVAL_ARMS = ("base", "sft", "teacher_eval", "rl")
+DEFAULT_SUITE = "eval"  # the tasks.n_eval split's suite: rounds stored under the plain arm name
+
+
+def split_round_arm(name: str) -> tuple[str, str]:
+    """'base' -> ('base', DEFAULT_SUITE); 'base@unseen100' -> ('base', 'unseen100')."""
+    arm, _, suite = name.partition("@")
+    return arm, suite or DEFAULT_SUITE
+
+
+@dataclass(frozen=True)
+class RoundRef:
+    round_id: str
+    run_id: str
+    arm: str
+    suite: str
+    model: str
+    status: str
+    started_at: float
+
+
+def select_rounds(store: Store, run_id: str | None = None, arms: Sequence[str] | None = EVAL_ARMS,
+                  latest: bool = True) -> list[RoundRef]:
+    """Rounds of one run (or every run): `arms` None = every arm (teacher training rollouts too); `latest`: only the
+    newest finished round per (run, round arm), as the report reads them; else every round, finished or not."""
+    sql = "SELECT round_id, run_id, arm, model, status, started_at FROM rounds"
+    params: list[Any] = []
+    if run_id is not None:
+        sql, params = sql + " WHERE run_id = ?", [run_id]
+    refs = [RoundRef(rid, run, *split_round_arm(arm), model, status, started)
+            for rid, run, arm, model, status, started in store.query(sql + " ORDER BY started_at", params)]
+    refs = [r for r in refs if arms is None or r.arm in arms]
+    if not latest:
+        return refs
+    newest: dict[tuple[str, str, str], RoundRef] = {}
+    for r in refs:
+        if r.status == "finished":
+            newest[(r.run_id, r.arm, r.suite)] = r  # ordered by start: the last one wins
+    return list(newest.values())
+
+
+def iter_episodes(store: Store, rounds: Iterable[RoundRef]) -> Iterator[tuple[RoundRef, dict[str, Any]]]:
+    """(round, episode dict) in (task, round, trial) order: one task's episodes arrive together."""
+    by_id = {r.round_id: r for r in rounds}
+    if not by_id:
+        return
+    marks = ", ".join("?" for _ in by_id)
+    sql = (f"SELECT round_id, episode_json FROM episodes WHERE round_id IN ({marks}) "
+           "ORDER BY task_id, round_id, trial")
+    for round_id, blob in store.iter_query(sql, list(by_id)):
+        yield by_id[round_id], json.loads(blob)
+
+
+def task_rows(store: Store, run_ids: Iterable[str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(run_id, task_id) -> {split, family, template_id, difficulty, instruction}: what the tasks table knows."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for run_id in set(run_ids):
+        sql = "SELECT task_id, split, family, template_id, difficulty, task_json FROM tasks WHERE run_id = ?"
+        for tid, split, family, template, difficulty, blob in store.iter_query(sql, [run_id]):
+            task = json.loads(blob)
+            out[(run_id, tid)] = {"split": split, "family": family, "template_id": template, "difficulty": difficulty,
+                                  "instruction": task.get("instruction", "")}
+    return out
+
+
+def run_identifiers(store: Store, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """run_id -> the spec's identifiers a comparison is labelled with (digest, teacher, student, task-set digest)."""
+    out: dict[str, dict[str, Any]] = {}
+    for run_id in set(run_ids):
+        rows = store.query("SELECT digest, spec_json FROM runs WHERE run_id = ?", [run_id])
+        spec = json.loads(rows[0][1]) if rows else {}
+        info = store.task_set_info(run_id) or {}
+        out[run_id] = {"run_spec_digest": rows[0][0] if rows else None,
+                       "teacher_model": (spec.get("teacher") or {}).get("model"),
+                       "student_model": (spec.get("student") or {}).get("model"),
+                       "task_set_digest": info.get("digest")}
+    return out
+
+
+def instruction_of(episode: dict[str, Any]) -> str:
+    """The first user message: the instruction as the agent saw it (for tasks the tasks table does not hold)."""
+    return next((m.get("content") or "" for m in episode.get("messages", []) if m.get("role") == "user"), "")
+
+
+def is_unscored(episode: dict[str, Any]) -> bool:
+    """As evaluate.metrics.is_unscored, on the stored dict."""
+    return episode.get("verifier") is None or episode.get("stop_condition") in UNSCORED_STOPS
