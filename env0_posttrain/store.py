@@ -134,13 +134,6 @@ class Store:
         with self._connect(read_only=True) as con:
             return con.execute(sql, list(params)).fetchall()
 
-    def iter_query(self, sql: str, params: Iterable[Any] = (), batch: int = 256) -> Iterator[tuple]:
-        """Rows in batches under one read connection: a reader of every episode of a run need not hold them all."""
-        with self._connect(read_only=True) as con:
-            cur = con.execute(sql, list(params))
-            while rows := cur.fetchmany(batch):
-                yield from rows
-
     # runs ---------------------------------------------------------------------------------
     def upsert_run(self, spec: RunSpec) -> None:
         now = time.time()

@@ -3,7 +3,7 @@
 Shared by the trajectory explorer and the notebook dataframes, so both show the rounds the report counts: the
 newest finished round of each (run, round arm). A round arm is the arm, or `arm@suite` for a named eval suite;
 rounds without a suite belong to the run's default eval suite, DEFAULT_SUITE. Episodes are read as JSON dicts
-(the store validated them on write) and streamed in task order, so a 24,000-episode run is never all in memory.
+(the store validated them on write) and streamed in task order, a chunk of tasks per connection.
 """
 
 from __future__ import annotations
@@ -57,16 +57,22 @@ def select_rounds(store: Store, run_id: str | None = None, arms: Sequence[str] |
     return list(newest.values())
 
 
-def iter_episodes(store: Store, rounds: Iterable[RoundRef]) -> Iterator[tuple[RoundRef, dict[str, Any]]]:
-    """(round, episode dict) in (task, round, trial) order: one task's episodes arrive together."""
+def iter_episodes(store: Store, rounds: Iterable[RoundRef], chunk: int = 200,
+                  ) -> Iterator[tuple[RoundRef, dict[str, Any]]]:
+    """(round, episode dict) in (task, round, trial) order: one task's episodes arrive together. Read `chunk` tasks
+    per connection, so a reader of 24,000 episodes holds neither them all nor the store's lock for long."""
     by_id = {r.round_id: r for r in rounds}
     if not by_id:
         return
     marks = ", ".join("?" for _ in by_id)
-    sql = (f"SELECT round_id, episode_json FROM episodes WHERE round_id IN ({marks}) "
-           "ORDER BY task_id, round_id, trial")
-    for round_id, blob in store.iter_query(sql, list(by_id)):
-        yield by_id[round_id], json.loads(blob)
+    where = f"WHERE round_id IN ({marks})"
+    task_ids = [t for (t,) in store.query(f"SELECT DISTINCT task_id FROM episodes {where} ORDER BY task_id", list(by_id))]
+    for i in range(0, len(task_ids), chunk):
+        part = task_ids[i:i + chunk]
+        sql = (f"SELECT round_id, episode_json FROM episodes {where} AND task_id IN ({', '.join('?' for _ in part)}) "
+               "ORDER BY task_id, round_id, trial")
+        for round_id, blob in store.query(sql, [*by_id, *part]):
+            yield by_id[round_id], json.loads(blob)
 
 
 def task_rows(store: Store, run_ids: Iterable[str]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -74,7 +80,7 @@ def task_rows(store: Store, run_ids: Iterable[str]) -> dict[tuple[str, str], dic
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for run_id in set(run_ids):
         sql = "SELECT task_id, split, family, template_id, difficulty, task_json FROM tasks WHERE run_id = ?"
-        for tid, split, family, template, difficulty, blob in store.iter_query(sql, [run_id]):
+        for tid, split, family, template, difficulty, blob in store.query(sql, [run_id]):
             task = json.loads(blob)
             out[(run_id, tid)] = {"split": split, "family": family, "template_id": template, "difficulty": difficulty,
                                   "instruction": task.get("instruction", "")}

@@ -144,6 +144,7 @@
       tbody));
     app.appendChild(more);
     update();
+    performance.mark("explorer:list");  // bench/explorer_bench.py reads these marks
   }
 
   // ---- task view -------------------------------------------------------------------------------------------
@@ -266,10 +267,13 @@
       arms.forEach(function (a) { grid.appendChild(armColumn(task, a)); });
       app.appendChild(grid);
       window.scrollTo(0, 0);
+      performance.measure("explorer:task", "explorer:route");
     });
   }
 
   function route() {
+    performance.clearMarks("explorer:route");
+    performance.mark("explorer:route");
     const params = {};
     location.hash.replace(/^#/, "").split("&").forEach(function (kvp) {
       const i = kvp.indexOf("=");
