@@ -118,3 +118,27 @@ def test_search_and_first_paint(report, browser):
     paint = browser.execute_script(
         "return performance.getEntriesByType('paint').map(function (e) { return e.name; })")
     assert "first-contentful-paint" in paint
+
+
+def test_model_output_is_shown_as_text_never_as_markup(report, browser, tmp_path):
+    """An assistant reply carrying HTML is displayed literally: nothing it names becomes an element of the page."""
+    from env0_posttrain.evaluate.explorer import write_explorer
+    from env0_posttrain.store import Store
+    from env0_posttrain_tests.explorer_run import RUN_ID
+
+    store = Store(report.metadata["report_html"].parents[4] / "env0.duckdb")
+    rid = store.latest_round(RUN_ID, "sft")
+    ep = store.load_episodes(rid)[0]
+    payload = '<img id="injected" src="x" onerror="document.title=\'pwned\'"><b id="bold">hi</b>'
+    data = ep.model_copy(update={"final_answer": payload})
+    copy = Store(tmp_path / "env0.duckdb")
+    copy.upsert_run(store.get_run(RUN_ID))
+    copy_rid = copy.open_round(RUN_ID, "sft", "m", 1)
+    copy.write_episodes(copy_rid, [data])
+    copy.finish_round(copy_rid, {})
+    info = write_explorer(copy, RUN_ID, tmp_path / "explorer")
+    browser.get(info.index_html.resolve().as_uri() + "#task=" + ep.task_id)
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "section.arm"), "the task view opens")
+    assert payload in browser.find_element(By.TAG_NAME, "body").text
+    assert browser.find_elements(By.ID, "injected") == [] and browser.find_elements(By.ID, "bold") == []
+    assert browser.title != "pwned"
