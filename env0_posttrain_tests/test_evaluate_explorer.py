@@ -165,3 +165,17 @@ def test_flip_rows_of_the_report_link_into_the_explorer(tmp_path):
     flips = linked.numbers.flips.fail_to_pass
     assert flips and all(f"({task_href(t)})" in linked.markdown for t in flips)
     assert "explorer" not in plain.markdown and 'href="explorer/index.html"' in linked.html
+
+
+def test_stage_links_become_url_metadata():
+    """The report asset shows the explorer's file:// URL as a link in the Dagster UI."""
+    import dagster as dg
+
+    from env0_posttrain.defs.metadata import to_result
+    from env0_posttrain.run.context import StageResult
+
+    res = to_result(StageResult(metadata={"explorer": Path("/r/explorer/index.html")}, data_version="v",
+                                links={"explorer_url": "file:///r/explorer/index.html"}), "comparison_report")
+    assert isinstance(res.metadata["explorer_url"], dg.UrlMetadataValue)
+    assert res.metadata["explorer_url"].url == "file:///r/explorer/index.html"
+    assert isinstance(res.metadata["explorer"], dg.PathMetadataValue)
