@@ -119,12 +119,18 @@ def test_named_suites_and_rounds_the_report_does_not_count(run, tmp_path):
     pending = store.open_round(RUN_ID, "sft@unseen", "m", 9)  # never finished: not shown
     store.write_episodes(pending, eps)
     try:
-        info = write_explorer(store, RUN_ID, tmp_path / "explorer",
-                              tasks={eps[0].task_id: {"family": "calendar", "instruction": "from the suite"}})
+        from env0_posttrain.run.suite_store import replace_suites
+        from env0_posttrain.tasks.model import Task
+
+        task = next(Task.model_validate_json(j) for _, j in store.load_tasks(RUN_ID) if json.loads(j)["id"] == eps[0].task_id)
+        replace_suites(store, RUN_ID, [("unseen", "generator", "d", {}, [task.model_copy(update={"instruction": "in the suite"})])])
+        info = write_explorer(store, RUN_ID, tmp_path / "explorer")
         index = _load(tmp_path / "explorer" / "data" / "index.js", "explorerIndex")
         unseen = [r for r in index["tasks"] if r["suite"] == "unseen"]
         assert index["suites"] == ["eval", "unseen"] and [r["task_id"] for r in unseen] == [eps[0].task_id]
-        assert list(unseen[0]["arms"]) == ["base"] and unseen[0]["flip"] is None and unseen[0]["family"] == "calendar"
+        assert list(unseen[0]["arms"]) == ["base"] and unseen[0]["flip"] is None
+        assert unseen[0]["family"] == task.family and unseen[0]["instruction"] == "in the suite"  # the suite's table
+        assert next(r for r in index["tasks"] if r["suite"] == "eval" and r["task_id"] == task.id)["instruction"] == task.instruction
         assert info.tasks == len(index["tasks"])
         both = frames.episodes(store, RUN_ID, latest=False)
         assert set(both.suite) == {"eval", "unseen"} and len(both[both.round_id == pending]) == 2
@@ -133,6 +139,7 @@ def test_named_suites_and_rounds_the_report_does_not_count(run, tmp_path):
         with store.transaction() as con:
             con.execute("DELETE FROM episodes WHERE round_id IN (?, ?)", [rid, pending])
             con.execute("DELETE FROM rounds WHERE round_id IN (?, ?)", [rid, pending])
+            con.execute("DELETE FROM suite_tasks")
 
 
 def test_dataframes_per_level(run):

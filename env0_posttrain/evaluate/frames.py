@@ -29,6 +29,7 @@ from env0_posttrain.evaluate.trajectories import (
     iter_episodes,
     run_identifiers,
     select_rounds,
+    task_info,
     task_rows,
 )
 from env0_posttrain.store import Store
@@ -81,8 +82,9 @@ def episodes(store: Store | Path | str, run_id: str | None = None, *, arms: Sequ
     if not rows:
         return frame
     tasks = task_rows(st, frame["run_id"].unique())
+    info = [task_info(tasks, r, s, t) for r, s, t in zip(frame["run_id"], frame["suite"], frame["task_id"], strict=True)]
     for col in ("split", "family", "template_id", "difficulty"):
-        frame[col] = [tasks.get((r, t), {}).get(col) for r, t in zip(frame["run_id"], frame["task_id"], strict=True)]
+        frame[col] = [i.get(col) for i in info]
     ids = run_identifiers(st, frame["run_id"].unique())
     for col in ("run_spec_digest", "teacher_model", "student_model", "task_set_digest"):
         frame[col] = [ids[r][col] for r in frame["run_id"]]

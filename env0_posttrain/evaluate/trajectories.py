@@ -2,7 +2,7 @@
 
 Shared by the trajectory explorer and the notebook dataframes, so both show the rounds the report counts: the
 newest finished round of each (run, round arm). A round arm is the arm, or `arm@suite` for a named eval suite;
-rounds without a suite belong to the run's default eval suite, DEFAULT_SUITE. Episodes are read as JSON dicts
+rounds without a suite belong to the run's default eval suite (suite_spec.DEFAULT_SUITE). Episodes are read as JSON dicts
 (the store validated them on write) and streamed in task order, a chunk of tasks per connection.
 """
 
@@ -15,15 +15,9 @@ from typing import Any
 
 from env0_posttrain.evaluate.metrics import UNSCORED_STOPS
 from env0_posttrain.store import Store
+from env0_posttrain.suite_spec import split_round_arm
 
 EVAL_ARMS = ("base", "sft", "teacher_eval", "rl")
-DEFAULT_SUITE = "eval"  # the tasks.n_eval split's suite: rounds stored under the plain arm name
-
-
-def split_round_arm(name: str) -> tuple[str, str]:
-    """'base' -> ('base', DEFAULT_SUITE); 'base@unseen100' -> ('base', 'unseen100')."""
-    arm, _, suite = name.partition("@")
-    return arm, suite or DEFAULT_SUITE
 
 
 @dataclass(frozen=True)
@@ -75,16 +69,32 @@ def iter_episodes(store: Store, rounds: Iterable[RoundRef], chunk: int = 200,
             yield by_id[round_id], json.loads(blob)
 
 
-def task_rows(store: Store, run_ids: Iterable[str]) -> dict[tuple[str, str], dict[str, Any]]:
-    """(run_id, task_id) -> {split, family, template_id, difficulty, instruction}: what the tasks table knows."""
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+TaskKey = tuple[str, str | None, str]  # (run_id, suite or None for the run's tasks table, task_id)
+
+
+def _task_row(split: str | None, blob: str) -> dict[str, Any]:
+    task = json.loads(blob)
+    return {"split": split, "family": task.get("family"), "template_id": task.get("template_id"),
+            "difficulty": task.get("difficulty"), "instruction": task.get("instruction", "")}
+
+
+def task_rows(store: Store, run_ids: Iterable[str]) -> dict[TaskKey, dict[str, Any]]:
+    """What the store knows of each task: {split, family, template_id, difficulty, instruction}, from the run's
+    tasks table and, for named eval suites, the suites' own task table (a suite may hold a training task)."""
+    out: dict[TaskKey, dict[str, Any]] = {}
+    has_suites = bool(store.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'suite_tasks'"))
     for run_id in set(run_ids):
-        sql = "SELECT task_id, split, family, template_id, difficulty, task_json FROM tasks WHERE run_id = ?"
-        for tid, split, family, template, difficulty, blob in store.query(sql, [run_id]):
-            task = json.loads(blob)
-            out[(run_id, tid)] = {"split": split, "family": family, "template_id": template, "difficulty": difficulty,
-                                  "instruction": task.get("instruction", "")}
+        for tid, split, blob in store.query("SELECT task_id, split, task_json FROM tasks WHERE run_id = ?", [run_id]):
+            out[(run_id, None, tid)] = _task_row(split, blob)
+        if has_suites:
+            sql = "SELECT suite, task_id, task_json FROM suite_tasks WHERE run_id = ?"
+            for suite, tid, blob in store.query(sql, [run_id]):
+                out[(run_id, suite, tid)] = _task_row(None, blob)
     return out
+
+
+def task_info(rows: dict[TaskKey, dict[str, Any]], run_id: str, suite: str, task_id: str) -> dict[str, Any]:
+    return rows.get((run_id, suite, task_id)) or rows.get((run_id, None, task_id)) or {}
 
 
 def run_identifiers(store: Store, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:

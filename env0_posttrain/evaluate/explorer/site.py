@@ -20,16 +20,17 @@ from typing import Any
 
 from env0_posttrain.evaluate.explorer.data import index_payload, task_payload
 from env0_posttrain.evaluate.trajectories import (
-    DEFAULT_SUITE,
     EVAL_ARMS,
     RoundRef,
     iter_episodes,
     run_identifiers,
     select_rounds,
+    task_info,
     task_rows,
 )
 from env0_posttrain.fsutil import atomic_write_text
 from env0_posttrain.store import Store
+from env0_posttrain.suite_spec import DEFAULT_SUITE
 
 STATIC_FILES = ("index.html", "app.js", "app.css")
 
@@ -60,18 +61,19 @@ def write_explorer(store: Store, run_id: str, out_dir: Path | str, *, arms: Sequ
                    ) -> ExplorerInfo:
     """The explorer of a run's eval rounds (the newest finished round per arm and suite) into out_dir.
 
-    `tasks`: task_id -> {instruction, family, template_id, difficulty, split} for tasks the store's tasks table does
-    not hold (a named suite's); the first user message stands in for a missing instruction."""
+    `tasks`: task_id -> {instruction, family, template_id, difficulty, split} over what the store holds (its tasks
+    table, a named suite's task table); the first user message stands in for a missing instruction."""
     out = Path(out_dir)
     data = out / "data"
     if data.exists():
         shutil.rmtree(data)
     data.mkdir(parents=True)
     rounds = select_rounds(store, run_id, arms)
-    known = {tid: row for (_, tid), row in task_rows(store, [run_id]).items()} | dict(tasks or {})
+    known = task_rows(store, [run_id])
     rows, n_episodes, size = [], 0, 0
     for key, ((_, suite, task_id), by_arm) in enumerate(_groups(iter_episodes(store, rounds))):
-        row, payload = task_payload(key, task_id, suite, known.get(task_id, {}), by_arm)
+        info = (tasks or {}).get(task_id) or task_info(known, run_id, suite, task_id)
+        row, payload = task_payload(key, task_id, suite, info, by_arm)
         text = _script("explorerTask", payload)
         (data / f"t{key:05d}.js").write_text(text, encoding="utf-8")
         size += len(text.encode())
