@@ -37,8 +37,10 @@ _FAMILY = {"gmail": "mail", "calendar": "calendar", "drive": "drive", "docs": "d
 
 
 def family_of(services: tuple[str, ...]) -> str:
-    """One Google service -> its family (Docs live in Drive, so drive + docs is docs); Slack, Stripe or several ->
-    multi-app."""
+    """One Google service -> its family (Docs live in Drive, so drive + docs is docs); the auth service (with the
+    apps it guards) -> auth, as the seeds' corpus counts them; Slack, Stripe or several -> multi-app."""
+    if "auth" in services and "stripe" not in services:
+        return "auth"
     rest = set(services) - {"drive"} if "docs" in services else set(services)
     return _FAMILY[next(iter(rest))] if len(rest) == 1 and not rest & {"slack", "stripe"} else "multi-app"
 
