@@ -40,7 +40,7 @@ def import_all(source: Path, cache: Path | None, skip: set[str], jobs: int) -> t
 
     def one(root: Path):
         try:
-            return corpus._cached_import(root, source, corpus.COMPANY_SEED, cache)
+            return corpus.import_cached(root, source, source, cache)
         except Env0Error as e:
             return str(e).splitlines()[0][:160]
 
