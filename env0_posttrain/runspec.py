@@ -89,6 +89,8 @@ class TeacherSpec(_Section):
     processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
     max_steps: int | None = Field(default=None, ge=1, description="model calls per teacher episode; None = budget.max_steps")
     min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
+    fault_rate: float | None = Field(default=None, ge=0.0, le=1.0, description="env0-faulty/ teachers only: the share "
+                                     "of model calls that fail; None = the provider's 0.2")
 
     @field_validator("model")
     @classmethod
@@ -103,6 +105,12 @@ class TeacherSpec(_Section):
             if not ok:
                 raise ValueError(f"oracle skill {m.group(1)!r} after '@' must be a number in [0, 1]")
         return v
+
+    @model_validator(mode="after")
+    def _fault_rate_needs_a_faulty_teacher(self) -> "TeacherSpec":
+        if self.fault_rate is not None and not self.model.startswith("env0-faulty/"):
+            raise ValueError(f"fault_rate acts only on an env0-faulty/ teacher, not on {self.model!r}")
+        return self
 
 
 class CorpusMix(_Section):
