@@ -16,11 +16,12 @@ from typing import Annotated, Optional
 import typer
 import yaml
 
+from env0_posttrain.cli_errors import OperatingErrors, ensure_writable
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UI_HOST, UI_PORT
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, SpecError, parse_spec, write_spec
 
-app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
+app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False, cls=OperatingErrors)
 run_app = typer.Typer(help="Run specs and partitions.", no_args_is_help=True)
 sft_app = typer.Typer(help="SFT data tools.", no_args_is_help=True)
 ws_app = typer.Typer(help="The mock workspace.", no_args_is_help=True)
@@ -52,7 +53,12 @@ def _apply_overrides(data: dict, sets: list[str]) -> dict:
             node = node.setdefault(p, {})
             if not isinstance(node, dict):
                 raise SpecError(f"--set {item!r}: '{p}' is not a section")
-        node[parts[-1]] = yaml.safe_load(raw)
+        try:
+            node[parts[-1]] = yaml.safe_load(raw)
+        except yaml.YAMLError as err:
+            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            raise SpecError(f"--set {item!r}: the value is not valid YAML ({problem}); quote it, e.g. "
+                            f"--set '{key}=\"...\"'") from None
     return data
 
 
@@ -101,7 +107,7 @@ def run_list(data_dir: DataDir = None) -> None:
     from env0_posttrain.store import Store
 
     paths = Paths.from_env(data_dir)
-    store = Store(paths.db)
+    store = Store(paths.db, read_only=True)  # reading needs no write access to the data dir
     for p in sorted(paths.runs.glob("*.yaml")):
         try:
             spec = load_spec(p)
@@ -129,20 +135,22 @@ def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, 
     from env0_posttrain.store import Store
 
     show_logs(verbose)
+    ensure_writable(paths.root)
     with instance_for(paths) as instance:
         result, timings = materialize_run(run_id, paths, instance, select, log_level=dagster_log_level(verbose))
     typer.echo("\nstep timings (s):")
     for k, v in sorted(timings.items(), key=lambda kv: -kv[1]):
         typer.echo(f"  {k:32s} {v:8.1f}")
     if not result.success:
-        failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
-        for e in failures:  # a stopped rollout's one message says what to fix; print it last, where it is seen
-            data = e.step_failure_data
-            reason = data.user_failure_data.description if data and data.user_failure_data else None
-            if reason:
-                typer.secho(f"\n{e.step_key}: {reason}", fg=typer.colors.RED, err=True)
-        _fail(f"run {run_id}: failed steps {[e.step_key for e in failures]}; see the Dagster UI (env0-posttrain ui) "
-              "for the logs")
+        from env0_posttrain.orchestration.failures import run_failure_message, step_failures
+
+        failures = step_failures(result)
+        for f in failures:  # each step's own error, printed last, where it is seen
+            typer.secho(f"\n{f.step_key} failed: " + "\n  ".join(f.lines), fg=typer.colors.RED, err=True)
+        if not failures and (msg := run_failure_message(result)):
+            typer.secho(f"\n{msg}", fg=typer.colors.RED, err=True)
+        _fail(f"run {run_id}: failed steps {[f.step_key for f in failures]} (the UI, `env0-posttrain ui`, has "
+              "every step's logs)")
     rep = Store(paths.db).latest_report(run_id)
     if rep:
         typer.echo(f"\nreport: {Path(rep['report_dir']) / 'report.html'}")
