@@ -118,15 +118,33 @@ def run_list(data_dir: DataDir = None) -> None:
         typer.echo(f"{spec.run_id:30s} teacher={spec.teacher.model:28s} {rep['headline'] if rep else '(no report yet)'}")
 
 
-@run_app.command("materialize")
+@run_app.command("materialize", context_settings={"allow_extra_args": True})
 def run_materialize(
+    ctx: typer.Context,
     run_id: str,
-    select: Annotated[list[str], typer.Option(help="asset names; default: the whole graph")] = [],
+    select: Annotated[list[str], typer.Option(help="asset names: --select a b, --select a,b or --select a "
+                                                   "--select b; default: the whole graph")] = [],
     data_dir: DataDir = None,
     verbose: Verbose = False,
 ) -> None:
     """Materialize a run's assets in this process (the UI shows the run)."""
-    _materialize_and_print(run_id, Paths.from_env(data_dir), select or None, verbose)
+    _materialize_and_print(run_id, Paths.from_env(data_dir), _selection(select, ctx.args) or None, verbose)
+
+
+def _selection(select: list[str], extra: list[str]) -> list[str]:
+    """`--select a b` as the help shows it: the words after --select that no option took are more assets (a
+    lone option value cannot be a list in click); commas split too. Names are checked against the graph."""
+    if extra and not select:
+        _fail(f"unexpected arguments {extra}: asset names go after --select")
+    names = [n for item in [*select, *extra] for n in item.split(",") if n]
+    if names:
+        from env0_posttrain.defs.assets import RUN_ASSETS
+
+        known = sorted(a.key.to_user_string() for a in RUN_ASSETS)
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            _fail(f"--select: no asset named {unknown}; the assets are {known}")
+    return list(dict.fromkeys(names))
 
 
 def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, verbose: bool = False) -> None:
@@ -194,19 +212,22 @@ def ui(
     proc = subprocess.Popen(cmd, env=env, preexec_fn=lambda: (signal.signal(signal.SIGINT, signal.SIG_DFL),
                                                               signal.signal(signal.SIGTERM, signal.SIG_DFL)))
 
-    def _stop(signum, _frame):
-        proc.send_signal(signal.SIGINT)
+    stop_asked: list[float] = []
 
+    def _stop(signum, _frame):
+        stop_asked.append(time.monotonic())
+        proc.send_signal(signal.SIGINT)  # dagster dev stops its webserver, daemon and code servers on SIGINT
+
+    # SIGINT too, by handler: a shell script's background job starts with SIGINT ignored, and Python then never
+    # raises KeyboardInterrupt, so `kill -INT` of this PID used to leave the whole tree running.
     signal.signal(signal.SIGTERM, _stop)
-    try:
-        rc = proc.wait()
-    except KeyboardInterrupt:
-        proc.send_signal(signal.SIGINT)
+    signal.signal(signal.SIGINT, _stop)
+    while (rc := proc.poll()) is None:
         try:
-            rc = proc.wait(timeout=30)
+            proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
+            if stop_asked and time.monotonic() - stop_asked[0] > 30:
+                proc.kill()
     raise typer.Exit(0 if rc in (0, -2, 130) else rc)
 
 
