@@ -1,25 +1,33 @@
 """env0 task packages through our runtime: oracle reward, no-op reward and seconds per package.
 
-    .venv/bin/python bench/env0_packages.py DIR [DIR ...] [--noop] [--env0-root ENV0_CHECKOUT]
+    .venv/bin/python bench/env0_packages.py DIR [DIR ...] [--noop] [--env0-root ENV0] [--jobs N] [--sample N --seed S]
 
-Each DIR is a package or a folder of packages (folders with tests/test.sh). "seed" is building our
-workspace and planting the needles, "solve" running solution/solve.sh, "verify" running tests/test.sh
-unchanged against our /_admin endpoints. Prints one row per package and the count at the oracle's full
-reward (1.0). env0's own flow builds a Docker image per package (its Dockerfile seeds the SQLite mocks at
-build time) and starts the services in a container before the agent runs; its time is not measured here.
+Each DIR is a package or a folder of packages (folders with tests/test.sh). Each package runs in its own sandbox
+(sandbox.py; `ENV0_SANDBOX=unconfined` for the host mode), so `--jobs N` runs N packages at once (worker
+processes). "seed" is building our workspace and planting the needles, "sandbox" laying out the sandbox and
+serving, "solve" running solution/solve.sh, "verify" running tests/test.sh unchanged against our /_admin
+endpoints; "s/pkg" is the package's oracle + no-op run. Prints one row per package, the count at the oracle's full
+reward (1.0), seconds per package (median, p95), the wall time, and every verifier_error grouped by its cause.
+env0's own flow builds a Docker image per package (its Dockerfile seeds the SQLite mocks at build time) and starts
+the services in a container before the agent runs; its time is not measured here.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
+import re
+import statistics
 import sys
 import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from env0_posttrain.tasks.env0.runner import run_and_record  # noqa: E402
+from env0_posttrain.tasks.env0.runner import Env0Result, run_and_record  # noqa: E402
 
 
 def packages(paths: list[Path]) -> list[Path]:
@@ -32,31 +40,59 @@ def packages(paths: list[Path]) -> list[Path]:
     return out
 
 
+def one(p: Path, noop: bool, env0_root: Path | None) -> tuple[Path, Env0Result, Env0Result | None, float]:
+    t0 = time.perf_counter()
+    res = run_and_record(p, oracle=True, env0_root=env0_root)
+    nres = run_and_record(p, oracle=False, env0_root=env0_root) if noop else None
+    return p, res, nres, time.perf_counter() - t0
+
+
+def cause(err: str) -> str:
+    """A verifier_error by kind: its step, and the first words of the message without paths or numbers."""
+    step, _, rest = err.partition(": ")
+    msg = rest.split(": ", 1)[-1]
+    return step + ": " + re.sub(r"\d+", "N", re.sub(r"/\S+", "PATH", msg))[:90]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="+", type=Path)
     ap.add_argument("--noop", action="store_true", help="also run the verifier on the untouched seeded state")
     ap.add_argument("--env0-root", type=Path, help="an env0 checkout: its gcal seed packs, default Slack / Gmail fills and service packages")
+    ap.add_argument("--jobs", type=int, default=1, help="packages at once (worker processes)")
+    ap.add_argument("--sample", type=int, help="a seeded random sample of this many packages")
+    ap.add_argument("--seed", type=int, default=0, help="the sample's seed")
     args = ap.parse_args()
     pkgs = packages(args.dirs)
-    print(f"# {len(pkgs)} packages, load average {os.getloadavg()[0]:.2f}")
-    print(f"{'package':55s} {'oracle':>7s} {'no-op':>7s} {'seed s':>7s} {'solve s':>8s} {'verify s':>9s} {'total s':>8s}")
-    full, t0, errors = 0, time.perf_counter(), []
-    for p in pkgs:
-        res = run_and_record(p, oracle=True, env0_root=args.env0_root)
-        noop = run_and_record(p, oracle=False, env0_root=args.env0_root) if args.noop else None
-        full += res.reward == 1.0
-        s = res.seconds
-        label = f"{p.parent.name}/{p.name}"
-        fmt = lambda r: "err" if r is None or r.reward is None else f"{r.reward:.3f}"  # noqa: E731
-        print(f"{label:55s} {fmt(res):>7s} {fmt(noop) if noop else '-':>7s} {s.get('seed', 0):7.2f} "
-              f"{s.get('solve', 0):8.2f} {s.get('verify', 0):9.2f} {s.get('total', 0):8.2f}")
-        for r in (res, noop):
-            if r is not None and r.verifier_error:
-                errors.append(f"{label}: {r.verifier_error}")
-    print(f"# oracle full reward: {full}/{len(pkgs)}; wall {time.perf_counter() - t0:.1f} s")
-    for e in errors:
-        print("#", e)
+    if args.sample:
+        pkgs = sorted(random.Random(args.seed).sample(pkgs, min(args.sample, len(pkgs))))
+    print(f"# {len(pkgs)} packages, jobs {args.jobs}, sandbox {os.environ.get('ENV0_SANDBOX', 'namespaces')}, "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
+    print(f"{'package':60s} {'oracle':>7s} {'no-op':>7s} {'seed':>6s} {'sandbox':>8s} {'solve':>6s} {'verify':>7s} "
+          f"{'s/pkg':>6s}")
+    full, t0, errors, per = 0, time.perf_counter(), [], []
+    with ProcessPoolExecutor(args.jobs) as pool:
+        runs = pool.map(one, pkgs, [args.noop] * len(pkgs), [args.env0_root] * len(pkgs))
+        for p, res, noop, secs in runs:
+            full += res.reward == 1.0
+            per.append(secs)
+            s = res.seconds
+            label = f"{p.parent.name}/{p.name}"[:60]
+            fmt = lambda r: "err" if r is None or r.reward is None else f"{r.reward:.3f}"  # noqa: E731
+            print(f"{label:60s} {fmt(res):>7s} {fmt(noop) if noop else '-':>7s} {s.get('seed', 0):6.2f} "
+                  f"{s.get('sandbox', 0):8.2f} {s.get('solve', 0):6.2f} {s.get('verify', 0):7.2f} {secs:6.2f}",
+                  flush=True)
+            errors += [(label, r.verifier_error) for r in (res, noop) if r is not None and r.verifier_error]
+            if noop is not None and noop.reward is not None and noop.reward >= 1.0:
+                errors.append((label, "no-op: doing nothing scores 1.0"))
+    wall = time.perf_counter() - t0
+    p95 = statistics.quantiles(per, n=20)[-1] if len(per) > 1 else (per[0] if per else 0.0)
+    print(f"# oracle full reward: {full}/{len(pkgs)}; seconds per package (oracle + no-op): median "
+          f"{statistics.median(per) if per else 0:.2f}, p95 {p95:.2f}; wall {wall:.1f} s with {args.jobs} job(s)")
+    for kind, n in Counter(cause(e) for _, e in errors).most_common():
+        print(f"# {n:4d} x {kind}")
+    for label, e in errors:
+        print(f"#   {label}: {e[:300]}")
     return 0
 
 

@@ -159,6 +159,11 @@ def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: d
         if res.ok and spec.method_id == "files.getUploadURLExternal":
             res.body["upload_url"] = f"{_base_url(scope)}/upload/v1/{res.body['file_id']}"
         return 200, json.dumps(res.body).encode(), JSON
+    if spec.service == "stripe":
+        from .services.stripe.wire import answer as stripe_answer
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        status, out = stripe_answer(ws, spec, path_params, query, body, ctype, headers)
+        return status, json.dumps(out).encode(), JSON
     kwargs, fields = google_kwargs(spec, path_params, query, body, ctype, target.upload)
     res = ws.call(spec.name, kwargs, source="http")
     if not res.ok:
@@ -184,6 +189,9 @@ def no_route(method: str, path: str, allowed: Iterable[str] = ()) -> tuple[int, 
     Google's 404, or 405 where the path is known but not with this verb."""
     if path.startswith("/api/"):
         return 200, {"ok": False, "error": "unknown_method", "req_method": path[5:]}
+    if path.startswith("/v1/") and not path.startswith("/v1/documents"):  # Stripe's paths (Docs has /v1/documents)
+        from .services.stripe.errors import unknown_route
+        return 404, unknown_route(method, path)
     if allowed:
         return 405, google_error(405, f"Method not allowed: {method} {path} (allowed: {', '.join(sorted(allowed))})",
                                  "methodNotAllowed").body

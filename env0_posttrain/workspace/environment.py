@@ -1,4 +1,4 @@
-"""The Workspace: six services over one frozen clock, one seed and one people directory.
+"""The Workspace: the services (six apps and Stripe) over one frozen clock, one seed and one people directory.
 
 Every agent or HTTP call goes through `Workspace.call` under one lock, so concurrent clients are
 serialised (no lost update) and a failed write is rolled back from a copy-on-write savepoint.
@@ -22,8 +22,9 @@ from .services.docs import Docs
 from .services.drive import Drive
 from .services.gmail import Gmail
 from .services.slack import Slack
+from .services.stripe import Stripe
 
-SERVICES: tuple[type[Service], ...] = (Gmail, Calendar, Drive, Docs, Slack, Admin)
+SERVICES: tuple[type[Service], ...] = (Gmail, Calendar, Drive, Docs, Slack, Admin, Stripe)
 SERVICE_NAMES = tuple(s.name for s in SERVICES)
 for _cls in SERVICES:
     register(_cls)
@@ -42,6 +43,7 @@ class Workspace:
     docs: Docs
     slack: Slack
     admin: Admin
+    stripe: Stripe
 
     def __init__(self, seed: int = 0, now: datetime | None = None, dbs: dict[str, DB] | None = None):
         now = now or DEFAULT_NOW

@@ -175,6 +175,9 @@ def tool_schema(model: type[BaseModel], shown: Iterable[str]) -> tuple[dict[str,
 
 
 def arg_error(spec: "ToolSpec", message: str, param: str | None) -> ApiError:
+    if spec.service == "stripe":
+        return ApiError(400, {"error": {"type": "invalid_request_error", "message": message,
+                                        **({"param": param} if param else {})}})
     if spec.service == "slack":
         return slack_error("invalid_arguments", response_metadata={"messages": [f"[ERROR] {message}"]})
     return google_error(400, message, "invalid" if param else "badRequest", param)
@@ -192,10 +195,15 @@ def api_error(spec: "ToolSpec", args: Any, exc: ValidationError) -> ApiError:
         return arg_error(spec, "arguments must be a JSON object", None)
     name = err["loc"][0]
     if err["type"] == "missing":
+        if spec.service == "stripe":
+            return ApiError(400, {"error": {"type": "invalid_request_error", "code": "parameter_missing",
+                                            "message": f"Missing required param: {name}.", "param": name}})
         if spec.service == "slack":
             return arg_error(spec, f"missing required field: {name}", name)
         return google_error(400, f"Required parameter: {name}", "required", name)
     if err["type"] in ("extra_forbidden", "invalid_key"):
+        if spec.service == "stripe":
+            return arg_error(spec, f"Received unknown parameter: {name}", name)
         return arg_error(spec, f'Invalid JSON payload received. Unknown name "{name}": Cannot bind query parameter.',
                          name)
     value = err["input"] if len(err["loc"]) == 1 else args[name]

@@ -133,6 +133,8 @@ def coerce_args(spec: ToolSpec, args: Any) -> dict[str, Any]:
 def internal_error(spec: ToolSpec) -> ApiError:
     if spec.service == "slack":
         return slack_error("internal_error")
+    if spec.service == "stripe":
+        return ApiError(500, {"error": {"type": "api_error", "message": "An unknown error occurred."}})
     return google_error(500, "Internal error encountered.", "backendError")
 
 
@@ -169,7 +171,7 @@ def dispatch(ws: "Workspace", spec: ToolSpec, args: Any) -> CallResult:
     try:
         body = fn(**kwargs)
     except ApiError as e:
-        if saved is not None:
+        if saved is not None and not getattr(e, "commit", False):  # a Stripe decline keeps its failed charge
             ws._rollback(saved)
         return CallResult(False, e.status, e.body, spec)
     except Exception:  # a handler bug must not corrupt state or kill the episode

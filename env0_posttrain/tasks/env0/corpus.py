@@ -23,9 +23,9 @@ from ..ledger import build_ledger
 from ..model import StateRecipe, Task, ToolCall
 from ..registry import Provenance, TaskSet, _said
 from .package import Env0Error, Env0Package, load_package
-from .runner import package_env, package_sandbox, run_script
-from .server import serve
-from .verifier import TEMPLATE_ID, package_sha256, run_verifier, seeded, use_source, verifier_lock
+from .runner import run_script, sandbox
+from .sandbox import SandboxUnavailable
+from .verifier import TEMPLATE_ID, package_sha256, run_verifier, seeded, use_source
 
 from env0_posttrain.fsutil import atomic_write_text
 
@@ -34,9 +34,10 @@ _FAMILY = {"gmail": "mail", "calendar": "calendar", "drive": "drive", "docs": "d
 
 
 def family_of(services: tuple[str, ...]) -> str:
-    """One Google service -> its family (Docs live in Drive, so drive + docs is docs); Slack or several -> multi-app."""
+    """One Google service -> its family (Docs live in Drive, so drive + docs is docs); Slack, Stripe or several ->
+    multi-app."""
     rest = set(services) - {"drive"} if "docs" in services else set(services)
-    return _FAMILY[next(iter(rest))] if len(rest) == 1 and "slack" not in rest else "multi-app"
+    return _FAMILY[next(iter(rest))] if len(rest) == 1 and not rest & {"slack", "stripe"} else "multi-app"
 
 
 def tools_for(services: tuple[str, ...], oracle: list[ToolCall]) -> list[str]:
@@ -47,16 +48,17 @@ def tools_for(services: tuple[str, ...], oracle: list[ToolCall]) -> list[str]:
 
 def record_oracle(pkg: Env0Package, sha: str, seed: int, now: str) -> list[ToolCall]:
     """Run solution/solve.sh once against our server; its successful API calls, as tool calls, in order."""
-    ws, manifest, extras = seeded(pkg, sha, seed, now)
-    # solve.sh scripts write fixed /tmp paths too
-    with verifier_lock(), package_sandbox(manifest, "env0-import-") as (tmp, manifest_path, logs):
-        with serve(ws, extras) as (urls, _):
-            run_script("run solution/solve.sh", pkg.solve_sh, package_env(pkg, tmp, urls, manifest_path, logs),
-                       tmp, pkg.agent_timeout_s)
+    start = seeded(pkg, sha, seed, now)
+    ws = start.ws
+    try:
+        with sandbox(pkg, start) as sb:
+            run_script("run solution/solve.sh", sb, pkg.solve_sh, pkg.agent_timeout_s)
+    except SandboxUnavailable as e:
+        raise Env0Error("lay out sandbox", pkg.root, str(e)) from None
     calls = []
     for entry in ws.action_log:
-        if not entry["ok"]:
-            continue  # a probe the API refused changed nothing; the teacher need not repeat it
+        if not entry["ok"] and not (entry["service"] == "stripe" and entry.get("status") == 402):
+            continue  # a probe the API refused changed nothing (a declined card did: its failed charge stays)
         try:
             json.dumps(entry["args"])
         except (TypeError, ValueError):

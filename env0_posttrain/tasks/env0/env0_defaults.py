@@ -55,7 +55,9 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
             init = d / real / "__init__.py"
             if init.is_file():
                 return importlib.util.spec_from_file_location(fullname, init, submodule_search_locations=[str(d / real)])
-        return None
+        from .env0_compat import find_spec as compat_spec  # env0-private packages: our stand-ins
+
+        return compat_spec(fullname)
 
 
 @contextmanager

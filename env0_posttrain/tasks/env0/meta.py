@@ -27,6 +27,7 @@ class TimeoutTable(_Open):
 
 class EnvironmentTable(_Open):
     services: list[str] | None = None
+    build_timeout_sec: float | None = Field(default=None, gt=0)  # env0 seeds the needles while building the image
 
 
 class PackageMeta(_Open):

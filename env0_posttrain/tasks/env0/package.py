@@ -5,9 +5,11 @@ Errors name the file and the step (`Env0Error`), so a bad package in a corpus of
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import re
 import sys
+import threading
 import tomllib
 from pathlib import Path
 from types import ModuleType
@@ -17,14 +19,14 @@ from pydantic import BaseModel, ConfigDict
 
 from ...source_lines import toml_line, yaml_line
 from .meta import MetaError, PackageMeta, parse_meta
+from .services import SERVICE_MAP, SERVICES
 
-# env0 service names (task.toml, Dockerfile seeds, test.sh URLs) -> our workspace services
-SERVICE_MAP = {"mock-gmail": "gmail", "gmail": "gmail", "mock-gcal": "calendar", "gcal": "calendar",
-               "mock-gdrive": "drive", "gdrive": "drive", "mock-gdoc": "docs", "gdoc": "docs",
-               "mock-slack": "slack", "slack": "slack"}
 # which needles attributes feed which service (used when the package does not list its services)
 _HINTS = {"gmail": ("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), "calendar": ("NEEDLE_EVENTS", "GCAL_FILL_CONFIG"),
           "slack": ("SEED_CHANNELS", "SEED_MESSAGES", "SEED_USERS"), "drive": ("NORMAL_FILES",)}
+
+
+NEEDLES_TIMEOUT_S = 60.0  # the most a needles import may take (less where task.toml's build timeout says so)
 
 
 class Env0Error(RuntimeError):
@@ -44,6 +46,7 @@ class Env0Package(BaseModel):
     services: tuple[str, ...]
     agent_timeout_s: float = 600.0
     verifier_timeout_s: float = 120.0
+    needles_timeout_s: float = NEEDLES_TIMEOUT_S
 
     @property
     def needles_path(self) -> Path:
@@ -58,7 +61,7 @@ class Env0Package(BaseModel):
         return self.root / "tests" / "test.sh"
 
     def load_needles(self) -> ModuleType:
-        return load_needles(self.needles_path)
+        return load_needles(self.needles_path, self.needles_timeout_s)
 
 
 def _text(path: Path, step: str) -> str:
@@ -106,7 +109,7 @@ def _services(root: Path, meta: PackageMeta) -> list[str]:
     if unknown:
         raise Env0Error("read services", docker if docker.is_file() else root / "task.toml",
                         f"needs services this runtime does not serve: {', '.join(sorted(set(unknown)))} "
-                        f"(served: gmail, gcal, gdrive, gdoc, slack)")
+                        f"(served: {', '.join(s.name for s in SERVICES)})")
     return list(dict.fromkeys(out))
 
 
@@ -124,18 +127,52 @@ def load_package(root: Path | str) -> Env0Package:
             raise Env0Error(step, need, "missing")
     services = _services(root, meta)
     if not services:
-        mod = load_needles(root / "data" / "needles.py")
+        mod = load_needles(root / "data" / "needles.py", _needles_timeout(meta))
         services = [s for s, attrs in _HINTS.items() if any(getattr(mod, a, None) for a in attrs)] or ["gmail"]
     name = (meta.task.name or root.name).split("/")[-1]
     return Env0Package(root=root, name=name, instruction=instruction, services=tuple(services),
                        agent_timeout_s=meta.agent.timeout_sec or 600.0,
-                       verifier_timeout_s=meta.verifier.timeout_sec or 120.0)
+                       verifier_timeout_s=meta.verifier.timeout_sec or 120.0, needles_timeout_s=_needles_timeout(meta))
 
 
-def load_needles(path: Path) -> ModuleType:
-    """Import data/needles.py as its own module (it may import siblings from data/, so that folder is on sys.path)."""
+def _needles_timeout(meta: PackageMeta) -> float:
+    return min(meta.environment.build_timeout_sec or NEEDLES_TIMEOUT_S, NEEDLES_TIMEOUT_S)
+
+
+class _NeedlesTimeout(BaseException):
+    """Raised inside a needles import that ran past its time (BaseException: its own `except Exception` won't eat it)."""
+
+
+def load_needles(path: Path, timeout: float = NEEDLES_TIMEOUT_S) -> ModuleType:
+    """Import data/needles.py as its own module (it may import siblings from data/, so that folder is on sys.path).
+
+    It runs in a thread: one that has not returned after `timeout` seconds gets an exception raised inside it (a
+    Python loop stops at once; a blocking C call is left behind, idle) and the package fails as "load needles"."""
     if not path.is_file():
         raise Env0Error("load needles", path, "missing")
+    box: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            box["mod"] = _exec_needles(path)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            box["err"] = e
+
+    worker = threading.Thread(target=work, daemon=True, name=f"needles {path.parent.parent.name}")
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident or 0), ctypes.py_object(_NeedlesTimeout))
+        worker.join(1.0)
+        raise Env0Error("load needles", path, f"did not return within {timeout:g} s")
+    if "err" in box:
+        err = box["err"]
+        assert isinstance(err, BaseException)
+        raise err
+    return box["mod"]  # type: ignore[return-value]
+
+
+def _exec_needles(path: Path) -> ModuleType:
     name = f"_env0_needles_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None

@@ -1,8 +1,10 @@
-"""One env0 package, end to end on loopback: seed -> serve -> solve.sh (or the agent's calls) -> test.sh -> reward.
+"""One env0 package, end to end, in one shape: read the package -> seed -> lay out its sandbox and serve ->
+solve.sh | the agent's calls replayed | nothing -> test.sh -> reward.
 
-The package's scripts run unchanged with our `gws` first on PATH and env0's environment variables pointing at
-our surface; its reward.json is what the verifier wrote. Any failure is an `Env0Error` naming the file and the
-step, and the reward file then says `verifier_error` (never a silent 0).
+The package's scripts run unchanged in env0's layout (sandbox.py): solution/ and tests/ are put at /solution and
+/tests when they run, as env0's harness uploads them. Import (corpus.py) and per-episode judging (verifier.py) use
+the same steps. Any failure is an `Env0Error` naming the file and the step, and the reward file then says
+`verifier_error` (never a silent 0).
 """
 
 from __future__ import annotations
@@ -10,24 +12,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
 import time
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
 from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
 from .env0_defaults import env0_imports
-from .lock import script_lock
 from .package import Env0Error, Env0Package, load_package
-from .seeding import seed_package, write_manifest
-from .server import serve
+from .sandbox import Sandbox, SandboxUnavailable
+from .seeding import seed_package
+
+OUTPUT_CAP = 1 << 20  # bytes of a script's stdout / stderr kept (only the tail is reported)
 
 
 class ToolCall(BaseModel):
@@ -42,74 +41,71 @@ class Env0Result(BaseModel):
     verifier_error: str | None = None
     seconds: dict[str, float] = {}
     calls: int = 0
+    sandbox: str | None = None  # "namespaces" or "unconfined" (ENV0_SANDBOX)
 
 
-def _gws_bin(tmp: Path) -> Path:
-    """A bin folder whose `gws` runs our shim with this interpreter (test.sh / solve.sh find it on PATH)."""
-    bin_dir = tmp / "bin"
-    bin_dir.mkdir()
-    shim = bin_dir / "gws"
-    # the shim file itself, not `-m`: importing our package per call would cost ~1 s of each gws call
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "{Path(__file__).with_name("gws.py")}" "$@"\n')
-    shim.chmod(0o755)
-    # env0 packages' `python3` steps (inline -c code, evaluate.py) use the standard library only: the base
-    # interpreter with -S starts in a third of the virtualenv's time (no .pth files) and skips a version
-    # manager's shim; a solve.sh makes ~100 of these calls. ENV0_PACKAGE_PYTHON names another interpreter.
-    py = bin_dir / "python3"
-    base = os.environ.get("ENV0_PACKAGE_PYTHON") or getattr(sys, "_base_executable", None) or sys.executable
-    flag = "" if os.environ.get("ENV0_PACKAGE_PYTHON") else " -S"
-    py.write_text(f'#!/bin/sh\nexec "{base}"{flag} "$@"\n')
-    py.chmod(0o755)
-    return bin_dir
+class Start(NamedTuple):
+    """A package's seeded start: the workspace, the needle manifest (/data), what the server needs beyond rows."""
+    ws: Workspace
+    manifest: dict[str, Any]
+    extras: dict[str, Any]
 
 
-def package_env(pkg: Env0Package, tmp: Path, urls: dict[str, str], manifest_path: Path, logs: Path) -> dict[str, str]:
-    """The environment a package's scripts see: our service URLs, its manifest, $LOGS_DIR, our gws first on PATH."""
-    return {**os.environ, **urls, "NEEDLE_MANIFEST": str(manifest_path), "TASK_ROOT": str(pkg.root),
-            "TASKS_DIR": str(pkg.root.parent), "TASK_NAME": pkg.name, "LOGS_DIR": str(logs),
-            "SLACK_BOT_TOKEN": "mock-bot-token", "SLACK_USER_TOKEN": "mock-user-token", "HOME": str(tmp),
-            "PATH": f"{_gws_bin(tmp)}{os.pathsep}{os.environ.get('PATH', '')}"}
+def env0_root_of(env0_root: Path | None = None) -> Path | None:
+    return env0_root or (Path(os.environ["ENV0_ROOT"]) if os.environ.get("ENV0_ROOT") else None)
 
 
-@contextmanager
-def package_sandbox(manifest: dict[str, Any], prefix: str) -> Iterator[tuple[Path, Path, Path]]:
-    """(folder, manifest path, $LOGS_DIR) for one script run: a private folder holding the needle manifest and the
-    verifier's log folder, removed afterwards."""
-    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+def seeded_start(pkg: Env0Package, seed: int, now: datetime, env0_root: Path | None = None) -> Start:
+    """Our seeded company (or env0's default fills with an env0 checkout) + the package's needles."""
+    ws = Workspace.seeded(seed, now)
     try:
-        manifest_path = tmp / "oracle" / "manifest.json"
-        write_manifest(manifest_path, manifest)
-        logs = tmp / "logs" / "verifier"
-        logs.mkdir(parents=True)
-        yield tmp, manifest_path, logs
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        with env0_imports(env0_root):  # needles may import env0's service packages from the checkout
+            mod = pkg.load_needles()
+            manifest = seed_package(ws, mod, pkg.services, pkg.root.name, seed, env0_root=env0_root)
+    except Env0Error:
+        raise
+    except Exception as e:  # noqa: BLE001 - a needle the seeder cannot read names the file
+        raise Env0Error("seed needles", pkg.needles_path, f"{type(e).__name__}: {e}") from e
+    extras = manifest.pop("_extras", {})
+    return Start(ws, manifest, extras)
 
 
-def read_reward(logs: Path, test_sh: Path) -> tuple[float, dict[str, Any]]:
-    out = logs / "reward.json"
+def sandbox(pkg: Env0Package, start: Start) -> Sandbox:
+    """The package's sandbox over `start` (enter it with `with`); refusing namespaces becomes the package's error."""
+    return Sandbox(start.ws, package_dir=pkg.root, manifest=start.manifest, extras=start.extras)
+
+
+def run_script(step: str, sb: Sandbox, script: Path, timeout: float) -> None:
+    """Run solution/solve.sh or tests/test.sh as env0 does: copied to /solution or /tests, `bash` from /."""
+    if not script.is_file():
+        raise Env0Error(step, script, "missing")
+    where = "/" + script.parent.name
+    dest = sb.host_path(where)
+    for old in dest.iterdir():  # emptied, not replaced: the sandbox has this very folder bound
+        shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
+    shutil.copytree(script.parent, dest, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+    res = sb.run(["bash", sb.path(f"{where}/{script.name}")], timeout=timeout, output_cap=OUTPUT_CAP)
+    if res.timed_out:
+        raise Env0Error(step, script, f"timed out after {timeout:.0f} s")
+    if res.returncode != 0:
+        tail = (res.stderr or res.stdout).strip().splitlines()[-8:]
+        raise Env0Error(step, script, f"exit {res.returncode}: " + " | ".join(tail))
+
+
+def verify(sb: Sandbox, pkg: Env0Package) -> tuple[float, dict[str, Any]]:
+    """tests/test.sh unchanged; (reward, reward.json). A reward.json left from before is removed first."""
+    out = sb.host_path("/logs/verifier/reward.json")
+    out.unlink(missing_ok=True)
+    run_script("run tests/test.sh", sb, pkg.test_sh, pkg.verifier_timeout_s)
     try:
         result = json.loads(out.read_text())
         return float(result["reward"]), result
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise Env0Error("read reward", test_sh, f"the verifier wrote no reward to $LOGS_DIR/reward.json "
+        raise Env0Error("read reward", pkg.test_sh, f"the verifier wrote no reward to $LOGS_DIR/reward.json "
                         f"({type(e).__name__}: {e})") from None
 
 
-def run_script(step: str, script: Path, env: dict[str, str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
-    if not script.is_file():
-        raise Env0Error(step, script, "missing")
-    try:
-        proc = subprocess.run(["bash", str(script)], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise Env0Error(step, script, f"timed out after {timeout:.0f} s") from None
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-8:]
-        raise Env0Error(step, script, f"exit {proc.returncode}: " + " | ".join(tail))
-    return proc
-
-
-def _replay(surface: Any, calls_path: Path) -> int:
+def _replay(sb: Sandbox, calls_path: Path) -> int:
     try:
         raw = json.loads(calls_path.read_text())
         calls = [ToolCall.model_validate(c) for c in raw] if isinstance(raw, list) else None
@@ -121,7 +117,7 @@ def _replay(surface: Any, calls_path: Path) -> int:
         spec = TOOLS.get(c.name)
         if spec is None:
             raise Env0Error("replay calls", calls_path, f"unknown tool {c.name!r}")
-        surface.tool_call(spec, c.arguments)
+        sb.surface.tool_call(spec, c.arguments)
     return len(calls)
 
 
@@ -129,36 +125,27 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
                 now: datetime | None = None, env0_root: Path | None = None) -> Env0Result:
     """Raises Env0Error; `run_and_record` turns that into a verifier_error reward file."""
     t0 = time.perf_counter()
-    root = env0_root or (Path(os.environ["ENV0_ROOT"]) if os.environ.get("ENV0_ROOT") else None)
-    with env0_imports(root):  # needles may import env0's service packages from the checkout
-        pkg: Env0Package = load_package(package_dir)
-        mod = pkg.load_needles()
-    now = (now or datetime.now(timezone.utc)).replace(microsecond=0)
-    ws = Workspace.seeded(seed, now)
-    try:
-        manifest = seed_package(ws, mod, pkg.services, pkg.name, seed, env0_root=root)
-    except Env0Error:
-        raise
-    except Exception as e:  # noqa: BLE001 - a needle the seeder cannot read names the file
-        raise Env0Error("seed needles", pkg.needles_path, f"{type(e).__name__}: {e}") from e
+    pkg = load_package(package_dir)
+    start = seeded_start(pkg, seed, (now or datetime.now(timezone.utc)).replace(microsecond=0), env0_root_of(env0_root))
     t_seed = time.perf_counter()
-    extras = manifest.pop("_extras", {})
-    with package_sandbox(manifest, "env0-") as (tmp, manifest_path, logs):
-        with script_lock(), serve(ws, extras) as (urls, surface):  # scripts share fixed /tmp paths: one at a time
-            env = package_env(pkg, tmp, urls, manifest_path, logs)
+    try:
+        with sandbox(pkg, start) as sb:
+            t_up = time.perf_counter()
             n = 0
             if oracle:
-                run_script("run solution/solve.sh", pkg.solve_sh, env, tmp, pkg.agent_timeout_s)
+                run_script("run solution/solve.sh", sb, pkg.solve_sh, pkg.agent_timeout_s)
             elif calls is not None:
-                n = _replay(surface, calls)
+                n = _replay(sb, calls)
             t_solve = time.perf_counter()
-            run_script("run tests/test.sh", pkg.test_sh, env, tmp, pkg.verifier_timeout_s)
+            reward, result = verify(sb, pkg)
             t_verify = time.perf_counter()
-            n = n or sum(len(v) for v in surface.log.values())
-        reward, result = read_reward(logs, pkg.test_sh)
-        return Env0Result(package=pkg.name, reward=reward, result=result, calls=n,
-                          seconds={"seed": round(t_seed - t0, 3), "solve": round(t_solve - t_seed, 3),
-                                   "verify": round(t_verify - t_solve, 3), "total": round(t_verify - t0, 3)})
+            n = n or sum(len(v) for v in sb.surface.log.values())
+    except SandboxUnavailable as e:
+        raise Env0Error("lay out sandbox", pkg.root, str(e)) from None
+    return Env0Result(package=pkg.name, reward=reward, result=result, calls=n, sandbox=sb.mode,
+                      seconds={"seed": round(t_seed - t0, 3), "sandbox": round(t_up - t_seed, 3),
+                               "solve": round(t_solve - t_up, 3), "verify": round(t_verify - t_solve, 3),
+                               "total": round(t_verify - t0, 3)})
 
 
 def run_and_record(package_dir: Path | str, reward_file: Path | None = None, **kw: Any) -> Env0Result:

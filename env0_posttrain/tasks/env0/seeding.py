@@ -57,13 +57,16 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
         conf = getattr(mod, "GCAL_FILL_CONFIG", None) or {}
         names = conf.get("seed_packs") or []
         _calendar(ws, mod, rng, load_seed_packs(env0_root, list(names), Path(getattr(mod, "__file__", "needles.py"))))
+    if "stripe" in services:
+        from .stripe_seeding import seed_stripe
+        seed_stripe(ws, Path(mod.__file__).resolve().parent.parent, seed)
     ws.snapshot("seed")  # the planted needles are the baseline /_admin/diff compares against
     return {"task": task_name, "seed": seed, "seeded_at": ws.now.strftime("%Y-%m-%dT%H:%M:%SZ"), "needles": needles,
             "_extras": extras}
 
 
 _FILL_NAMES = {"gmail": "GMAIL_FILL_CONFIG", "calendar": "GCAL_FILL_CONFIG", "drive": "GDRIVE_FILL_CONFIG",
-               "docs": "GDRIVE_FILL_CONFIG", "slack": "SLACK_FILL_CONFIG"}
+               "docs": "GDRIVE_FILL_CONFIG", "slack": "SLACK_FILL_CONFIG", "stripe": "STRIPE_FILL_CONFIG"}
 
 
 def _fill_config(mod: ModuleType, svc: str, services: tuple[str, ...]) -> dict:
@@ -79,7 +82,8 @@ def _clear_fill(ws: Workspace, svc: str) -> None:
     """`target_count: "fixed_only"`: the package wants its needles alone, without the default fill."""
     roots = {ws.drive.root_id(p.email) for p in ws.directory}
     tables = {"gmail": [ws.gmail.db.messages], "calendar": [ws.calendar.db.events], "slack": [ws.slack.db.messages],
-              "drive": [ws.drive.db.files, ws.docs.db.documents], "docs": [ws.drive.db.files, ws.docs.db.documents]}
+              "drive": [ws.drive.db.files, ws.docs.db.documents], "docs": [ws.drive.db.files, ws.docs.db.documents],
+              "stripe": []}  # Stripe has no default fill: its scenario is the whole account
     for table in tables[svc]:
         for key in [k for k in table if k not in roots]:
             del table[key]  # one by one: Table counts versions on delete, dict.clear would bypass the memo

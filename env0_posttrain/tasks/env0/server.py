@@ -1,35 +1,37 @@
-"""Serve one seeded workspace to an env0 package on loopback: one port, one path prefix per service.
+"""Serve one seeded workspace to an env0 package: each env0 service on its own listener, answered by one surface.
 
-`MOCK_GMAIL_URL` = http://127.0.0.1:PORT/gmail and so on. Under each prefix: `/health`, env0's `/_admin/state`,
-`/_admin/diff` and `/_admin/action_log` (in env0's JSON shapes, see shapes.py), the real API paths (handled by
-our workspace app), and `/_gws`, where our `gws` shim posts one API method call by its method id.
+Each service (services.py) gets its own listener: a Unix socket that a sandbox forwards its env0 port to, or a
+free loopback port (unconfined). Under each: `/health`, env0's `/_admin/state`, `/_admin/diff` and
+`/_admin/action_log` (in env0's JSON shapes, see shapes.py), the real API paths (handled by our workspace app),
+and `/_gws`, where our `gws` shim posts one API method call by its method id. Internally the surface routes by
+path prefix (`/gmail/...`); each listener adds its service's prefix.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import threading
+import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import quote, urlencode
 
+import uvicorn
 
 from ...workspace.environment import Workspace
 from ...workspace.api_routes import handle
 from ...workspace.http_app import create_app
-from ...workspace.local_server import free_port, uvicorn_in_thread
+from ...workspace.local_server import free_port
 from ...workspace.tools import TOOLS
 from .doc_compat import DOC_COMPAT, drive_call
+from .services import PREFIXES, SERVICES
 from .shapes import DIFF, STATE
 
-# URL prefix (and env0 service name) -> our service
-PREFIXES = {"gmail": "gmail", "gcal": "calendar", "gdrive": "drive", "gdoc": "docs", "slack": "slack"}
 GWS_SERVICES = {"gmail": "gmail", "calendar": "calendar", "drive": "drive", "docs": "docs"}
-# env0 names its URLs MOCK_*_URL; env-0 packages (BenchFlow 1.3) read GMAIL_URL, CALENDAR_URL, DRIVE_URL, ...
-ENV_NAMES = {"gmail": ("MOCK_GMAIL_URL", "GMAIL_URL"), "gcal": ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL"),
-             "gdrive": ("MOCK_GDRIVE_URL", "GDRIVE_URL", "DRIVE_URL"), "gdoc": ("MOCK_GDOC_URL", "GDOC_URL", "DOCS_URL"),
-             "slack": ("MOCK_SLACK_URL", "SLACK_URL")}
 _BY_METHOD = {(s.service, s.method_id): s for s in TOOLS.values()}
 
 
@@ -71,10 +73,13 @@ class Env0Surface:
         return status, payload
 
     def api(self, prefix: str, method: str, path: str, query: bytes, body: bytes,
-            ctype: str = "application/json") -> tuple[int, bytes]:
+            ctype: str = "application/json", headers: list[tuple[bytes, bytes]] | None = None) -> tuple[int, bytes]:
         if prefix == "gcal" and body.strip():
             body = _local_times(body)
-        scope = {"path": path, "method": method, "query_string": query, "headers": [(b"content-type", ctype.encode())]}
+        # Stripe reads its key and Idempotency-Key from the headers; the Google and Slack paths need the type only
+        sent = [(k, v) for k, v in headers or [] if k != b"content-type"] if prefix == "stripe" else []
+        scope = {"path": path, "method": method, "query_string": query,
+                 "headers": [(b"content-type", ctype.encode()), *sent]}
         status, payload, _ = handle(self.ws, scope, body)
         if self.triggers and path == "/api/chat.postMessage" and status == 200:
             self._fire_triggers(payload)
@@ -83,7 +88,7 @@ class Env0Surface:
         try:
             req_body = json.loads(body) if body.strip() else None
         except ValueError:
-            req_body = {"_raw": body.decode("utf-8", "replace")[:2000]}
+            req_body = _form(body) if prefix == "stripe" else {"_raw": body.decode("utf-8", "replace")[:2000]}
         self.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": method,
                                  "path": path + (("?" + query.decode()) if query else ""),
                                  "user_id": "user1", "request_body": req_body, "response_status": status})
@@ -167,7 +172,8 @@ class Env0Surface:
                 status, payload = self.doc_comments(prefix, scope["method"], rest, body)
             else:
                 ctype = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"content-type"), "")
-                status, payload = self.api(prefix, scope["method"], rest, scope.get("query_string", b""), body, ctype)
+                status, payload = self.api(prefix, scope["method"], rest, scope.get("query_string", b""), body, ctype,
+                                           scope["headers"])
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
         await send({"type": "http.response.body", "body": payload})
@@ -187,11 +193,20 @@ def log_entry(spec: Any, arguments: dict[str, Any], status: int) -> tuple[str, d
     in_query = {k: v for k, v in arguments.items() if k != "body" and k not in spec.path_params}
     if spec.service == "slack":
         method, body, in_query = ("GET", None, arguments) if not spec.writes else ("POST", arguments, {})
+    elif spec.service == "stripe" and spec.http_method == "POST":  # Stripe: a POST's parameters are its form body
+        body, in_query = in_query, {}
     query = urlencode([(k, v if not isinstance(v, bool) else str(v).lower()) for k, v in in_query.items()
                        for v in (v if isinstance(v, list) else [v]) if not isinstance(v, (dict, list))])
     path += ("?" + query) if query else ""
     return prefix, {"timestamp": datetime.now(timezone.utc).isoformat(), "method": method, "path": "/" + path,
                     "user_id": "user1", "request_body": body, "response_status": status}
+
+
+def _form(body: bytes) -> dict[str, Any]:
+    """A form body (Stripe's wire format) as the dict env0's action log records."""
+    from urllib.parse import parse_qsl
+
+    return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
 
 
 def _with_file_content(ws: Workspace, payload: bytes) -> bytes:
@@ -229,11 +244,42 @@ def _local_times(body: bytes) -> bytes:
     return json.dumps(req).encode() if changed else body
 
 
+def _at_prefix(app: Any, prefix: str) -> Any:
+    """The surface as one service's root: `/health` on the gmail listener is the surface's `/gmail/health`."""
+    async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            scope = {**scope, "path": f"/{prefix}{scope['path']}", "raw_path": f"/{prefix}".encode() + scope.get(
+                "raw_path", scope["path"].encode())}
+        await app(scope, receive, send)
+    return asgi
+
+
 @contextmanager
-def serve(ws: Workspace, extras: dict[str, Any] | None = None) -> Iterator[tuple[dict[str, str], Env0Surface]]:
-    """Yields (env vars naming each service URL, the surface); loopback only, free port."""
-    surface = Env0Surface(ws, extras)
-    port = free_port()
-    env = {name: f"http://127.0.0.1:{port}/{prefix}" for prefix, names in ENV_NAMES.items() for name in names}
-    with uvicorn_in_thread(surface, port, "env0 surface", lifespan="off"):
-        yield env, surface
+def serve_services(surface: Env0Surface, sock_dir: Path | None = None) -> Iterator[dict[str, str]]:
+    """Every service of SERVICES on its own listener, all in one event-loop thread: `sock_dir/<port>.sock` (the
+    sandbox forwards its env0 port there) or, without sock_dir, a free port on 127.0.0.1. Yields prefix -> base
+    URL (the unconfined URLs; a sandbox's scripts use http://localhost:<env0 port>)."""
+    servers, base = [], {}
+    for svc in SERVICES:
+        where: dict[str, Any] = {"uds": str(sock_dir / f"{svc.port}.sock")} if sock_dir else {"host": "127.0.0.1",
+                                                                                             "port": free_port()}
+        base[svc.prefix] = f"http://localhost:{svc.port}" if sock_dir else f"http://127.0.0.1:{where['port']}"
+        servers.append(uvicorn.Server(uvicorn.Config(_at_prefix(surface, svc.prefix), log_level="error",
+                                                     access_log=False, lifespan="off", timeout_graceful_shutdown=1,
+                                                     **where)))
+
+    async def main() -> None:
+        await asyncio.gather(*(s.serve() for s in servers))
+
+    thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True, name="env0 services")
+    thread.start()
+    deadline = time.time() + 20
+    while not all(s.started for s in servers):
+        if time.time() > deadline or not thread.is_alive():
+            raise RuntimeError("env0 services did not start")
+        time.sleep(0.005)
+    try:
+        yield base
+    finally:
+        for s in servers:  # they stop at their next tick (0.1 s); nobody waits for that
+            s.should_exit = s.force_exit = True

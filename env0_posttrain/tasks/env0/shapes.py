@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from ...workspace.environment import Workspace
 from .shapes_google import comment_replies, gmail_settings
+from .shapes_stripe import stripe_diff, stripe_state
 
 FOLDER = "application/vnd.google-apps.folder"
 
@@ -174,7 +175,8 @@ def _now(ws: Workspace) -> str:
 
 
 STATE: dict[str, Callable[[Workspace], dict[str, Any]]] = {
-    "gmail": gmail_state, "drive": drive_state, "docs": docs_state, "slack": slack_state, "calendar": calendar_state}
+    "gmail": gmail_state, "drive": drive_state, "docs": docs_state, "slack": slack_state, "calendar": calendar_state,
+    "stripe": stripe_state}
 
 
 # -- diff ---------------------------------------------------------------------------------------
@@ -286,4 +288,5 @@ def calendar_diff(old: dict, cur: dict) -> dict:
 
 
 DIFF: dict[str, Callable[[dict, dict], dict]] = {
-    "gmail": gmail_diff, "drive": drive_diff, "docs": docs_diff, "slack": slack_diff, "calendar": calendar_diff}
+    "gmail": gmail_diff, "drive": drive_diff, "docs": docs_diff, "slack": slack_diff, "calendar": calendar_diff,
+    "stripe": stripe_diff}

@@ -4,7 +4,7 @@ A task of template "env0" names its package by a path relative to the run's `tas
 moved corpus keeps its content hashes); `use_source` says where that folder is, for this process and, through
 `ENV0_TASKS_SOURCE`, for the worker processes it starts. The verifier serves the end workspace with the start
 workspace as env0's diff baseline and the agent's calls as env0's action log, and runs `tests/test.sh` unchanged.
-test.sh scripts write fixed /tmp paths, so verifier runs take a machine-wide file lock: one at a time.
+Each verifier run has its own sandbox (private /tmp and ports), so episodes are judged in parallel.
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ from typing import Any
 from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
 from ..model import Task, VerifierResult
-from .lock import script_lock as verifier_lock
-from .env0_defaults import env0_imports
 from .package import Env0Error, Env0Package, load_package
-from .runner import package_env, package_sandbox, read_reward, run_script
-from .seeding import seed_package
-from .server import PREFIXES, log_entry, serve
+from .runner import Start, env0_root_of, seeded_start, verify
+from .sandbox import Sandbox, SandboxUnavailable
+from .server import log_entry
+from .services import PREFIXES
 from .shapes import STATE
 
 TEMPLATE_ID = "env0"
@@ -72,27 +71,15 @@ def package_of(task: Task) -> Env0Package:
 
 
 @lru_cache(maxsize=64)
-def _seeded(root: str, sha: str, seed: int, now: str) -> tuple[Workspace, dict[str, Any], dict[str, Any]]:
-    pkg = load_package(root)
-    ws = Workspace.seeded(seed, datetime.fromisoformat(now))
-    env0_root = Path(os.environ["ENV0_ROOT"]) if os.environ.get("ENV0_ROOT") else None
-    try:
-        with env0_imports(env0_root):  # needles may import env0's service packages, as in the CLI runner
-            mod = pkg.load_needles()
-            manifest = seed_package(ws, mod, pkg.services, pkg.name, seed, env0_root=env0_root)
-    except Env0Error:
-        raise
-    except Exception as e:  # noqa: BLE001 - a needle the seeder cannot read names the file
-        raise Env0Error("seed needles", pkg.needles_path, f"{type(e).__name__}: {e}") from e
-    extras = manifest.pop("_extras", {})
-    return ws, manifest, extras
+def _seeded(root: str, sha: str, seed: int, now: str) -> Start:
+    return seeded_start(load_package(root), seed, datetime.fromisoformat(now), env0_root_of())
 
 
-def seeded(pkg: Env0Package, sha: str, seed: int, now: str) -> tuple[Workspace, dict[str, Any], dict[str, Any]]:
+def seeded(pkg: Env0Package, sha: str, seed: int, now: str) -> Start:
     """(a fresh fork of the seeded workspace, the needle manifest, what the server needs beyond the rows)."""
     with _SEEDING:
         ws, manifest, extras = _seeded(str(pkg.root), sha, seed, now)
-    return ws.fork(), manifest, extras
+    return Start(ws.fork(), manifest, extras)
 
 
 def build_env0_workspace(task: Task) -> Workspace:
@@ -114,13 +101,13 @@ def action_log(ws: Workspace) -> dict[str, list[dict[str, Any]]]:
 def run_verifier(pkg: Env0Package, start: Workspace, end: Workspace, manifest: dict[str, Any],
                  extras: dict[str, Any], log: dict[str, list[dict[str, Any]]] | None = None) -> tuple[float, dict]:
     """Serve `end` with `start` as the diff baseline, run tests/test.sh unchanged, return (reward, reward.json)."""
-    with verifier_lock(), package_sandbox(manifest, "env0-verify-") as (tmp, manifest_path, logs):
-        with serve(end, extras) as (urls, surface):
-            surface.initial = {svc: STATE[svc](start) for svc in set(PREFIXES.values())}
-            surface.log = log if log is not None else action_log(end)
-            run_script("run tests/test.sh", pkg.test_sh, package_env(pkg, tmp, urls, manifest_path, logs), tmp,
-                       pkg.verifier_timeout_s)
-        return read_reward(logs, pkg.test_sh)
+    try:
+        with Sandbox(end, package_dir=pkg.root, manifest=manifest, extras=extras) as sb:
+            sb.surface.initial = {svc: STATE[svc](start) for svc in set(PREFIXES.values())}
+            sb.surface.log = log if log is not None else action_log(end)
+            return verify(sb, pkg)
+    except SandboxUnavailable as e:
+        raise Env0Error("lay out sandbox", pkg.root, str(e)) from None
 
 
 def verify_env0(task: Task, start: Workspace, end: Workspace, final_answer: str | None) -> VerifierResult:

@@ -1,0 +1,3 @@
+from .toolkit import Stripe
+
+__all__ = ["Stripe"]

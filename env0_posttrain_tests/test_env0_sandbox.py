@@ -1,0 +1,139 @@
+"""env0's container layout without Docker: what a package's script sees inside a sandbox (one task under /tasks,
+the needle manifest in /data, /logs, a private /tmp, env0's ports on a private loopback), what it cannot do
+(write outside its folders), and that two sandboxes side by side do not see each other."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+
+from env0_posttrain.tasks.env0.package import Env0Error, load_needles
+from env0_posttrain.tasks.env0.runner import run_and_record
+from env0_posttrain.tasks.env0.sandbox import Sandbox
+from env0_posttrain.tasks.env0.services import SERVICES
+from env0_posttrain.workspace.environment import Workspace
+
+FIXTURE = Path(__file__).parent / "fixtures" / "env0_invoice"
+WORKTREE = Path(__file__).resolve().parents[1]
+
+
+def _namespaces() -> str | None:
+    if shutil.which("unshare") is None or shutil.which("curl") is None:
+        return "needs util-linux unshare and curl"
+    probe = subprocess.run(["unshare", "-Urmnpf", "true"], capture_output=True, text=True)
+    return None if probe.returncode == 0 else f"Linux namespaces not allowed here: {probe.stderr.strip()}"
+
+
+pytestmark = pytest.mark.skipif(_namespaces() is not None, reason=str(_namespaces()))
+MANIFEST = {"task": "env0_invoice", "needles": [{"role": "invoice", "params": {"total": "1"}}]}
+
+
+def sh(sb: Sandbox, cmd: str, **kw) -> tuple[int, str]:
+    res = sb.run(["bash", "-c", cmd], timeout=kw.pop("timeout", 30), output_cap=kw.pop("output_cap", 1 << 16), **kw)
+    return res.returncode, res.stdout + res.stderr
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with Sandbox(Workspace.seeded(0), package_dir=FIXTURE, manifest=MANIFEST, mode="namespaces") as box:
+        yield box
+
+
+def test_a_script_sees_env0s_layout_with_one_task(sb: Sandbox) -> None:
+    rc, out = sh(sb, 'echo "$TASKS_DIR"; ls /tasks; ls /tasks/*/data; ls /data; ls /logs; cat /data/_needle_manifest_*.json')
+    assert rc == 0, out
+    lines = out.splitlines()
+    assert lines[:2] == ["/tasks", "env0_invoice"] and "needles.py" in lines
+    assert "_needle_manifest_env0_invoice.json" in lines and {"agent", "verifier"} <= set(lines)
+    assert json.loads(out[out.index("{"):]) == MANIFEST
+    assert sh(sb, "ls /solution /tests") == (0, "/solution:\n\n/tests:\n")  # scripts arrive only when they run
+
+
+def test_private_tmp_is_kept_across_commands_and_not_visible_to_the_host(sb: Sandbox) -> None:
+    name = f"env0-sandbox-test-{uuid.uuid4().hex}"
+    assert sh(sb, f"echo inside > /tmp/{name}")[0] == 0
+    assert sh(sb, f"cat /tmp/{name}") == (0, "inside\n")  # the next command, same /tmp
+    assert not (Path("/tmp") / name).exists()
+    assert sb.host_path(f"/tmp/{name}").read_text() == "inside\n"  # only in the sandbox's own folder
+
+
+def test_writes_outside_the_sandbox_are_refused(sb: Sandbox) -> None:
+    target = WORKTREE / f"written-from-sandbox-{uuid.uuid4().hex}"
+    for path in (target, Path("/usr") / target.name, Path("/tasks/env0_invoice/data/x")):
+        rc, out = sh(sb, f"echo x > {path}")
+        assert rc != 0 and "Read-only file system" in out, (path, out)
+        assert not path.exists()
+    assert sh(sb, "echo ok > /logs/verifier/probe && cat /logs/verifier/probe") == (0, "ok\n")
+
+
+def test_services_answer_at_env0s_ports_on_the_private_loopback(sb: Sandbox) -> None:
+    for svc in SERVICES:
+        rc, out = sh(sb, f"curl -sf http://localhost:{svc.port}/health")
+        assert (rc, json.loads(out or "{}")) == (0, {"status": "ok"}), svc
+    rc, out = sh(sb, 'gws gmail users labels list --params \'{"userId": "me"}\'')
+    assert rc == 0 and "INBOX" in out
+    assert sh(sb, 'curl -s "$GMAIL_URL/_admin/action_log"')[1].count('"path"') >= 1  # logged like env0's mock
+
+
+def test_timeouts_kill_and_output_is_capped(sb: Sandbox) -> None:
+    res = sb.run(["bash", "-c", "sleep 30"], timeout=0.5, output_cap=100)
+    assert res.timed_out and res.returncode != 0
+    res = sb.run(["bash", "-c", "head -c 100000 /dev/zero | tr '\\0' a"], timeout=30, output_cap=1000)
+    assert res.truncated and res.stdout == "a" * 1000 and not res.timed_out
+    assert sb.run(["no-such-command"], timeout=5, output_cap=100).returncode == 127
+
+
+def test_two_sandboxes_in_parallel_do_not_see_each_others_tmp() -> None:
+    seen: dict[int, tuple[int, str]] = {}
+    barrier = threading.Barrier(2)
+
+    def one(i: int) -> None:
+        with Sandbox(Workspace.seeded(0), package_dir=FIXTURE, manifest=MANIFEST, mode="namespaces") as box:
+            sh(box, f"echo {i} > /tmp/state.json; touch /tmp/mine-{i}")
+            barrier.wait(timeout=60)  # both sandboxes live, both wrote the same fixed path
+            seen[i] = sh(box, "cat /tmp/state.json; ls /tmp | grep mine-")
+            barrier.wait(timeout=60)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert seen == {1: (0, "1\nmine-1\n"), 2: (0, "2\nmine-2\n")}
+
+
+def test_a_builtin_task_gets_an_empty_tasks_dir_and_the_services() -> None:
+    with Sandbox(Workspace.seeded(0), mode="namespaces") as box:
+        assert sh(box, "ls -A /tasks; ls /data; echo ${NEEDLE_MANIFEST:-none}") == (0, "none\n")
+        assert sh(box, "curl -sf localhost:9003/health")[0] == 0
+
+
+def test_unconfined_mode_keeps_the_layout_under_a_folder() -> None:
+    with Sandbox(Workspace.seeded(0), package_dir=FIXTURE, manifest=MANIFEST, mode="unconfined") as box:
+        rc, out = sh(box, 'ls "$TASKS_DIR"; cat "$NEEDLE_MANIFEST"; curl -sf "$GMAIL_URL/health"')
+        assert rc == 0 and out.startswith("env0_invoice\n") and '"status":"ok"' in out, out
+        assert box.path("/tmp").startswith(str(box.root))
+
+
+def test_two_packages_run_in_parallel_each_at_full_reward() -> None:
+    results = {}
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, run_and_record(FIXTURE, oracle=True)))
+               for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert [(r.reward, r.verifier_error, r.sandbox) for r in results.values()] == [(1.0, None, "namespaces")] * 2
+
+
+def test_needles_that_never_return_fail_the_package_in_time(tmp_path: Path) -> None:
+    needles = tmp_path / "needles.py"
+    needles.write_text("while True:\n    pass\n")
+    with pytest.raises(Env0Error, match=r"load needles: .*needles.py: did not return within 0.5 s"):
+        load_needles(needles, timeout=0.5)
