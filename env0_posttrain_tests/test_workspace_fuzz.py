@@ -358,6 +358,17 @@ def test_a_body_over_the_apis_payload_limit_gets_413_and_is_not_stored(path, lim
     assert CLIENT.app.state.ws.state_hash() == h0
 
 
+def test_stripe_nested_json_and_oversized_bodies_get_stripe_shaped_4xx():
+    h0 = CLIENT.app.state.ws.state_hash()
+    r = CLIENT.post("/v1/customers", content=_nested(1_000), headers={"content-type": "application/json",
+                                                                      "authorization": "Bearer sk_test_x"})
+    assert 400 <= r.status_code < 500 and "error" in r.json(), r.text
+    r = CLIENT.post("/v1/customers", content=b"name=" + b"x" * (10 * 1024 * 1024),
+                    headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 413 and r.json()["error"]["type"] == "invalid_request_error"
+    assert CLIENT.app.state.ws.state_hash() == h0
+
+
 def test_slack_over_the_limit_gets_413_with_the_slack_shape():
     r = CLIENT.post("/api/chat.postMessage", data={"channel": "general", "text": "x" * (10 * 1024 * 1024)})
     assert r.status_code == 413 and r.json()["ok"] is False and r.json()["error"] == "request_too_large"

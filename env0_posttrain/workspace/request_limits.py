@@ -3,8 +3,8 @@
 A body nested 1,000 deep made Python's JSON decoder raise RecursionError (a 500 on every JSON route), and a
 value nested a few hundred deep, once stored, broke the snapshot and the state hash later. A 20 MB body was
 stored whole. Google's front end refuses a payload over 10,485,760 bytes ("Request payload size exceeds the
-limit"); Drive's simple and multipart uploads take at most 5 MB; Slack publishes no request limit, so its
-routes get Google's. Protobuf's JSON parser, behind every Google API, stops at a nesting depth of 100.
+limit"); Drive's simple and multipart uploads take at most 5 MB; Slack and Stripe publish no request limit, so
+their routes get Google's (each in its own error shape). Protobuf's JSON parser, behind every Google API, stops at a nesting depth of 100.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ def body_limit(path: str) -> int:
 def too_large(path: str, limit: int) -> dict[str, Any]:
     if path.startswith("/api/"):
         return {"ok": False, "error": "request_too_large", "limit_bytes": limit}
+    if path.startswith("/v1/") and not path.startswith("/v1/documents"):  # Stripe's paths (Docs has /v1/documents)
+        return {"error": {"type": "invalid_request_error", "message": f"Request payload exceeds {limit} bytes."}}
     return google_error(413, f"Request payload size exceeds the limit: {limit} bytes.", "uploadTooLarge").body
 
 
