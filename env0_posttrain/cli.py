@@ -74,17 +74,40 @@ def create_run(spec: RunSpec, paths: Paths) -> Path:
     return path
 
 
+def _built(paths: Paths, spec: RunSpec) -> list[str]:
+    """What the store holds for a run whose spec file differs from `spec` (nothing when the spec is the same)."""
+    from env0_posttrain.runspec import load_spec
+    from env0_posttrain.store import Store
+
+    path = paths.runs / f"{spec.run_id}.yaml"
+    if not path.is_file() or not paths.db.is_file():
+        return []
+    try:
+        if load_spec(path) == spec:
+            return []
+    except SpecError:
+        pass
+    store = Store(paths.db)
+    counts = {what: store.query(f"SELECT count(*) FROM {table} WHERE run_id = ?", [spec.run_id])[0][0]
+              for what, table in (("a task set", "task_sets"), ("eval or teacher rounds", "rounds"),
+                                  ("training runs", "training_runs"))}
+    return [what for what, n in counts.items() if n]
+
+
 @run_app.command("new")
 def run_new(
     run_id: str,
-    preset: Annotated[str, typer.Option(help="demo (offline, minutes), demo-rl (the demo plus GRPO) or default (the seeds' recipe)")] = "default",
+    preset: Annotated[str, typer.Option(help="demo (offline, minutes), demo-rl (the demo plus GRPO), default (the seeds' recipe), "
+                                     "seeds / seeds-offline (the seeds' corpus and suites from --set env0.root=PATH)")] = "default",
     teacher: Annotated[Optional[str], typer.Option(help="litellm model id of the teacher")] = None,
     student: Annotated[Optional[str], typer.Option(help="hub id or local path of the student")] = None,
     set_: Annotated[list[str], typer.Option("--set", help="section.field=value (repeatable)")] = [],
+    force: Annotated[bool, typer.Option("--force", help="replace a spec whose run already has built assets")] = False,
     data_dir: DataDir = None,
 ) -> None:
     """Write data/runs/RUN_ID.yaml and register the run's partition."""
     from env0_posttrain.presets import preset_data
+    from env0_posttrain.suite_spec import missing_folders
 
     paths = Paths.from_env(data_dir)
     try:
@@ -96,6 +119,11 @@ def run_new(
         spec = parse_spec(_apply_overrides(data, set_), f"run {run_id!r}")
     except (SpecError, KeyError) as err:
         _fail(str(err))
+    if missing := missing_folders(spec):
+        _fail(f"run {run_id!r}: " + "; ".join(missing))
+    if not force and (built := _built(paths, spec)):
+        _fail(f"run {run_id!r} already has a different spec and built {', '.join(built)}; a new spec would leave "
+              "them describing another run: pick a new run id, or pass --force to replace it")
     path = create_run(spec, paths)
     typer.echo(f"wrote {path} and registered partition {spec.run_id!r}")
 
@@ -124,11 +152,26 @@ def run_materialize(
     run_id: str,
     select: Annotated[list[str], typer.Option(help="asset names: --select a b, --select a,b or --select a "
                                                    "--select b; default: the whole graph")] = [],
+    suite: Annotated[list[str], typer.Option(help="eval suites the eval assets play (repeatable; 'eval' = the "
+                                             "tasks.n_eval split); default: every suite")] = [],
     data_dir: DataDir = None,
     verbose: Verbose = False,
 ) -> None:
-    """Materialize a run's assets in this process (the UI shows the run)."""
-    _materialize_and_print(run_id, Paths.from_env(data_dir), _selection(select, ctx.args) or None, verbose)
+    """Materialize a run's assets in this process (the UI shows the run). One suite's eval of one arm alone:
+    `--select sft_eval_trajectories --suite unseen100` (then `--select comparison_report` for the report)."""
+    paths = Paths.from_env(data_dir)
+    selection = _selection(select, ctx.args) or None
+    if suite:
+        from env0_posttrain.runspec import load_spec
+        from env0_posttrain.suite_spec import eval_suite_names
+
+        try:
+            known = eval_suite_names(load_spec(paths.runs / f"{run_id}.yaml"))
+        except (SpecError, OSError) as err:
+            _fail(str(err))
+        if unknown := [s for s in suite if s not in known]:
+            _fail(f"--suite {unknown}: run {run_id} has no such eval suite; its suites: {known}")
+    _materialize_and_print(run_id, paths, selection, verbose, suite)
 
 
 def _selection(select: list[str], extra: list[str]) -> list[str]:
@@ -147,7 +190,8 @@ def _selection(select: list[str], extra: list[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, verbose: bool = False) -> None:
+def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, verbose: bool = False,
+                           suites: list[str] = []) -> None:
     from env0_posttrain.console import dagster_log_level, show_logs
     from env0_posttrain.orchestration.launch import instance_for, materialize_run
     from env0_posttrain.store import Store
@@ -155,7 +199,8 @@ def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, 
     show_logs(verbose)
     ensure_writable(paths.root)
     with instance_for(paths) as instance:
-        result, timings = materialize_run(run_id, paths, instance, select, log_level=dagster_log_level(verbose))
+        result, timings = materialize_run(run_id, paths, instance, select, log_level=dagster_log_level(verbose),
+                                          suites=suites)
     typer.echo("\nstep timings (s):")
     for k, v in sorted(timings.items(), key=lambda kv: -kv[1]):
         typer.echo(f"  {k:32s} {v:8.1f}")

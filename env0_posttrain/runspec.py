@@ -33,7 +33,7 @@ class TaskSelection(_Section):
     families: list[str] = Field(default_factory=lambda: list(FAMILIES))
     templates: list[str] | None = Field(default=None, description="template ids; None = all templates of the families")
     n_train: int = Field(default=300, ge=1)
-    n_eval: int = Field(default=60, ge=1)
+    n_eval: int = Field(default=60, ge=0, description="the random eval split; 0 only when the spec names suites")
     n_heldout: int = Field(default=0, ge=0, description="tasks from templates never used for training")
     seed: int = 0
     split_by_template: bool = Field(default=False, description="also forbid a template shared by train and eval")
@@ -47,7 +47,8 @@ class TaskSelection(_Section):
                                          ("split_by_template", self.split_by_template)) if on]
             if bad:
                 raise ValueError(f"tasks.source imports env0 packages (one template, 'env0'): {', '.join(bad)} "
-                                 "cannot be used with it")
+                                 "cannot be used with it; with a preset that names starter templates (demo, "
+                                 "demo-rl) add --set tasks.templates=null, or use --preset seeds-offline")
         return self
 
     @field_validator("families")
@@ -234,6 +235,8 @@ class LoraSpec(_Section):
 
 
 class EvalSpec(_Section):
+    """The eval arms' settings; `nightly` re-evaluates the tasks.n_eval split (suites say `nightly` per suite)."""
+
     trials: int = Field(default=3, ge=1)
     temperature: float = Field(default=0.0, ge=0.0)
     max_steps: int | None = Field(default=None, ge=1, description="base and adapter arms; None = budget.max_steps")
@@ -283,6 +286,9 @@ class Budget(_Section):
     max_tokens: int = Field(default=512, ge=1, description="completion tokens per model call")
 
 
+from env0_posttrain.suite_spec import Env0Spec, SuiteSpec, check_suites  # noqa: E402  (after _Section)
+
+
 class RunSpec(_Section):
     """One post-training run: stored as data/runs/<run_id>.yaml and in DuckDB."""
 
@@ -297,6 +303,14 @@ class RunSpec(_Section):
     hosting: HostingSpec = Field(default_factory=HostingSpec)
     budget: Budget = Field(default_factory=Budget)
     rl: RLSpec | None = Field(default=None, description="None = no RL stage (rl_adapter and rl_eval_trajectories skip)")
+    env0: Env0Spec = Field(default_factory=Env0Spec)
+    suites: list[SuiteSpec] = Field(
+        default_factory=list, description="named eval suites beside the tasks.n_eval split (none = that split only)")
+
+    @model_validator(mode="after")
+    def _suites_fit(self) -> "RunSpec":
+        check_suites(self, FAMILIES)
+        return self
 
     def teacher_limits(self) -> tuple[int, int]:
         """(max steps, max tokens) of the teacher and teacher_eval arms: their own settings, else the budget."""

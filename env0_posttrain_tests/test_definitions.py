@@ -10,7 +10,7 @@ from env0_posttrain.definitions import CODE_LOCATION, defs
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = [
-    "task_set", "base_model", "teacher_trajectories", "sft_rows", "lora_adapter", "base_eval_trajectories",
+    "task_set", "eval_suites", "base_model", "teacher_trajectories", "sft_rows", "lora_adapter", "base_eval_trajectories",
     "sft_eval_trajectories", "teacher_eval_trajectories", "rl_adapter", "rl_eval_trajectories", "comparison_report",
     "teacher_table",
 ]
@@ -46,9 +46,10 @@ def test_lineage_matches_design():
     assert ancestors("teacher_trajectories") == {"task_set", "base_model"}  # (a teacher may be the base itself)
     assert ancestors("sft_rows") == {"teacher_trajectories", "base_model"}  # the student's tokenizer
     assert ancestors("lora_adapter") == {"sft_rows", "base_model"}
-    assert ancestors("base_eval_trajectories") == {"task_set", "base_model"}  # never the adapter
+    assert ancestors("eval_suites") == {"task_set"}  # the suites' boundaries are measured against the train split
+    assert ancestors("base_eval_trajectories") == {"task_set", "eval_suites", "base_model"}  # never the adapter
     assert "lora_adapter" in ancestors("sft_eval_trajectories")
-    assert ancestors("teacher_eval_trajectories") == {"task_set", "base_model"}
+    assert ancestors("teacher_eval_trajectories") == {"task_set", "eval_suites", "base_model"}
     assert {"base_eval_trajectories", "sft_eval_trajectories", "teacher_eval_trajectories"} <= ancestors("comparison_report")
 
 
@@ -77,7 +78,8 @@ def test_assets_sit_in_concurrency_pools():
     assert pools["lora_adapter"] == pools["base_model"] == pools["rl_adapter"] == "gpu"
     assert pools["teacher_trajectories"] == pools["teacher_eval_trajectories"] == "teacher_api"
     assert pools["base_eval_trajectories"] == pools["sft_eval_trajectories"] == "student_inference"
-    assert pools["task_set"] == pools["sft_rows"] == pools["comparison_report"] == "duckdb_writer"
+    assert pools["sft_rows"] == pools["comparison_report"] == "duckdb_writer"
+    assert pools["task_set"] == pools["eval_suites"] == "task_import"  # minutes of imports hold no writer slot
 
 
 def test_assets_carry_code_versions_from_their_packages():

@@ -270,6 +270,30 @@ def rl_stage(spec: RunSpec, env) -> Any:
             return seen
 
 
+def suites_drawn(spec: RunSpec, env) -> Any:
+    """The eval suites the arms play and the tasks each one draws (the eval_suites stage's builder)."""
+    from env0_posttrain.suite_spec import eval_suite_names
+    from env0_posttrain.tasks.suites import build_suite
+
+    train = FakeStore(spec).ts.train
+    drawn = [(s.name, [t.id for t in build_suite(s, train=train, families=spec.tasks.families,
+                                                  templates=spec.tasks.templates, source=None, anchor=None,
+                                                  cache_dir=None).tasks]) for s in spec.suites]
+    return eval_suite_names(spec), drawn
+
+
+def env0_checkout(spec: RunSpec, env) -> Any:
+    """The env0 checkout the stages' processes and their workers see (ENV0_ROOT)."""
+    import os
+
+    from env0_posttrain.run.context import use_env0
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("ENV0_ROOT", raising=False)
+        use_env0(spec)
+        return os.environ.get("ENV0_ROOT")
+
+
 # proofs: path -> (new value, observer, base overrides) ------------------------------------------
 P = {}
 for path, value in {"run_id": "other", "description": "a note"}.items():
@@ -323,6 +347,8 @@ P["rl"] = ({}, rl_stage, {})
 for path, value in {"learning_rate": 0.5, "max_steps": 3, "prompts_per_step": 3, "num_generations": 3, "temperature": 0.3,
                     "beta": 0.5, "loss_type": "grpo", "max_steps_per_episode": 3, "logging_steps": 3, "seed": 9}.items():
     P[f"rl.{path}"] = (value, rl_stage, {"rl": {}})
+P["suites"] = ([{"name": "seen2", "kind": "seen", "sample": 2}], suites_drawn, {})
+P["env0.root"] = (str(FIXTURES / "env0_root"), env0_checkout, {})
 PROOFS = P
 
 FIELDS = leaf_paths(RunSpec)

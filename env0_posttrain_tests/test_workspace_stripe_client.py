@@ -127,6 +127,18 @@ def test_error_types_the_client_raises(ws):
     assert e.value.http_status == 403
 
 
+def test_search_customers_and_charges(ws):
+    exact = stripe.Customer.create(name="Acme Corporation", email="billing@acme-corporation.com")
+    stripe.Customer.create(name="Acme Corp", email="accounts@acme-corp.io")
+    assert [c.id for c in stripe.Customer.search(query="name:'Acme Corporation'").data] == [exact.id]
+    assert len(stripe.Customer.search(query="name~'acme'").data) == 2
+    stripe.Charge.create(amount=9000, currency="usd", customer=exact.id, source="tok_visa", metadata={"inv": "4471"})
+    found = stripe.Charge.search(query=f"customer:'{exact.id}' AND metadata['inv']:'4471' AND amount>=9000")
+    assert found.object == "search_result" and [c.amount for c in found.data] == [9000]
+    with pytest.raises(stripe.InvalidRequestError):
+        stripe.Customer.search(query="colour:'red'")
+
+
 def test_client_object_style_with_stripe_client(server, ws):
     client = stripe.StripeClient(KEY, base_addresses={"api": server[0]}, max_network_retries=0)
     cus = client.v1.customers.create({"email": "sc@example.com"})

@@ -10,13 +10,15 @@ packages that make it, and blocking checks.
 from collections.abc import Callable, Sequence
 
 import dagster as dg
+from pydantic import Field
 
 from env0_posttrain.defs.metadata import run_stage, to_result
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.parent_watch import die_with_parent
-from env0_posttrain.run import base_model as base_model_stage, evals, report, rl, sft_rows as sft_stage
+from env0_posttrain.run import base_model as base_model_stage, eval_suites as suites_stage, evals, report, rl
+from env0_posttrain.run import sft_rows as sft_stage
 from env0_posttrain.run import task_set as task_set_stage, teacher, teacher_table as teacher_table_stage
 from env0_posttrain.run.context import StageContext, code_version
 
@@ -28,6 +30,7 @@ POOL_TEACHER_API = "teacher_api"
 POOL_STUDENT = "student_inference"
 POOL_GPU = "gpu"
 POOL_DUCKDB = "duckdb_writer"
+POOL_IMPORT = "task_import"  # drawing and importing tasks (minutes for env0 packages) keeps the store's writers free
 
 
 def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> StageContext:
@@ -70,7 +73,7 @@ def run_asset(name: str, **settings) -> Callable:
 UNSCORED = ("no_unscored_rows", "every episode was scored by its verifier")
 
 
-@run_asset("task_set", group="data", deps=[], pool=POOL_DUCKDB, packages=("tasks", "workspace"), eager=False,
+@run_asset("task_set", group="data", deps=[], pool=POOL_IMPORT, packages=("tasks", "workspace"), eager=False,
            checks=[("split_disjoint", "train/eval/heldout share no task id, content digest or (if asked) template")],
            description="Tasks drawn and split from the run spec, verified at generation (oracle passes, no-op fails).")
 def task_set(ctx: StageContext):
@@ -111,17 +114,43 @@ def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource, pipes_cl
     return run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
 
 
-def _eval_asset(name: str, arm: str, deps: list, description: str, pool: str) -> dg.AssetsDefinition:
-    return run_asset(name, group="evaluation", deps=deps, pool=pool, packages=("agent",), rollout=True,
-                     checks=[UNSCORED], description=description)(lambda ctx: evals.evaluate_arm(ctx, arm))
+@run_asset("eval_suites", group="data", deps=[task_set], pool=POOL_IMPORT, packages=("tasks", "workspace"),
+           description="The spec's named eval suites (env0 package folders, the seen training tasks, the built-in "
+           "generator), drawn and stored with each one's boundary ledger against the training set; nothing when the "
+           "spec names none.")
+def eval_suites(ctx: StageContext):
+    return suites_stage.build_eval_suites(ctx)
 
 
-base_eval_trajectories = _eval_asset("base_eval_trajectories", "base", [task_set, base_model],
-                                     "The base student on the eval split, K trials, same harness.", POOL_STUDENT)
-sft_eval_trajectories = _eval_asset("sft_eval_trajectories", "sft", [task_set, lora_adapter],
-                                    "The base student + LoRA adapter on the eval split.", POOL_STUDENT)
-teacher_eval_trajectories = _eval_asset("teacher_eval_trajectories", "teacher_eval", [task_set, base_model],
-                                        "The teacher on the eval split: the reference ceiling.", POOL_TEACHER_API)
+class SuitesConfig(dg.Config):
+    """Which eval suites a materialization plays; the others keep their newest rounds (the report reads them)."""
+
+    suites: list[str] = Field(default_factory=list, description="suite names ('eval' = the tasks.n_eval split); "
+                              "empty = every suite of the spec")
+
+
+def _eval_asset(name: str, play: Callable, deps: list, description: str, pool: str,
+                checks: Sequence[tuple[str, str]] = (UNSCORED,)) -> dg.AssetsDefinition:
+    """An eval arm's asset: `play(ctx, suites)`, keyed by run_id, one round per suite (see DESIGN-NOTES)."""
+
+    @dg.asset(**asset_settings(name, group="evaluation", deps=[*deps, eval_suites], pool=pool, packages=("agent",),
+                               rollout=True, checks=checks, description=description))
+    def _asset(context: dg.AssetExecutionContext, config: SuitesConfig, env0: Env0Resource):
+        return to_result(run_stage(play, _ctx(context, env0), list(config.suites) or None), name)
+
+    return _asset
+
+
+def _arm(arm: str) -> Callable:
+    return lambda ctx, suites: evals.evaluate_arm(ctx, arm, suites)
+
+
+base_eval_trajectories = _eval_asset("base_eval_trajectories", _arm("base"), [task_set, base_model],
+                                     "The base student on every eval suite, K trials, same harness.", POOL_STUDENT)
+sft_eval_trajectories = _eval_asset("sft_eval_trajectories", _arm("sft"), [task_set, lora_adapter],
+                                    "The base student + LoRA adapter on every eval suite.", POOL_STUDENT)
+teacher_eval_trajectories = _eval_asset("teacher_eval_trajectories", _arm("teacher_eval"), [task_set, base_model],
+                                        "The teacher on every eval suite: the reference ceiling.", POOL_TEACHER_API)
 
 
 @run_asset("rl_adapter", group="training", deps=[lora_adapter, task_set], pool=POOL_GPU, packages=("train", "agent"),
@@ -132,11 +161,9 @@ def rl_adapter(ctx: StageContext):
     return rl.train_rl_adapter(ctx)
 
 
-@run_asset("rl_eval_trajectories", group="evaluation", deps=[task_set, rl_adapter], pool=POOL_STUDENT,
-           packages=("agent",), rollout=True, checks=[UNSCORED],
-           description="The base student + RL adapter on the eval split, same harness and trials; skipped without rl.")
-def rl_eval_trajectories(ctx: StageContext):
-    return rl.evaluate_rl(ctx)
+rl_eval_trajectories = _eval_asset(
+    "rl_eval_trajectories", rl.evaluate_rl, [task_set, rl_adapter],
+    "The base student + RL adapter on every eval suite, same harness and trials; skipped without rl.", POOL_STUDENT)
 
 
 @run_asset("comparison_report", group="evaluation", pool=POOL_DUCKDB, packages=("evaluate",),
@@ -158,6 +185,7 @@ def teacher_table(ctx: StageContext):
 
 RUN_ASSETS = [
     task_set,
+    eval_suites,
     base_model,
     teacher_trajectories,
     sft_rows,
@@ -170,4 +198,5 @@ RUN_ASSETS = [
     comparison_report,
     teacher_table,
 ]
+SUITE_EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, rl_eval_trajectories]
 EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, rl_eval_trajectories, comparison_report]

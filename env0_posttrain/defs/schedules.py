@@ -1,36 +1,60 @@
-"""Nightly evals for the runs whose spec opts in (eval.nightly: true).
+"""Nightly evals for the runs whose spec opts in (eval.nightly: true for the tasks.n_eval split, nightly: true on
+a suite), each playing only the suites marked nightly.
 
 Dagster requires a schedule to add the partitions it targets in its own body, before asking for runs."""
 
 
 import dagster as dg
 
+from env0_posttrain.defs.assets import EVAL_ASSETS, SUITE_EVAL_ASSETS
 from env0_posttrain.defs.jobs import nightly_eval_job
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.runspec import SpecError, load_spec
+from env0_posttrain.runspec import RunSpec, SpecError, load_spec
+from env0_posttrain.suite_spec import DEFAULT_SUITE
 
 
-def nightly_run_ids(env0: Env0Resource) -> list[str]:
+NIGHTLY_SUITE_ASSETS = [a for a in SUITE_EVAL_ASSETS if a.key in {e.key for e in EVAL_ASSETS}]
+
+
+def nightly_suites(spec: RunSpec) -> list[str]:
+    return ([DEFAULT_SUITE] if spec.eval.nightly and spec.tasks.n_eval else []) + [
+        s.name for s in spec.suites if s.nightly]
+
+
+def nightly_specs(env0: Env0Resource) -> list[RunSpec]:
     out = []
     for path in sorted(env0.paths().runs.glob("*.yaml")):
         try:
             spec = load_spec(path)
         except SpecError:
             continue
-        if spec.eval.nightly:
-            out.append(spec.run_id)
+        if nightly_suites(spec):
+            out.append(spec)
     return out
+
+
+def nightly_run_ids(env0: Env0Resource) -> list[str]:
+    return [s.run_id for s in nightly_specs(env0)]
+
+
+def nightly_config(spec: RunSpec) -> dict:
+    """Without suites, the job's defaults (as before suites existed); with them, only the nightly suites."""
+    if not spec.suites:
+        return {}
+    return {"ops": {a.op.name: {"config": {"suites": nightly_suites(spec)}} for a in NIGHTLY_SUITE_ASSETS}}
 
 
 @dg.schedule(cron_schedule="0 2 * * *", job=nightly_eval_job, execution_timezone="UTC")
 def nightly_eval_schedule(context: dg.ScheduleEvaluationContext, env0: Env0Resource):
-    run_ids = nightly_run_ids(env0)
+    specs = nightly_specs(env0)
+    run_ids = [s.run_id for s in specs]
     if not run_ids:
-        return dg.SkipReason("no run spec has eval.nightly: true")
+        return dg.SkipReason("no run spec has eval.nightly: true or a suite with nightly: true")
     known = set(context.instance.get_dynamic_partitions(run_partitions.name))
     missing = [r for r in run_ids if r not in known]
     if missing:
         context.instance.add_dynamic_partitions(run_partitions.name, missing)
     night = context.scheduled_execution_time.strftime("%Y-%m-%d") if context.scheduled_execution_time else "manual"
-    return [dg.RunRequest(run_key=f"{r}-{night}", partition_key=r, tags={"env0/nightly": night}) for r in run_ids]
+    return [dg.RunRequest(run_key=f"{s.run_id}-{night}", partition_key=s.run_id, tags={"env0/nightly": night},
+                          run_config=nightly_config(s)) for s in specs]

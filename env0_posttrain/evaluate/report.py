@@ -63,8 +63,11 @@ def build_report(
     seed: int = 0,
     created_at: datetime | None = None,
     rl_training_metrics: Sequence[Mapping[str, Any]] = (),
+    suites: tuple[str, str] | None = None,
 ) -> ComparisonReport:
-    """Everything from episodes of arms base / sft / teacher_eval; plots and report files land in out_dir."""
+    """Everything from episodes of arms base / sft / teacher_eval; plots and report files land in out_dir.
+    `suites`: (headline, Markdown section) over the run's eval suites (evaluate/suites_report.py); the headline
+    replaces the one suite's, the section goes before its details."""
     out_dir = Path(out_dir)
     tasks_by_id = _index_tasks(tasks)
     eps = check_eval_episodes(episodes, tasks_by_id)
@@ -76,6 +79,8 @@ def build_report(
     numbers = _numbers(eps, tasks_by_id, splits, training_metrics, alpha, power, n_boot, seed)
     missing = [a for a in ("base", "sft") if a not in numbers.arms]
     verdict, headline = make_headline(numbers.paired, numbers.mde, alpha, missing)
+    if suites is not None:
+        headline = suites[0]
     rl = rl_comparisons({a: task_trials(g) for a, g in by_arm(eps).items()}, alpha, n_boot, seed)
     numbers = numbers.model_copy(update={"verdict": verdict, "rl": rl})
     current = [TrendPoint(timestamp=created_at, arm=a, pass_rate=m.pass_rate.rate, ci_low=m.pass_rate.ci_low,
@@ -88,6 +93,8 @@ def build_report(
     markdown = render_markdown(run_id=run_id, headline=headline, numbers=numbers, ledger=ledger_rows, lineage=lineage,
                                plot_paths=plot_paths, out_dir=out_dir, created_at=created_at.isoformat(timespec="seconds"))
     markdown += rl_markdown(rl, rl_training_metrics, plot_paths, out_dir)
+    if suites is not None:  # before the first section: the per-suite tables are the report's first result
+        markdown = markdown.replace("\n\n## ", "\n\n" + suites[1] + "\n## ", 1)
     report = ComparisonReport(
         run_id=run_id, created_at=created_at, headline=headline, numbers=numbers, ledger=ledger_rows, lineage=lineage,
         markdown=markdown, html=render_html(markdown, out_dir, f"env0 comparison report: {run_id}"), plot_paths=plot_paths,

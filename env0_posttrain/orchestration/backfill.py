@@ -64,6 +64,8 @@ def clone_for_teacher(source: RunSpec, model: str) -> RunSpec:
     data = source.model_dump(mode="json")
     data["run_id"] = teacher_run_id(source.run_id, model)
     data["teacher"]["model"] = model
+    if (m := re.search(r"env0-oracle/[^/@]*@([0-9.]+)$", model)) is not None:  # the id's skill is the one that acts
+        data["teacher"]["skill"] = float(m.group(1))
     data["description"] = f"teacher backfill of {source.run_id} with {model}"
     try:
         return RunSpec.model_validate(data)

@@ -10,7 +10,7 @@ from pathlib import Path
 import dagster as dg
 from dagster._core.definitions.materialize import EPHEMERAL_JOB_NAME
 
-from env0_posttrain.defs.assets import RUN_ASSETS
+from env0_posttrain.defs.assets import RUN_ASSETS, SUITE_EVAL_ASSETS
 from env0_posttrain.defs.console_logger import compact_console_logger
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
@@ -53,9 +53,11 @@ def materialize_run(
     instance: dg.DagsterInstance,
     selection: Sequence[str] | None = None,
     log_level: str = "DEBUG",
+    suites: Sequence[str] = (),
 ) -> tuple[dg.ExecuteInProcessResult, dict[str, float]]:
     """Materialize the run's assets in this process (no per-step process start-up), with step timings.
-    `log_level` is the console's: Dagster logs every event at DEBUG, the stages' own lines at INFO."""
+    `log_level` is the console's: Dagster logs every event at DEBUG, the stages' own lines at INFO.
+    `suites`: the eval assets play only these suites (the others keep their newest rounds)."""
     register_partition(instance, run_id)
     sweep_dead_runs(instance, run_id)  # a killed earlier run would hold its pool slots forever
     assets = RUN_ASSETS
@@ -68,8 +70,12 @@ def materialize_run(
         resources={"env0": Env0Resource(data_dir=str(paths.root)), "pipes_client": dg.PipesSubprocessClient()},
         loggers={"console": console},
     )
-    result = defs.resolve_job_def(EPHEMERAL_JOB_NAME).execute_in_process(
-        run_config={"loggers": {"console": {"config": {"log_level": log_level.upper()}}}},
+    job = defs.resolve_job_def(EPHEMERAL_JOB_NAME)
+    run_config: dict = {"loggers": {"console": {"config": {"log_level": log_level.upper()}}}}
+    if suites:
+        run_config["ops"] = suites_config(suites, [n.name for n in job.graph.nodes])
+    result = job.execute_in_process(
+        run_config=run_config,
         instance=instance,
         partition_key=run_id,
         raise_on_error=False,
@@ -78,6 +84,12 @@ def materialize_run(
     timings = step_timings(instance, result.run_id)
     timings["total"] = time.time() - t0
     return result, timings
+
+
+def suites_config(suites: Sequence[str], ops: Sequence[str]) -> dict:
+    """Op config that makes every eval asset among `ops` play only `suites` (the CLI's --suite)."""
+    evals = {a.op.name for a in SUITE_EVAL_ASSETS}
+    return {name: {"config": {"suites": list(suites)}} for name in ops if name in evals}
 
 
 def run_tags() -> dict[str, str]:

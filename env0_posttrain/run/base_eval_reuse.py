@@ -109,7 +109,7 @@ def rollout_or_reuse(store: Store, run_id: str, arm: str, student: Callable[[], 
                      rollout: Rollout) -> tuple[str, list, dict]:
     """Reuse another run's equivalent base round if there is one, else run `rollout` and remember its key.
     `student()` names the base weights; it is asked only for the reused arms."""
-    if arm not in REUSED_ARMS:
+    if arm.partition("@")[0] not in REUSED_ARMS:  # an eval suite's round is `arm@suite`
         return rollout()
     key = base_eval_key(store.paths.rel(student()), endpoint, settings, tasks, trials, code)  # a moved data dir keeps its keys
     found = find_reusable(store, key, run_id, arm, len(tasks) * trials)

@@ -51,6 +51,7 @@ class StageContext:
     @classmethod
     def load(cls, run_id: str, paths: Paths, log: logging.Logger | None = None) -> "StageContext":
         spec = load_spec(paths.runs / f"{run_id}.yaml")
+        use_env0(spec)
         store = Store(paths.db)
         store.upsert_run(spec)
         return cls(run_id, spec, store, paths, log or logging.getLogger("env0_posttrain"))
@@ -78,16 +79,34 @@ def md_table(rows: list[dict[str, Any]]) -> str:
 def load_tasks(ctx: StageContext, splits: tuple[str, ...]) -> list:
     from env0_posttrain.tasks.model import Task
 
-    if ctx.spec.tasks.source is not None:  # env0 tasks name their package relative to the source folder
-        from env0_posttrain.tasks.env0.verifier import use_source
-
-        use_source(ctx.spec.tasks.source)
+    use_env0(ctx.spec)
     tasks = []
     for split in splits:
         tasks += [Task.model_validate_json(j) for _, j in ctx.store.load_tasks(ctx.run_id, split)]
     if not tasks:
         raise RuntimeError(f"run {ctx.run_id}: no {'/'.join(splits)} tasks in the store; materialize task_set first")
     return tasks
+
+
+def anchor_source(spec: RunSpec) -> Path | None:
+    """The folder env0 tasks name their package against: tasks.source, else the first packages suite's folder."""
+    from env0_posttrain.suite_spec import resolve
+
+    if spec.tasks.source is not None:
+        return resolve(spec, spec.tasks.source)
+    return next((resolve(spec, s.source) for s in spec.suites if s.source is not None), None)
+
+
+def use_env0(spec: RunSpec) -> None:
+    """The spec's env0 checkout and package folder, for this process and (through the environment) its workers."""
+    import os
+
+    if spec.env0.root is not None:
+        os.environ["ENV0_ROOT"] = str(Path(spec.env0.root).expanduser().resolve())
+    if (anchor := anchor_source(spec)) is not None:
+        from env0_posttrain.tasks.env0.verifier import use_source
+
+        use_source(anchor)
 
 
 def eval_splits(ctx: StageContext) -> tuple[str, ...]:

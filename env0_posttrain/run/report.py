@@ -14,14 +14,26 @@ def write_report(ctx: StageContext) -> StageResult:
     from env0_posttrain.evaluate import build_report, report_metadata
 
     episodes, rounds = [], {}
-    for arm in ARMS_ON_EVAL:
-        rid = ctx.store.latest_round(ctx.run_id, arm)
-        if rid:
-            rounds[arm] = rid
-            episodes += ctx.store.load_episodes(rid)
-    splits = eval_splits(ctx)
-    split_of = ctx.store.task_splits(ctx.run_id)
-    tasks = load_tasks(ctx, splits)
+    suites = suite_numbers = primary = None
+    parts: dict = {}
+    if ctx.spec.suites:
+        from env0_posttrain.evaluate.suites_report import suites_headline, suites_markdown
+        from env0_posttrain.run.suite_reports import suite_parts
+
+        suite_numbers, parts = suite_parts(ctx)
+        primary = next((n for n, (eps, _, _) in parts.items() if eps), next(iter(parts)))
+        episodes, tasks, rounds = parts[primary]
+        split_of = {t.id: primary for t in tasks}
+        suites = (suites_headline(suite_numbers), suites_markdown(suite_numbers) +
+                  f"\nThe sections below detail suite {primary}.\n")
+    else:
+        for arm in ARMS_ON_EVAL:
+            rid = ctx.store.latest_round(ctx.run_id, arm)
+            if rid:
+                rounds[arm] = rid
+                episodes += ctx.store.load_episodes(rid)
+        split_of = ctx.store.task_splits(ctx.run_id)
+        tasks = load_tasks(ctx, eval_splits(ctx))
     training = ctx.store.latest_training(ctx.run_id)
     rl_training = ctx.store.latest_training(f"{ctx.run_id}:rl") if "rl" in rounds else None
     info = ctx.store.task_set_info(ctx.run_id) or {}
@@ -33,14 +45,20 @@ def write_report(ctx: StageContext) -> StageResult:
         **({"rl_adapter_revision": rl_training["revision"], "rl_train_id": rl_training["train_id"]} if rl_training else {}),
         "code_version": code_version("workspace", "tasks", "agent", "sft", "train", "evaluate"),
         "budget": ctx.spec.budget_line(),
+        **({"env0_root": str(ctx.spec.env0.root)} if ctx.spec.env0.root else {}),
+        **({"suite_rounds": {name: r for name, (_, _, r) in parts.items()}} if ctx.spec.suites else {}),
     }
     from env0_posttrain.run.base_eval_reuse import reused_from
 
     if (src := reused_from(ctx.store, rounds.get("base"))) is not None:
         lineage["base_eval_reused_from"] = f"run {src['run_id']} (round {src['round_id']})"
+    from env0_posttrain.suite_spec import DEFAULT_SUITE, split_round_arm
+
+    shown = primary if ctx.spec.suites else DEFAULT_SUITE  # the trend of the suite the details are about
     history = [
-        {"timestamp": h["created_at"], "arm": h["arm"], "pass_rate": h["pass_rate"], "run_id": ctx.run_id}
+        {"timestamp": h["created_at"], "arm": arm, "pass_rate": h["pass_rate"], "run_id": ctx.run_id}
         for h in ctx.store.eval_history(ctx.run_id) if h["round_id"] not in rounds.values()
+        for arm, suite in [split_round_arm(h["arm"])] if suite == shown
     ]
     stamp = time.strftime("%Y%m%dT%H%M%S")
     report_dir = ctx.artifacts("report", stamp)
@@ -49,8 +67,13 @@ def write_report(ctx: StageContext) -> StageResult:
         training_metrics=ctx.store.training_metrics(training["train_id"]) if training else [],
         ledger=info.get("ledger", []), lineage=lineage, history=history, run_id=ctx.run_id, seed=ctx.spec.tasks.seed,
         rl_training_metrics=ctx.store.training_metrics(rl_training["train_id"]) if rl_training else [],
+        suites=suites,
     )
     meta = report_metadata(rep)
+    if suite_numbers is not None:
+        from env0_posttrain.evaluate.suites_report import suites_numbers
+
+        meta["numbers"] |= suites_numbers(suite_numbers)
     ctx.store.record_report(ctx.run_id, rep.headline, rep.markdown, str(report_dir), meta["numbers"])
     latest = ctx.paths.artifacts(ctx.run_id) / "report" / "LATEST"
     latest.write_text(stamp + "\n")

@@ -67,7 +67,7 @@ def train_rl_adapter(ctx: StageContext) -> StageResult:
     )
 
 
-def evaluate_rl(ctx: StageContext) -> StageResult:
+def evaluate_rl(ctx: StageContext, suites: list[str] | None = None) -> StageResult:
     if ctx.spec.rl is None:
         return _skipped("RL arm to evaluate", ("no_unscored_rows",))
-    return evaluate_arm(ctx, "rl")
+    return evaluate_arm(ctx, "rl", suites)

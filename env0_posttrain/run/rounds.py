@@ -56,11 +56,13 @@ def episode_writer(write_many: Callable[[list], None]) -> Iterator[Callable[[Any
         writer.join()
 
 
-def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, settings) -> tuple[str, list, Any]:
-    """Open (or resume) a round, run only the episodes it is missing, close it."""
+def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, settings,
+            round_arm: str | None = None) -> tuple[str, list, Any]:
+    """Open (or resume) a round, run only the episodes it is missing, close it. `round_arm` is the name the round is
+    stored under when it differs from the arm that plays (an eval suite's `arm@suite`)."""
     from env0_posttrain.agent import FatalModelError, run_rollouts_sync
 
-    round_id = ctx.store.open_round(ctx.run_id, arm, endpoint.model, len(tasks) * trials)
+    round_id = ctx.store.open_round(ctx.run_id, round_arm or arm, endpoint.model, len(tasks) * trials)
     done = ctx.store.done_keys(round_id)
     ctx.log.info(f"{arm}: round {round_id}, {len(done)} of {len(tasks) * trials} episodes already stored")
     try:

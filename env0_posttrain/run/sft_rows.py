@@ -3,6 +3,7 @@ here; `sft.format: tito` hands over to run/sft_tito.py)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from env0_posttrain.run.context import (
@@ -47,6 +48,7 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
                     _not_tito_check()],
         )
     trl_dicts = [r.to_jsonl_dict() for r in trl]
+    write_skipped(out, report.curation.skipped_rows, trl)
     write_jsonl_atomic(prime, out / "prime-sft.jsonl")
     write_jsonl_atomic(trl_dicts, out / "trl.jsonl")
     parquet = export_parquet(trl, out / "dataset")
@@ -74,6 +76,19 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
         ],
         markdown={"skipped": md_table([{"reason": k, "rows": v} for k, v in skipped.items()])},
     )
+
+
+def write_skipped(out: Path, skipped_rows, trl) -> None:
+    """task id -> why its row was not trained on as played (dropped, or cut into windows for max_seq_length), so
+    the report can count it per eval suite instead of leaving it to the asset's metadata."""
+    from env0_posttrain.fsutil import atomic_write_text
+
+    def task_of(key: str) -> str:
+        return key.split("/")[2] if key.count("/") >= 3 else key
+
+    why = {task_of(r.source.episode_key): "cut into windows" for r in trl if (r.source.window or 0) > 0}
+    why |= {task_of(s.episode_key): s.reason for s in skipped_rows if s.episode_key}
+    atomic_write_text(out / "skipped.json", json.dumps(why, sort_keys=True))
 
 
 def _not_tito_check() -> CheckOutcome:

@@ -7,11 +7,22 @@ import time
 from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult, content_hash, md_table
 
 
+def import_cache(ctx: StageContext):
+    """Imported env0 packages, shared by every run of the data dir (keyed by package name, content hash, seed and
+    importer code), so a backfill clone or a suite re-reading a package does not import it again."""
+    return ctx.paths.root / "cache" / "env0-imports"
+
+
 def build_task_set(ctx: StageContext) -> StageResult:
     from env0_posttrain.tasks import make_task_set, split_overlap, write_tasks_jsonl
 
     t0 = time.time()
-    ts = make_task_set(ctx.spec.tasks, import_cache=ctx.paths.artifacts(ctx.run_id) / "tasks" / "env0-imports")
+    from env0_posttrain.run.context import anchor_source
+
+    selection = ctx.spec.tasks
+    if selection.source is not None:  # relative to env0.root when the spec names one
+        selection = selection.model_copy(update={"source": anchor_source(ctx.spec)})
+    ts = make_task_set(selection, import_cache=import_cache(ctx), progress=ctx.log.info)
     ledger = [r.model_dump(mode="json") | {"oracle_pass_rate": r.oracle_pass_rate, "noop_pass_rate": r.noop_pass_rate}
               for r in ts.ledger]
     digest = content_hash(sorted(ts.digests.items()), ts.splits)
@@ -28,6 +39,7 @@ def build_task_set(ctx: StageContext) -> StageResult:
         metadata={
             "n_tasks": len(ts.tasks), "splits": counts, "families": families, "task_set_digest": digest,
             "provenance": ts.provenance.model_dump(mode="json"), "dropped": len(ts.dropped),
+            "env0_root": str(ctx.spec.env0.root) if ctx.spec.env0.root else None,
             "seconds": round(time.time() - t0, 2),
         },
         markdown={"ledger": md_table(ledger)},

@@ -12,61 +12,22 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Callable
 from itertools import combinations
 from pathlib import Path
 from typing import Iterator
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from env0_posttrain.runspec import TaskSelection
 from env0_posttrain.tasks.generator import (
     COMPANY_SEED, GENERATOR_VERSION, code_version, score_task, select_templates, template_stream,
 )
-from env0_posttrain.tasks.ledger import LedgerRow, build_ledger
+from env0_posttrain.tasks.ledger import build_ledger
 from env0_posttrain.tasks.model import Split, Task
+from env0_posttrain.tasks.taskset import Provenance, TaskSet, said as _said
 from env0_posttrain.tasks.template import Template
 from env0_posttrain.fsutil import atomic_target
-
-
-class Provenance(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    generator_version: str
-    code_version: str
-    seed: int
-    company_seed: int
-
-
-class TaskSet(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    selection: TaskSelection
-    tasks: list[Task]
-    splits: dict[str, Split] = Field(description="task id -> split")
-    digests: dict[str, str] = Field(description="task id -> content digest at generation")
-    provenance: Provenance
-    ledger: list[LedgerRow] = Field(description="per family, over every task scored (kept or not)")
-    dropped: dict[str, str] = Field(default_factory=dict, description="task id -> why it was not kept")
-
-    def split(self, name: Split) -> list[Task]:
-        return [t for t in self.tasks if self.splits.get(t.id) == name]
-
-    @property
-    def train(self) -> list[Task]:
-        return self.split("train")
-
-    @property
-    def eval(self) -> list[Task]:
-        return self.split("eval")
-
-    @property
-    def heldout(self) -> list[Task]:
-        return self.split("heldout")
-
-
-def _said(task: Task) -> str:
-    """The instruction as the student reads it, case and spacing aside."""
-    return " ".join(task.instruction.lower().split())
 
 
 def _share(n_items: int, part: int, whole: int) -> int:
@@ -163,7 +124,7 @@ class _Draw:
 
 def make_task_set(
     selection: TaskSelection, *, company_seed: int = COMPANY_SEED, include_noop_pass: bool = False,
-    import_cache: Path | None = None,
+    import_cache: Path | None = None, progress: Callable[[str], None] = lambda _: None,
 ) -> TaskSet:
     """Draw the selection's train / eval / held-out tasks, deterministic in ``selection.seed``
     (imported from the env0 packages in ``selection.source`` when set; ``import_cache`` keeps those imports)."""
@@ -171,7 +132,7 @@ def make_task_set(
         from env0_posttrain.tasks.env0.corpus import source_task_set
 
         return source_task_set(selection, company_seed=company_seed, include_noop_pass=include_noop_pass,
-                               cache_dir=import_cache)
+                               cache_dir=import_cache, progress=progress)
     pool = select_templates(selection.families, selection.templates)
     if not pool:
         raise ValueError(f"no template matches families={selection.families} templates={selection.templates}")
@@ -219,6 +180,8 @@ def split_overlap(task_set: TaskSet) -> list[str]:
                           ("instruction", _said), ("template", lambda t: t.template_id)):
             if what == "template" and (a, b) not in template_pairs:
                 continue
+            if what == "instruction" and task_set.selection.source is not None:
+                continue  # env0 packages sharing a wording are distinct tasks; the report's ledger counts them
             shared = sorted({key(t) for t in by_split[a]} & {key(t) for t in by_split[b]})
             problems += [f"{a} and {b} share {what} {v}" for v in shared]
     return problems

@@ -74,6 +74,8 @@ def entries() -> list[_Entry]:
     """Every API route: Google tools at their path (and upload path), Slack methods at /api/<method>."""
     out = []
     for spec in TOOLS.values():
+        if spec.service == "auth":  # form posts, redirects and cookies: served by auth_http.py (mounted at /auth)
+            continue
         if spec.service == "slack":
             out.append(_Entry(("api", spec.method_id), ("GET", "POST"), spec.name, Target(spec)))
             continue

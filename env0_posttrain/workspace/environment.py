@@ -1,4 +1,5 @@
-"""The Workspace: the services (six apps and Stripe) over one frozen clock, one seed and one people directory.
+"""The Workspace: the services (six apps, Stripe and the OAuth server they sit behind) over one frozen clock, one seed
+and one people directory.
 
 Every agent or HTTP call goes through `Workspace.call` under one lock, so concurrent clients are
 serialised (no lost update) and a failed write is rolled back from a copy-on-write savepoint.
@@ -17,6 +18,7 @@ from .base import DB, Service
 from .people import Company, Person, build_company
 from .tools import TOOLS, CallResult, dispatch, register, unknown_tool
 from .services.admin import Admin
+from .services.auth import Auth
 from .services.calendar import Calendar
 from .services.docs import Docs
 from .services.drive import Drive
@@ -24,7 +26,7 @@ from .services.gmail import Gmail
 from .services.slack import Slack
 from .services.stripe import Stripe
 
-SERVICES: tuple[type[Service], ...] = (Gmail, Calendar, Drive, Docs, Slack, Admin, Stripe)
+SERVICES: tuple[type[Service], ...] = (Gmail, Calendar, Drive, Docs, Slack, Admin, Stripe, Auth)
 SERVICE_NAMES = tuple(s.name for s in SERVICES)
 for _cls in SERVICES:
     register(_cls)
@@ -44,6 +46,7 @@ class Workspace:
     slack: Slack
     admin: Admin
     stripe: Stripe
+    auth: Auth
 
     def __init__(self, seed: int = 0, now: datetime | None = None, dbs: dict[str, DB] | None = None):
         now = now or DEFAULT_NOW

@@ -20,7 +20,10 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
+from starlette.routing import Mount
+
 from .api_routes import JSON, api_routes, doc_routes, no_route, resolve
+from .auth_http import auth_app
 from .environment import SERVICE_NAMES, Workspace
 from .errors import ApiError, google_error
 from .request_limits import BodyLimit, loads
@@ -51,6 +54,7 @@ def create_app(workspace_factory: Callable[[], Workspace] | None = None) -> Fast
     app.add_middleware(BodyLimit)  # bodies over the APIs' payload limits get 413 before any handler reads them
     # -- the APIs: one route per tool, under Mounts by path segment (api_routes.py), tried before /_admin
     app.router.routes.extend(api_routes())
+    app.router.routes.append(Mount("/auth", app=auth_app(lambda: app.state.ws)))  # the OAuth server (auth_http.py)
 
     def openapi() -> dict[str, Any]:  # FastAPI documents top-level APIRoutes: add one per tool route
         if app.openapi_schema is None:

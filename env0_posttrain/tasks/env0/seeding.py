@@ -35,7 +35,7 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
     rng = random.Random(seed)
     needles: list[dict[str, Any]] = []
     for svc in services:
-        if _fill_config(mod, svc, services).get("target_count") == "fixed_only":
+        if svc in _FILL_NAMES and _fill_config(mod, svc, services).get("target_count") == "fixed_only":
             _clear_fill(ws, svc)
     if "gmail" in services:
         if env0_root is not None:  # env0's mock-gmail fills every inbox from its content library
@@ -60,6 +60,11 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
     if "stripe" in services:
         from .stripe_seeding import seed_stripe
         seed_stripe(ws, Path(mod.__file__).resolve().parent.parent, seed)
+    if "auth" in services:
+        from .auth_seeding import seed_auth
+        seed_auth(ws, mod, extras)
+    from .seed_hooks import run_hooks
+    run_hooks(ws, Path(getattr(mod, "__file__", "data/needles.py")).resolve().parent.parent)
     ws.snapshot("seed")  # the planted needles are the baseline /_admin/diff compares against
     return {"task": task_name, "seed": seed, "seeded_at": ws.now.strftime("%Y-%m-%dT%H:%M:%SZ"), "needles": needles,
             "_extras": extras}
@@ -75,7 +80,7 @@ def _fill_config(mod: ModuleType, svc: str, services: tuple[str, ...]) -> dict:
     if isinstance(own, dict):
         return own
     shared = getattr(mod, "FILL_CONFIG", None)
-    return shared if isinstance(shared, dict) and len(set(services) - {"docs"}) <= 1 else {}
+    return shared if isinstance(shared, dict) and len(set(services) - {"docs", "auth"}) <= 1 else {}
 
 
 def _clear_fill(ws: Workspace, svc: str) -> None:

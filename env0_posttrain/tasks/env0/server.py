@@ -27,6 +27,7 @@ from ...workspace.api_routes import handle
 from ...workspace.http_app import create_app
 from ...workspace.local_server import free_port
 from ...workspace.tools import TOOLS
+from .auth_surface import AUTH_READS, answer_auth, guard
 from .doc_compat import DOC_COMPAT, drive_call
 from .services import PREFIXES, SERVICES
 from .shapes import DIFF, STATE
@@ -157,8 +158,13 @@ class Env0Surface:
             if not msg.get("more_body"):
                 break
         svc = PREFIXES[prefix]
+        headers = [(b"content-type", b"application/json")]
         with self.ws.lock:
-            if rest in ("/health", "/_admin/health"):
+            if svc == "auth" and rest not in AUTH_READS:
+                status, headers, payload = answer_auth(self, scope, rest, body)
+            elif (denied := guard(self, prefix, scope, rest, body)) is not None:
+                status, headers, payload = denied
+            elif rest in ("/health", "/_admin/health"):
                 status, payload = 200, b'{"status":"ok"}'
             elif rest == "/_admin/state":
                 status, payload = 200, json.dumps(self.state(svc)).encode()
@@ -175,7 +181,7 @@ class Env0Surface:
                 status, payload = self.api(prefix, scope["method"], rest, scope.get("query_string", b""), body, ctype,
                                            scope["headers"])
         await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+                    "headers": [*headers, (b"content-length", str(len(payload)).encode())]})
         await send({"type": "http.response.body", "body": payload})
 
 
@@ -264,13 +270,15 @@ def serve_services(surface: Env0Surface, sock_dir: Path | None = None) -> Iterat
         where: dict[str, Any] = {"uds": str(sock_dir / f"{svc.port}.sock")} if sock_dir else {"host": "127.0.0.1",
                                                                                              "port": free_port()}
         base[svc.prefix] = f"http://localhost:{svc.port}" if sock_dir else f"http://127.0.0.1:{where['port']}"
-        servers.append(uvicorn.Server(uvicorn.Config(_at_prefix(surface, svc.prefix), log_level="error",
+        servers.append(uvicorn.Server(uvicorn.Config(_at_prefix(surface, svc.prefix), log_level="error", log_config=None,
                                                      access_log=False, lifespan="off", timeout_graceful_shutdown=1,
                                                      **where)))
 
     async def main() -> None:
         await asyncio.gather(*(s.serve() for s in servers))
 
+    surface.ws.auth.issuer = base["auth"]  # the discovery document's default (a request's Host header wins)
+    surface.ws.auth.clock = lambda: datetime.now(timezone.utc)  # live: tokens expire in wall-clock time, as scripts sleep
     thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True, name="env0 services")
     thread.start()
     deadline = time.time() + 20

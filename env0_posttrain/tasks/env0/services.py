@@ -20,6 +20,7 @@ class Env0Service(NamedTuple):
 
 
 SERVICES: tuple[Env0Service, ...] = (
+    Env0Service("auth", 9000, "auth", "auth", ("MOCK_AUTH_URL", "AUTH_URL")),
     Env0Service("gmail", 9001, "gmail", "gmail", ("MOCK_GMAIL_URL", "GMAIL_URL")),
     Env0Service("slack", 9002, "slack", "slack", ("MOCK_SLACK_URL", "SLACK_URL")),
     Env0Service("gcal", 9003, "gcal", "calendar", ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL")),

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from ...workspace.environment import Workspace
 from .shapes_google import comment_replies, gmail_settings
+from .shapes_auth import auth_diff, auth_state
 from .shapes_stripe import stripe_diff, stripe_state
 
 FOLDER = "application/vnd.google-apps.folder"
@@ -28,7 +29,14 @@ def _iso(rfc: str | None) -> str | None:
 
 # -- state --------------------------------------------------------------------------------------
 def gmail_state(ws: Workspace) -> dict[str, Any]:
-    me = ws.me.email
+    users = {"user1": _mailbox(ws, ws.me.email, "user1", ws.me.name, gmail_settings(ws))}
+    for uid in ws.auth.db.extra_mailboxes:  # another account with a mailbox here (auth's personal-account packages)
+        u = ws.auth.db.users[uid]
+        users[uid] = _mailbox(ws, u.email, uid, u.display_name, {})
+    return {"users": users, "timestamp": _now(ws)}
+
+
+def _mailbox(ws: Workspace, me: str, uid: str, name: str, settings: dict[str, Any]) -> dict[str, Any]:
     msgs = []
     for m in ws.gmail.db.messages.values():
         if m.userId != me:
@@ -45,13 +53,12 @@ def gmail_state(ws: Workspace) -> dict[str, Any]:
     labels = [{"id": x, "name": x, "type": "system"} for x in ("INBOX", "SENT", "DRAFT", "SPAM", "TRASH", "UNREAD",
                                                                "STARRED", "IMPORTANT")]
     labels += [{"id": l.id, "name": l.name, "type": l.type} for l in ws.gmail.db.labels.values() if l.userId == me]
-    user = {"user": {"id": "user1", "email": me, "displayName": ws.me.name, "historyId": ws.gmail.db.history},
+    return {"user": {"id": uid, "email": me, "displayName": name, "historyId": ws.gmail.db.history},
             "messages": msgs, "threads": [{"id": t, "snippet": s, "historyId": 1} for t, s in threads.items()],
             "labels": labels, "drafts": [{"id": d.id, "messageId": d.messageId} for d in ws.gmail.db.drafts.values()
                                          if d.userId == me],
             "contacts": [{"id": p.user_id, "name": p.name, "email": p.email} for p in ws.directory],
-            **gmail_settings(ws)}
-    return {"users": {"user1": user}, "timestamp": _now(ws)}
+            **settings}
 
 
 def drive_state(ws: Workspace) -> dict[str, Any]:
@@ -165,8 +172,12 @@ def calendar_state(ws: Workspace) -> dict[str, Any]:
              "timeZone": c.timeZone, "accessRole": "owner" if c.owner == me else (c.meRole or "freeBusyReader"),
              "primary": c.id == me} for c in ws.calendar.db.calendars.values()
             if c.owner == me or c.meRole]
+    owned = {c.id for c in ws.calendar.db.calendars.values() if c.owner == me}
+    acls = [{"id": f"{r.calendarId}:{r.id}", "calendarId": "primary" if r.calendarId == me else r.calendarId,
+             "scopeType": r.scopeType, "scopeValue": r.scopeValue, "role": r.role}
+            for _, r in sorted(ws.calendar.db.acl.items()) if r.calendarId in owned]
     user = {"user": {"id": "user1", "email": me, "displayName": ws.me.name, "timezone": "UTC", "historyId": 1},
-            "calendars": cals, "acls": [], "events": events}
+            "calendars": cals, "acls": acls, "events": events}
     return {"users": {"user1": user}, "timestamp": _now(ws)}
 
 
@@ -176,7 +187,7 @@ def _now(ws: Workspace) -> str:
 
 STATE: dict[str, Callable[[Workspace], dict[str, Any]]] = {
     "gmail": gmail_state, "drive": drive_state, "docs": docs_state, "slack": slack_state, "calendar": calendar_state,
-    "stripe": stripe_state}
+    "stripe": stripe_state, "auth": auth_state}
 
 
 # -- diff ---------------------------------------------------------------------------------------
@@ -289,4 +300,4 @@ def calendar_diff(old: dict, cur: dict) -> dict:
 
 DIFF: dict[str, Callable[[dict, dict], dict]] = {
     "gmail": gmail_diff, "drive": drive_diff, "docs": docs_diff, "slack": slack_diff, "calendar": calendar_diff,
-    "stripe": stripe_diff}
+    "stripe": stripe_diff, "auth": auth_diff}

@@ -383,10 +383,11 @@ class Calendar(CalendarsMixin, AclMixin, EventsMoreMixin, SettingsMixin, Service
         return ev
 
     def add_calendar(self, *, summary: str, owner: str | None = None, me_role: str | None = "reader",
-                     description: str | None = None) -> CalendarRow:
+                     description: str | None = None, calendar_id: str | None = None,
+                     time_zone: str = "UTC") -> CalendarRow:
         owner = owner or self.ws.me.email
-        cid = self.new_id("calendar", BASE32HEX, 26) + "@group.calendar.google.com"
-        cal = CalendarRow(id=cid, summary=summary, owner=owner, description=description,
+        cid = calendar_id or self.new_id("calendar", BASE32HEX, 26) + "@group.calendar.google.com"
+        cal = CalendarRow(id=cid, summary=summary, owner=owner, description=description, timeZone=time_zone,
                           meRole=None if owner == self.ws.me.email else me_role)
         self.db.calendars[cid] = cal
         if owner == self.ws.me.email or me_role in ("reader", "writer"):

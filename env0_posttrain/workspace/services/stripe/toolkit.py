@@ -1,5 +1,5 @@
 """Stripe's REST API (v1): customers and their payment methods here; PaymentIntents and charges (payments.py),
-refunds, balance and events (money.py) are mixins.
+refunds, balance and events (money.py) and search (search.py) are mixins.
 
 Handlers take Stripe's parameters (form fields decoded to nested dicts by wire.py, or an agent's JSON) and
 answer Stripe's objects; a bad request raises Stripe's error object. Keys, permissions and Idempotency-Key
@@ -16,6 +16,7 @@ from .data_model import ApiKey, Customer, Event, PaymentMethod, StripeDB
 from .errors import invalid, no_such
 from .money import Money
 from .payments import Payments
+from .search import Search
 from . import serialize as ser
 from .cards import number_for_token, spec_for_number
 
@@ -28,7 +29,7 @@ _TABLE_OF = {"cus": "customers", "ch": "charges", "py": "charges", "pi": "paymen
              "card": "payment_methods", "re": "refunds", "txn": "balance_transactions"}
 
 
-class Stripe(Payments, Money, Service):
+class Stripe(Payments, Money, Search, Service):
     name = "stripe"
     DB = StripeDB
     db: StripeDB

@@ -1,0 +1,85 @@
+"""The report's per-suite part: each suite's newest rounds of every arm, its boundary ledger, and what its tasks
+ask of the arms' budgets (the step and token limits against the oracle's replay) and of lora.max_seq_length."""
+
+from __future__ import annotations
+
+import json
+
+from env0_posttrain.run.context import StageContext, load_tasks
+from env0_posttrain.suite_spec import DEFAULT_SUITE, eval_suite_names, round_arm
+
+ARMS = ("base", "sft", "teacher_eval", "rl")
+CHARS_PER_TOKEN = 4  # a rough estimate of an oracle call's completion tokens (JSON arguments)
+
+
+def suite_rounds(ctx: StageContext, suite: str) -> dict[str, str]:
+    out = {}
+    for arm in ARMS:
+        rid = ctx.store.latest_round(ctx.run_id, round_arm(arm, suite))
+        if rid:
+            out[arm] = rid
+    return out
+
+
+def budget_notes(ctx: StageContext, tasks: list) -> list[str]:
+    """Where an arm's step or token limit is below what the oracle's replay of a task takes."""
+    need_steps = [len(t.oracle) + 1 for t in tasks]  # one call per step, then the final reply
+    need_tokens = [max((len(json.dumps({"name": c.name, "arguments": c.arguments})) // CHARS_PER_TOKEN
+                        for c in t.oracle), default=0) for t in tasks]
+    notes = []
+    for arms, (steps, tokens) in (("teacher_eval", ctx.spec.teacher_limits()), ("base, sft, rl", ctx.spec.eval_limits())):
+        short_s = sum(n > steps for n in need_steps)
+        short_t = sum(n > tokens for n in need_tokens)
+        if short_s:
+            notes.append(f"{arms}: {steps} steps is below the oracle's need on {short_s} of {len(tasks)} tasks "
+                         f"(up to {max(need_steps)} model calls)")
+        if short_t:
+            notes.append(f"{arms}: {tokens} tokens per call is below the oracle's longest call on {short_t} of "
+                         f"{len(tasks)} tasks (about {max(need_tokens)} tokens at {CHARS_PER_TOKEN} characters each)")
+    return notes
+
+
+def rows_note(ctx: StageContext, tasks: list, train_ids: set[str], skipped: dict[str, str]) -> str | None:
+    """The suite's training tasks whose SFT rows were dropped or cut to windows for lora.max_seq_length."""
+    mine = [t.id for t in tasks if t.id in train_ids]
+    if not mine or not skipped:
+        return None
+    hit: dict[str, int] = {}
+    for tid in mine:
+        if tid in skipped:
+            hit[skipped[tid]] = hit.get(skipped[tid], 0) + 1
+    if not hit:
+        return f"SFT rows: none of this suite's {len(mine)} training tasks lost its row to length or curation."
+    return (f"SFT rows of this suite's {len(mine)} training tasks not trained on as played: "
+            + ", ".join(f"{n} {why}" for why, n in sorted(hit.items()))
+            + f" (lora.max_seq_length {ctx.spec.lora.max_seq_length}).")
+
+
+def skipped_rows(ctx: StageContext) -> dict[str, str]:
+    """task id -> why its SFT row was skipped (written by sft_rows as sft/skipped.json)."""
+    path = ctx.paths.artifacts(ctx.run_id) / "sft" / "skipped.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def suite_parts(ctx: StageContext, alpha: float = 0.05, n_boot: int = 10_000):
+    """(SuiteNumbers per suite, {suite: (episodes, tasks, rounds)}) for every suite the spec names."""
+    from env0_posttrain.evaluate.suites_report import suite_numbers
+    from env0_posttrain.run.evals import suite_tasks, suite_trials
+    from env0_posttrain.run.suite_store import suite_boundaries
+    from env0_posttrain.tasks.suites import boundary
+
+    train = load_tasks(ctx, ("train",))
+    train_ids = {t.id for t in train}
+    stored = suite_boundaries(ctx.store, ctx.run_id)
+    skipped = skipped_rows(ctx)
+    numbers, parts = [], {}
+    for name in eval_suite_names(ctx.spec):
+        tasks = suite_tasks(ctx, name)
+        rounds = suite_rounds(ctx, name)
+        episodes = [e for rid in rounds.values() for e in ctx.store.load_episodes(rid)]
+        edge = boundary("split", train, tasks) if name == DEFAULT_SUITE else stored.get(name, {})
+        numbers.append(suite_numbers(name, episodes, edge, suite_trials(ctx, name), alpha=alpha, n_boot=n_boot,
+                                     seed=ctx.spec.tasks.seed, budget_notes=budget_notes(ctx, tasks),
+                                     rows_note=rows_note(ctx, tasks, train_ids, skipped)))
+        parts[name] = (episodes, tasks, rounds)
+    return numbers, parts

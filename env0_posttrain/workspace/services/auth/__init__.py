@@ -1,0 +1,3 @@
+from .toolkit import Auth
+
+__all__ = ["Auth"]
