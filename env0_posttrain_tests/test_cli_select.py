@@ -14,7 +14,7 @@ runner = CliRunner()
 @pytest.fixture()
 def selected(monkeypatch):
     seen: list = []
-    monkeypatch.setattr(cli, "_materialize_and_print", lambda run_id, paths, select, verbose=False, **kw:
+    monkeypatch.setattr(cli, "_materialize_and_print", lambda run_id, paths, select, *rest, **kw:
                         seen.append((run_id, select)))
     return seen
 
