@@ -286,8 +286,13 @@ def test_the_run_specs_fault_rate_reaches_the_faulty_teacher(rate):
                                                                         and s.passed == 0)
 
 
-def test_a_fault_rate_on_a_teacher_that_is_not_faulty_is_refused():
-    from env0_posttrain.runspec import SpecError, parse_spec
+def test_a_fault_rate_on_any_teacher_wraps_it_in_the_faulty_provider():
+    from env0_posttrain.runspec import parse_spec
 
-    with pytest.raises(SpecError, match="fault_rate"):
-        parse_spec({"run_id": "r", "teacher": {"model": "openai/gpt-x", "fault_rate": 0.3}}, "test")
+    spec = parse_spec({"run_id": "r", "teacher": {"model": "env0-oracle/oracle", "skill": 1.0, "fault_rate": 1.0}}, "t")
+    endpoint = ModelEndpoint.from_teacher(spec.teacher)
+    assert endpoint.model == "env0-faulty/env0-oracle/oracle" and endpoint.extra["env0_skill"] == 1.0
+    s = rollouts(endpoint, AgentSettings(max_retries=0, max_refills=0, backoff_base_s=0), tasks=TASKS[:2], trials=1)
+    assert s.passed == 0
+    plain = parse_spec({"run_id": "r", "teacher": {"model": "env0-oracle/oracle"}}, "t")
+    assert ModelEndpoint.from_teacher(plain.teacher).model == "env0-oracle/oracle"  # no rate: no wrapper

@@ -21,8 +21,9 @@ def suite_rounds(ctx: StageContext, suite: str) -> dict[str, str]:
     return out
 
 
-def budget_notes(ctx: StageContext, tasks: list) -> list[str]:
-    """Where an arm's step or token limit is below what the oracle's replay of a task takes."""
+def budget_notes(ctx: StageContext, tasks: list, episodes: list = ()) -> list[str]:
+    """Where an arm's step or token limit is below what the oracle's replay of a task takes, or below the model
+    calls the teacher's passing episodes on the suite took."""
     need_steps = [len(t.oracle) + 1 for t in tasks]  # one call per step, then the final reply
     need_tokens = [max((len(json.dumps({"name": c.name, "arguments": c.arguments})) // CHARS_PER_TOKEN
                         for c in t.oracle), default=0) for t in tasks]
@@ -36,6 +37,13 @@ def budget_notes(ctx: StageContext, tasks: list) -> list[str]:
         if short_t:
             notes.append(f"{arms}: {tokens} tokens per call is below the oracle's longest call on {short_t} of "
                          f"{len(tasks)} tasks (about {max(need_tokens)} tokens at {CHARS_PER_TOKEN} characters each)")
+    from env0_posttrain.evaluate.metrics import n_steps
+
+    steps = ctx.spec.eval_limits()[0]
+    teacher = [n_steps(e) for e in episodes if e.arm == "teacher_eval" and e.passed]
+    if over := sum(n > steps for n in teacher):
+        notes.append(f"base, sft, rl: {steps} steps is below what {over} of the teacher's {len(teacher)} passing "
+                     f"episodes took (up to {max(teacher)} model calls)")
     return notes
 
 
@@ -79,7 +87,7 @@ def suite_parts(ctx: StageContext, alpha: float = 0.05, n_boot: int = 10_000):
         episodes = [e for rid in rounds.values() for e in ctx.store.load_episodes(rid)]
         edge = boundary("split", train, tasks) if name == DEFAULT_SUITE else stored.get(name, {})
         numbers.append(suite_numbers(name, episodes, edge, suite_trials(ctx, name), alpha=alpha, n_boot=n_boot,
-                                     seed=ctx.spec.tasks.seed, budget_notes=budget_notes(ctx, tasks),
+                                     seed=ctx.spec.tasks.seed, budget_notes=budget_notes(ctx, tasks, episodes),
                                      rows_note=rows_note(ctx, tasks, train_ids, skipped)))
         parts[name] = (episodes, tasks, rounds)
     return numbers, parts

@@ -149,6 +149,22 @@ def _read_capped(stream, cap: int, out: list) -> None:
 
 
 _ANSWER = threading.Lock()
+RUNNING: set[int] = set()  # the commands Popen is waiting for
+
+
+def reap_orphans() -> None:
+    """pid 1's duty: reap the zombies commands left behind (a killed command's children are reparented here, and
+    Popen waits only for the commands themselves); each would hold a pid until the sandbox ends."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in RUNNING:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
+            if state == "Z" and ppid == "1":
+                os.waitpid(int(entry), os.WNOHANG)
+        except (OSError, ValueError):
+            pass
 
 
 def run_one(req: dict) -> None:
@@ -160,6 +176,7 @@ def run_one(req: dict) -> None:
     except OSError as e:
         err[0] = f"{req['argv'][0] if req['argv'] else ''}: {e.strerror}\n".encode()
     else:
+        RUNNING.add(proc.pid)
         readers = [threading.Thread(target=_read_capped, args=(s, req["cap"], o), daemon=True)
                    for s, o in ((proc.stdout, out), (proc.stderr, err))]
         for r in readers:
@@ -179,6 +196,8 @@ def run_one(req: dict) -> None:
         for r in readers:  # what the command wrote is in the pipes; a background job holding them is not waited for
             r.join(0.2)
         answer.update(returncode=proc.returncode, truncated=bool(out[1] or err[1]))
+        RUNNING.discard(proc.pid)
+        reap_orphans()
     answer.update(stdout=base64.b64encode(out[0]).decode(), stderr=base64.b64encode(err[0]).decode())
     with _ANSWER:
         sys.stdout.write(json.dumps(answer) + "\n")
