@@ -148,3 +148,11 @@ def test_needles_that_never_return_fail_the_package_in_time(tmp_path: Path) -> N
     assert main(["env0", str(pkg), "--oracle", "--reward-file", str(out)]) == 2
     assert json.loads(out.read_text()) == {"reward": None, "verifier_error":
                                            f"load needles: {pkg / 'data' / 'needles.py'}: did not return within 1 s"}
+
+
+def test_an_unknown_sandbox_mode_is_the_packages_named_error(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ENV0_SANDBOX", "docker")
+    out = tmp_path / "reward.json"
+    assert main(["env0", str(FIXTURE), "--oracle", "--reward-file", str(out)]) == 2
+    err = json.loads(out.read_text())["verifier_error"]
+    assert err.startswith("lay out sandbox: ") and "ENV0_SANDBOX='docker'" in err and "'unconfined'" in err

@@ -60,7 +60,7 @@ class SandboxUnavailable(RuntimeError):
 def sandbox_mode() -> Mode:
     mode = os.environ.get(MODE_ENV, "namespaces")
     if mode not in ("namespaces", "unconfined"):
-        raise ValueError(f"{MODE_ENV}={mode!r}: expected 'namespaces' (default) or 'unconfined'")
+        raise SandboxUnavailable(f"{MODE_ENV}={mode!r}: expected 'namespaces' (default) or 'unconfined'")
     return mode  # type: ignore[return-value]
 
 
