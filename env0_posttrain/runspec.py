@@ -21,6 +21,8 @@ from env0_posttrain.source_lines import yaml_line
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9._-]+$"
 FAMILIES = ("auth", "calendar", "docs", "drive", "mail", "multi-app")
+Surface = Literal["tools", "shell", "both"]  # what the agent acts through (docs/SHELL.md)
+SURFACE_DOC = "what the agent acts through: 'tools' (a function per API method), 'shell' (terminal + finish), 'both'"
 
 
 class _Section(BaseModel):
@@ -90,6 +92,9 @@ class TeacherSpec(_Section):
     processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
     max_steps: int | None = Field(default=None, ge=1, description="model calls per teacher episode; None = budget.max_steps")
     min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
+    fault_rate: float | None = Field(default=None, ge=0.0, le=1.0, description="share of teacher calls that fail (wraps "
+                                     "the model in env0-faulty/); None = no faults (an env0-faulty/ id: its 0.2)")
+    surface: Surface = Field(default="tools", description="teacher, teacher_eval: " + SURFACE_DOC)
 
     @field_validator("model")
     @classmethod
@@ -236,6 +241,7 @@ class EvalSpec(_Section):
     concurrency: int = Field(default=32, ge=1)
     processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
     nightly: bool = False
+    surface: Surface = Field(default="tools", description="base, sft and rl arms: " + SURFACE_DOC)
 
 
 class RLSpec(_Section):
@@ -279,11 +285,11 @@ class Budget(_Section):
 
 
 from env0_posttrain.suite_spec import Env0Spec, SuiteSpec, check_suites  # noqa: E402  (after _Section)
+from env0_posttrain.shell_spec import ShellSpec  # noqa: E402
 
 
 class RunSpec(_Section):
     """One post-training run: stored as data/runs/<run_id>.yaml and in DuckDB."""
-
     run_id: str = Field(pattern=RUN_ID_PATTERN, min_length=1, max_length=128)
     description: str = ""
     tasks: TaskSelection = Field(default_factory=TaskSelection)
@@ -295,6 +301,10 @@ class RunSpec(_Section):
     hosting: HostingSpec = Field(default_factory=HostingSpec)
     budget: Budget = Field(default_factory=Budget)
     rl: RLSpec | None = Field(default=None, description="None = no RL stage (rl_adapter and rl_eval_trajectories skip)")
+    shell: ShellSpec = Field(default_factory=ShellSpec)
+    compare_across_surfaces: bool = Field(
+        default=False, description="allow teacher.surface != eval.surface: the report then sets arms that acted "
+        "through different surfaces side by side (refused otherwise)")
     env0: Env0Spec = Field(default_factory=Env0Spec)
     suites: list[SuiteSpec] = Field(
         default_factory=list, description="named eval suites beside the tasks.n_eval split (none = that split only)")
@@ -303,6 +313,17 @@ class RunSpec(_Section):
     def _suites_fit(self) -> "RunSpec":
         check_suites(self, FAMILIES)
         return self
+
+    @model_validator(mode="after")
+    def _one_surface_unless_asked(self) -> "RunSpec":
+        if self.teacher.surface != self.eval.surface and not self.compare_across_surfaces:
+            raise ValueError(f"teacher.surface {self.teacher.surface!r} != eval.surface {self.eval.surface!r}: the report "
+                             "would compare arms on different surfaces; use one, or set compare_across_surfaces: true")
+        return self
+
+    def surface_line(self) -> str:  # which surface each arm acted through, as the report and the lineage state it
+        t, e = self.teacher.surface, self.eval.surface
+        return f"every arm: {t}" if t == e else f"teacher, teacher_eval: {t}; base, sft, rl: {e} (compared as asked)"
 
     def teacher_limits(self) -> tuple[int, int]:
         """(max steps, max tokens) of the teacher and teacher_eval arms: their own settings, else the budget."""
@@ -339,15 +360,6 @@ class SpecError(ValueError):
     """A spec that cannot be used; the message names the file and every bad field."""
 
 
-def _format_errors(source: str, err: ValidationError, line_of: Callable[[tuple], int | None] | None = None) -> str:
-    lines = [f"{source}: invalid run spec"]
-    for e in err.errors():
-        loc = ".".join(str(p) for p in e["loc"]) or "(root)"
-        line = line_of(tuple(e["loc"])) if line_of else None
-        lines.append(f"  - {loc}{f' (line {line})' if line else ''}: {e['msg']}")
-    return "\n".join(lines)
-
-
 def parse_spec(data: object, source: str = "<spec>", line_of: Callable[[tuple], int | None] | None = None) -> RunSpec:
     """`line_of(loc)`, when the spec came from a file, gives a bad field's line for the message."""
     if not isinstance(data, dict):
@@ -355,7 +367,12 @@ def parse_spec(data: object, source: str = "<spec>", line_of: Callable[[tuple], 
     try:
         return RunSpec.model_validate(data)
     except ValidationError as err:
-        raise SpecError(_format_errors(source, err, line_of)) from None
+        lines = [f"{source}: invalid run spec"]
+        for e in err.errors():
+            loc = ".".join(str(p) for p in e["loc"]) or "(root)"
+            line = line_of(tuple(e["loc"])) if line_of else None
+            lines.append(f"  - {loc}{f' (line {line})' if line else ''}: {e['msg']}")
+        raise SpecError("\n".join(lines)) from None
 
 
 def load_spec(path: Path) -> RunSpec:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from env0_posttrain.tasks.__main__ import main
 from env0_posttrain.tasks.env0.package import Env0Error, load_needles
 from env0_posttrain.tasks.env0.runner import run_and_record
 from env0_posttrain.tasks.env0.sandbox import Sandbox
@@ -137,3 +138,21 @@ def test_needles_that_never_return_fail_the_package_in_time(tmp_path: Path) -> N
     needles.write_text("while True:\n    pass\n")
     with pytest.raises(Env0Error, match=r"load needles: .*needles.py: did not return within 0.5 s"):
         load_needles(needles, timeout=0.5)
+    # through the CLI, the package's own build timeout bounds it: exit 2 and a named verifier_error
+    pkg = tmp_path / "hangs"
+    shutil.copytree(FIXTURE, pkg)
+    (pkg / "data" / "needles.py").write_text("import time\nwhile True:\n    time.sleep(0.01)\n")
+    toml = pkg / "task.toml"
+    toml.write_text(toml.read_text().replace("[environment]\n", "[environment]\nbuild_timeout_sec = 1\n"))
+    out = tmp_path / "reward.json"
+    assert main(["env0", str(pkg), "--oracle", "--reward-file", str(out)]) == 2
+    assert json.loads(out.read_text()) == {"reward": None, "verifier_error":
+                                           f"load needles: {pkg / 'data' / 'needles.py'}: did not return within 1 s"}
+
+
+def test_an_unknown_sandbox_mode_is_the_packages_named_error(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ENV0_SANDBOX", "docker")
+    out = tmp_path / "reward.json"
+    assert main(["env0", str(FIXTURE), "--oracle", "--reward-file", str(out)]) == 2
+    err = json.loads(out.read_text())["verifier_error"]
+    assert err.startswith("lay out sandbox: ") and "ENV0_SANDBOX='docker'" in err and "'unconfined'" in err

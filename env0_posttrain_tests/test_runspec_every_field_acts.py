@@ -307,6 +307,7 @@ for path, value in {"model": "openai/gpt-x", "api_base": "http://h/v1", "api_key
     P[f"teacher.{path}"] = (value, requests, {})
 P["teacher.trials"] = (2, stage_runs, {})
 P["teacher.min_pass_rate"] = (0.0, stage_runs, {})
+P["teacher.fault_rate"] = (0.5, requests, {"teacher": {"model": "env0-faulty/env0-oracle/oracle"}})
 for path, value in {"model": "tiny-qwen3_5", "pretrain_steps": 3, "tokenizer": "/some/tokenizer"}.items():
     P[f"student.{path}"] = (value, student, {})
 for path in ("request_repeats", "short_repeats", "copy_drills", "repeat_drills", "directory_repeats",
@@ -346,6 +347,21 @@ P["rl"] = ({}, rl_stage, {})
 for path, value in {"learning_rate": 0.5, "max_steps": 3, "prompts_per_step": 3, "num_generations": 3, "temperature": 0.3,
                     "beta": 0.5, "loss_type": "grpo", "max_steps_per_episode": 3, "logging_steps": 3, "seed": 9}.items():
     P[f"rl.{path}"] = (value, rl_stage, {"rl": {}})
+for path, value in {"timeout_s": 5.0, "max_timeout_s": 30.0, "output_cap": 500, "max_processes": 32}.items():
+    P[f"shell.{path}"] = (value, requests, {})
+P["teacher.surface"] = ("shell", requests, {"compare_across_surfaces": True})
+P["eval.surface"] = ("shell", requests, {"compare_across_surfaces": True})
+
+
+def mixed_surfaces(spec: RunSpec, env) -> Any:
+    """Whether a spec whose teacher acts through the shell and whose students act through tools is accepted."""
+    try:
+        return parse_spec(with_value(spec.model_dump(mode="json"), "teacher.surface", "shell")).surface_line()
+    except Exception as err:  # noqa: BLE001 - the refusal is the observation
+        return type(err).__name__
+
+
+P["compare_across_surfaces"] = (True, mixed_surfaces, {})
 P["suites"] = ([{"name": "seen2", "kind": "seen", "sample": 2}], suites_drawn, {})
 P["env0.root"] = (str(FIXTURES / "env0_root"), env0_checkout, {})
 PROOFS = P

@@ -18,6 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from env0_posttrain.tasks.env0.auth_seeding import seed_auth
+from env0_posttrain.tasks.env0.corpus import family_of
 from env0_posttrain.tasks.env0.runner import run_package
 from env0_posttrain.tasks.env0.server import Env0Surface, serve_services
 from env0_posttrain.workspace.auth_http import ROUTES
@@ -312,6 +313,7 @@ def test_an_env0_auth_package_runs_oracle_one_and_noop_zero(tmp_path: Path):
         for s in ("gmail.full", "drive.full")]))
     assert run_package(pkg, calls=calls).reward == 1.0
     json.dumps(TOOLS["auth_token"].parameters)  # the agent-facing schema builds
+    assert family_of(("gmail", "auth")) == "auth" and family_of(("stripe", "auth")) == "multi-app"
 
 
 def test_env0_base_seed_has_the_stripe_agent_service_client():
@@ -346,5 +348,7 @@ def test_a_second_accounts_token_acts_in_its_own_mailbox_and_naming_another_is_i
             state = h.get(f"{gmail}/_admin/state").json()["users"]
     assert [m["to"] for m in state["user_101"]["messages"] if m["isSent"]] == ["legal@partner.com"]
     assert not any(m["subject"] == "terms" for m in state["user1"]["messages"])
-    assert ws.me.email != "me.personal@gmail.local"  # the acting user is back
+    sends = [e for e in ws.log("gmail") if e["tool"] == "gmail_messages_send"]
+    assert sends[-1]["args"]["userId"] == "me.personal@gmail.local"  # a replay of the log acts in the same mailbox
+    assert state["user_101"]["messages"][0]["sender"] == "Personal <me.personal@gmail.local>"
     assert ws.call("auth_admin_metrics", {}).body["impersonation"]["attempts"] == 1

@@ -209,3 +209,18 @@ def test_random_stripe_calls_answer_4xx_keep_the_ledger_consistent_and_restore_e
         assert ws.state_hash() == h0
 
     run()
+
+
+def test_the_auth_services_own_tokens_open_stripe_by_scope_until_revoked(ws):
+    ws.auth.add_client(client_id="stripe-agent", client_secret="sec", grant_types=("client_credentials",),
+                       allowed_scopes=["stripe.payment_intents.write", "stripe.customers.read"])
+    minted = call_tool(ws, "auth_token", {"grant_type": "client_credentials", "client_id": "stripe-agent",
+                                          "client_secret": "sec", "scope": "stripe.payment_intents.write"})
+    token = minted["result"]["access_token"]
+    ws.stripe.db.auth_required = True
+    paid = http(ws, "POST", "/v1/payment_intents", "amount=2500&currency=usd&payment_method=pm_card_visa&confirm=true",
+                key=token)
+    assert paid[0] == 200 and paid[1]["status"] == "succeeded"
+    assert http(ws, "GET", "/v1/customers", key=token)[0] == 403  # a scope the token was not given
+    assert call_tool(ws, "auth_revoke", {"token": token})["ok"]
+    assert http(ws, "GET", "/v1/payment_intents", key=token)[0] == 401

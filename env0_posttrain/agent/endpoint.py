@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env0_posttrain.runspec import EvalSpec, TeacherSpec
+from env0_posttrain.runspec import EvalSpec, ShellSpec, Surface, TeacherSpec
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an assistant working in a company's Google Workspace and Slack through the tools provided. "
@@ -68,9 +68,13 @@ class ModelEndpoint(BaseModel):
         if inner.startswith("env0-oracle/"):
             named = skill_from_model_id(inner)
             extra = {"env0_skill": teacher.skill if named is None else named, "env0_seed": seed}
+        model = teacher.model
+        if teacher.fault_rate is not None:  # read by the env0-faulty provider (faulty.py), which wraps any model
+            extra["env0_fault_rate"] = teacher.fault_rate
+            model = model if model.startswith("env0-faulty/") else f"env0-faulty/{model}"
         s = teacher.sampling  # max_tokens is None only outside a RunSpec (which fills it from its budget)
         limit = {"max_tokens": s.max_tokens} if s.max_tokens is not None else {}
-        return cls(model=teacher.model, api_base=teacher.api_base, api_key_env=teacher.api_key_env,
+        return cls(model=model, api_base=teacher.api_base, api_key_env=teacher.api_key_env,
                    temperature=s.temperature, top_p=s.top_p, extra=extra, **limit)
 
     @classmethod
@@ -109,18 +113,20 @@ class AgentSettings(BaseModel):
     backoff_max_s: float = Field(default=20.0, ge=0)
     max_refills: int = Field(default=3, ge=0, description="re-runs of an episode that still ended on infra")
     tool_result_max_chars: int = Field(default=20000, ge=100, description="longer tool results are truncated")
+    surface: Surface = Field(default="tools", description="API function tools, OpenHands' terminal + finish, or both")
+    shell: ShellSpec = Field(default_factory=ShellSpec, description="per-command limits on the shell surface")
 
     @classmethod
     def for_teacher(cls, teacher: TeacherSpec, max_steps: int = 30, **kw: Any) -> "AgentSettings":
         """The run spec's teacher section (the teacher and teacher_eval arms): concurrency and processes too."""
-        kw = {"concurrency": teacher.concurrency, "processes": teacher.processes, **kw}
+        kw = {"concurrency": teacher.concurrency, "processes": teacher.processes, "surface": teacher.surface, **kw}
         return cls(max_steps=max_steps, steering_prompt=teacher.steering_prompt, **kw)
 
     @classmethod
     def for_eval(cls, spec: EvalSpec, **kw: Any) -> "AgentSettings":
         """The run spec's eval section (base and sft arms). An env0-local student is served by a provider of this
         process, so its rollouts stay here whatever `processes` says (run_rollouts logs why)."""
-        kw = {"concurrency": spec.concurrency, "processes": spec.processes, **kw}
+        kw = {"concurrency": spec.concurrency, "processes": spec.processes, "surface": spec.surface, **kw}
         if spec.max_steps is not None:  # None only outside a RunSpec (which fills it from its budget)
             kw["max_steps"] = spec.max_steps
         return cls(**kw)

@@ -30,6 +30,7 @@ from .messages import (
 )
 from .model_call import call_model
 from .records import Arm, Episode, Exchange, TokenUsage
+from .shell_tools import FINISH, SHELL_NOTE, TERMINAL, finish_message
 
 _install_providers()  # env0-oracle / env0-faulty must be routable before the first call
 
@@ -42,6 +43,11 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
     failures (they become the stop condition); raises FatalModelError for a misconfigured model.
     `refill` counts earlier runs of this episode that ended on infrastructure (env0 providers see it)."""
     env = env or DEFAULT_ENV
+    surface = settings.surface
+    if surface != "tools":  # one ShellEnv per episode: it holds the episode's sandbox
+        from .shell_env import ShellEnv
+
+        env = ShellEnv(env, surface, settings.shell, settings.tool_result_max_chars)
     steering = settings.steering_prompt
     if steering and arm not in STEERABLE_ARMS:
         raise ValueError(f"steering prompt is teacher-only; refusing to apply it to arm '{arm}'")
@@ -49,7 +55,8 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
     t0 = time.perf_counter()
     tools = env.openai_tools(task.tools)
     offered = {t["function"]["name"] for t in tools}
-    messages: list[dict[str, Any]] = [system_message(settings.system_prompt, steering),
+    system = settings.system_prompt if surface == "tools" else f"{settings.system_prompt}\n\n{SHELL_NOTE}"
+    messages: list[dict[str, Any]] = [system_message(system, steering),
                                       {"role": "user", "content": task.instruction}]
     start_ws = env.build(task)
     fork = getattr(env, "fork", None)
@@ -61,17 +68,47 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
         if is_offline_model(endpoint.model):
             register_free_model(endpoint.model)
         kwargs["metadata"] = {"env0": {"task_id": task.id, "trial": trial, "run_id": run_id, "arm": arm,
-                                       "refill": refill}}
+                                       "refill": refill, "surface": surface}}
 
     exchanges: list[Exchange] = []
     counts: Counter = Counter()
+    try:
+        stop, error, final_answer, infra_errors, agent_errors = await _steps(
+            env, ws, kwargs, messages, tools, offered, settings, exchanges, counts, f"{task.id}:{trial}")
+    finally:
+        close = getattr(env, "close", None)
+        if close is not None:  # the sandbox ends before the verifier reads the end state
+            counts.update(await asyncio.to_thread(close))
+
+    verifier = None
+    if stop != "infra_error":
+        try:
+            # off the event loop: an env0 package's test.sh runs for about a second, and the other
+            # episodes of the rollout keep calling their models meanwhile
+            verifier = await asyncio.to_thread(env.verify, task, start_ws, ws, final_answer)
+        except Exception as exc:  # noqa: BLE001 - a verifier bug must not lose the trajectory
+            stop, error = "verifier_error", f"{type(exc).__name__}: {exc}"
+    changes = _state_diff(env, start_ws, ws)
+
+    usage = sum((e.usage for e in exchanges), TokenUsage())
+    return Episode(
+        run_id=run_id, arm=arm, task_id=task.id, trial=trial, model=endpoint.model, messages=messages, tools=tools,
+        surface=surface, steering_prompt=steering, final_answer=final_answer, stop_condition=stop, error=error, verifier=verifier,
+        exchanges=exchanges, usage=usage, started_at=started_at, duration_s=time.perf_counter() - t0,
+        infra_errors=infra_errors, agent_errors=agent_errors, error_counts=dict(counts), workspace_diff=changes,
+    )
+
+
+async def _steps(env: TaskEnv, ws: Any, kwargs: dict[str, Any], messages: list[dict[str, Any]],
+                 tools: list[dict[str, Any]], offered: set[str], settings: AgentSettings, exchanges: list[Exchange],
+                 counts: Counter, episode: str) -> tuple[str, str | None, str | None, int, int]:
+    """Model -> tool calls -> results until a stop: (stop, error, final answer, infra errors, agent errors)."""
     infra_errors = agent_errors = consecutive_errors = 0
     final_answer: str | None = None
     stop: str | None = None
     error: str | None = None
-
     for step in range(settings.max_steps):
-        outcome = await call_model(kwargs, messages, tools, settings, step, episode=f"{task.id}:{trial}")
+        outcome = await call_model(kwargs, messages, tools, settings, step, episode=episode)
         counts.update(outcome.error_counts)
         ex = outcome.exchange
         infra_errors += outcome.infra_failures
@@ -106,38 +143,33 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
             failed = 0
             for call in msg["tool_calls"]:
                 args, kind, problem = parse_arguments(call, offered)
+                name = call["function"]["name"]
+                if kind is None and name == FINISH:
+                    answer = finish_message(args)
+                    kind, problem = (None, "") if answer is not None else ("malformed_call", "finish needs a string `message`")
+                    if answer is not None and final_answer is None:
+                        final_answer = answer
                 if kind is not None:
                     failed += 1
                     counts[kind] += 1
                     payload = agent_error_payload(kind, problem)
+                elif name == FINISH:
+                    payload = final_answer
                 else:
-                    payload = env.call_tool(ws, call["function"]["name"], args)
+                    payload = await asyncio.to_thread(env.call_tool, ws, name, args) if name == TERMINAL \
+                        else env.call_tool(ws, name, args)
                 messages.append(tool_message(call, payload, settings.tool_result_max_chars))
             agent_errors += failed
             consecutive_errors = consecutive_errors + 1 if failed == len(msg["tool_calls"]) else 0
+            if final_answer is not None:  # OpenHands ends the conversation on `finish`
+                stop = "agent_completed"
+                break
         if consecutive_errors >= settings.max_consecutive_agent_errors:
             stop, error = "agent_error", f"{consecutive_errors} malformed replies in a row"
             break
     if stop is None:
         stop = "max_steps"
-
-    verifier = None
-    if stop != "infra_error":
-        try:
-            # off the event loop: an env0 package's test.sh runs for about a second, and the other
-            # episodes of the rollout keep calling their models meanwhile
-            verifier = await asyncio.to_thread(env.verify, task, start_ws, ws, final_answer)
-        except Exception as exc:  # noqa: BLE001 - a verifier bug must not lose the trajectory
-            stop, error = "verifier_error", f"{type(exc).__name__}: {exc}"
-    changes = _state_diff(env, start_ws, ws)
-
-    usage = sum((e.usage for e in exchanges), TokenUsage())
-    return Episode(
-        run_id=run_id, arm=arm, task_id=task.id, trial=trial, model=endpoint.model, messages=messages, tools=tools,
-        steering_prompt=steering, final_answer=final_answer, stop_condition=stop, error=error, verifier=verifier,
-        exchanges=exchanges, usage=usage, started_at=started_at, duration_s=time.perf_counter() - t0,
-        infra_errors=infra_errors, agent_errors=agent_errors, error_counts=dict(counts), workspace_diff=changes,
-    )
+    return stop, error, final_answer, infra_errors, agent_errors
 
 
 def _state_diff(env: TaskEnv, start: Any, end: Any) -> dict[str, Any] | None:

@@ -106,7 +106,8 @@ def agent_error_payload(kind: AgentErrorKind, message: str) -> dict[str, Any]:
 
 
 def tool_message(call: dict[str, Any], payload: Any, max_chars: int) -> dict[str, Any]:
-    content = json.dumps(payload, ensure_ascii=False, default=str)
+    """A text payload (the shell surface's terminal output) is the content as it is; anything else is JSON."""
+    content = clean_text(payload) if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False, default=str)
     if len(content) > max_chars:
         content = content[:max_chars] + f"... [truncated {len(content) - max_chars} chars]"
     return {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"], "content": content}

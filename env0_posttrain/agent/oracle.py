@@ -22,6 +22,7 @@ from env0_posttrain.tasks.model import Task
 from . import task_registry
 from .llm import register_provider
 from .provider_base import Env0Provider, fill_response, first_user_text
+from .shell_tools import FINISH, TERMINAL
 
 MISTAKES = ("wrong_argument", "skipped_step", "unknown_tool", "premature_stop", "malformed_call")
 DONE = "Done."
@@ -117,33 +118,49 @@ class OraclePlan:
     mistakes: list[str]
 
 
-def plan_episode(task: Task, skill: float, seed: int) -> OraclePlan:
-    """The episode's assistant turns and the mistakes planted in them (a skipped step leaves no turn)."""
+def _ending(final: str, shell: bool, mistake: str | None = None) -> Turn:
+    """The last turn: the final answer as text, or on the shell surface as OpenHands' `finish` call."""
+    return Turn(FINISH, _dumps({"message": final}), mistake=mistake) if shell else Turn(content=final, mistake=mistake)
+
+
+def plan_episode(task: Task, skill: float, seed: int, surface: str = "tools") -> OraclePlan:
+    """The episode's assistant turns and the mistakes planted in them (a skipped step leaves no turn).
+
+    On the shell surface the steps are terminal commands (shell_oracle.py) and the end is a `finish` call; with
+    'both' the oracle keeps to the API tools (they are offered too)."""
     rng = random.Random(seed)
-    offered = set(task.tools)
+    shell = surface == "shell"
+    if shell:
+        from .shell_oracle import terminal_calls
+
+        calls = [(TERMINAL, args) for args in terminal_calls(task)]
+        offered = {TERMINAL, FINISH}
+    else:
+        calls = [(c.name, c.arguments) for c in task.oracle]
+        offered = set(task.tools)
     turns: list[Turn] = []
     mistakes: list[str] = []
     final = task.final_answer if task.final_answer is not None else DONE
-    for call in task.oracle:
-        right = Turn(call.name, _dumps(call.arguments))
+    for name, arguments in calls:
+        right = Turn(name, _dumps(arguments))
         if rng.random() >= skill:
-            choices = [m for m in MISTAKES if m != "wrong_argument" or _leaves(call.arguments)]
+            choices = [m for m in MISTAKES if m != "wrong_argument" or _leaves(arguments)]
             mistake = rng.choice(choices)
             mistakes.append(mistake)
             if mistake == "skipped_step":
                 continue
             if mistake == "premature_stop":
-                turns.append(Turn(content=DONE, mistake=mistake))
+                turns.append(_ending(DONE, shell, mistake))
                 return OraclePlan(turns, mistakes)
             if mistake == "wrong_argument":
-                turns.append(Turn(call.name, _dumps(wrong_arguments(call.arguments, rng)), mistake=mistake))
+                turns.append(Turn(name, _dumps(wrong_arguments(arguments, rng)), mistake=mistake))
                 continue
             if mistake == "unknown_tool":
-                turns.append(Turn(hallucinated_name(call.name, offered), right.arguments, mistake=mistake))
+                turns.append(Turn(hallucinated_name(name, offered), right.arguments, mistake=mistake))
             else:  # malformed_call: the JSON is cut short, as when generation stops mid-object
-                turns.append(Turn(call.name, right.arguments[: max(1, len(right.arguments) - 2)], mistake=mistake))
+                turns.append(Turn(name, right.arguments[: max(1, len(right.arguments) - 2)], mistake=mistake))
         turns.append(right)
-    turns.append(Turn(content=final))
+    turns.append(_ending(final, shell))
     return OraclePlan(turns, mistakes)
 
 
@@ -188,15 +205,15 @@ class OracleProvider(Env0Provider):
         super().__init__()
         self._plans: dict[tuple, tuple[Task, OraclePlan]] = {}
 
-    def _plan(self, task: Task, skill: float, seed: int) -> OraclePlan:
+    def _plan(self, task: Task, skill: float, seed: int, surface: str = "tools") -> OraclePlan:
         """Plans are replayed on every call of an episode; make them once."""
-        key = (task.id, skill, seed)
+        key = (task.id, skill, seed, surface)
         hit = self._plans.get(key)
         if hit is not None and hit[0] is task:
             return hit[1]
         if len(self._plans) > 8192:
             self._plans.clear()
-        plan = plan_episode(task, skill, seed)
+        plan = plan_episode(task, skill, seed, surface)
         self._plans[key] = (task, plan)
         return plan
 
@@ -209,15 +226,15 @@ class OracleProvider(Env0Provider):
         latency = float(options.get("env0_latency_s", 0.0))
         if latency > 0:
             await asyncio.sleep(latency)
-        plan = self._plan(task, skill, seed)
+        plan = self._plan(task, skill, seed, str(meta.get("surface", "tools")))
         pos, turn = next_turn(plan.turns, messages)
         message = turn.message(call_id=f"call_{pos}")
         return fill_response(model_response, model, message)
 
 
-def oracle_solution_messages(task: Task) -> list[dict[str, Any]]:
+def oracle_solution_messages(task: Task, surface: str = "tools") -> list[dict[str, Any]]:
     """The skill-1 plan as assistant messages (handy for checking a task end to end)."""
-    return [t.message(f"call_{i}") for i, t in enumerate(plan_episode(task, 1.0, 0).turns)]
+    return [t.message(f"call_{i}") for i, t in enumerate(plan_episode(task, 1.0, 0, surface).turns)]
 
 
 def install_oracle() -> None:

@@ -68,6 +68,7 @@ class Episode(BaseModel):
     agent: str = "env0-agent"
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = Field(description="OpenAI function tool definitions offered")
+    surface: Literal["tools", "shell", "both"] = Field(default="tools", description="what the agent acted through")
     steering_prompt: str | None = None
     final_answer: str | None = None
     stop_condition: StopCondition

@@ -40,6 +40,7 @@ class RolloutSummary(BaseModel):
     run_id: str
     arm: str
     model: str
+    surface: str = Field(default="tools", description="what the agent acted through (tools, shell, both)")
     planned: int = Field(description="task x trial pairs asked for")
     skipped: int = Field(description="already in done_keys")
     completed: int = Field(description="episodes handed to on_episode")
@@ -143,7 +144,7 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
     tasks = list(tasks)
     todo = [(t, k) for t in tasks for k in range(trials) if not _is_done(done_keys, run_id, arm, t.id, k)]
     planned = len(tasks) * trials
-    summary = RolloutSummary(run_id=run_id, arm=arm, model=endpoint.model, planned=planned,
+    summary = RolloutSummary(run_id=run_id, arm=arm, model=endpoint.model, surface=settings.surface, planned=planned,
                              skipped=planned - len(todo), completed=0)
     stops: Counter = Counter()
     errors: Counter = Counter()

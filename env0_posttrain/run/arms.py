@@ -21,8 +21,8 @@ log = logging.getLogger("env0_posttrain")
 
 def rollout_settings(spec: RunSpec, arm: str) -> AgentSettings:
     if arm in ("teacher", "teacher_eval"):
-        return AgentSettings.for_teacher(spec.teacher, max_steps=spec.teacher_limits()[0])
-    return AgentSettings.for_eval(spec.eval, max_steps=spec.eval_limits()[0])
+        return AgentSettings.for_teacher(spec.teacher, max_steps=spec.teacher_limits()[0], shell=spec.shell)
+    return AgentSettings.for_eval(spec.eval, max_steps=spec.eval_limits()[0], shell=spec.shell)
 
 
 STUDENT_TEACHER = "env0-local/student"  # teacher.model for the run's own base student, served in-process

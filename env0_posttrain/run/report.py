@@ -35,6 +35,7 @@ def write_report(ctx: StageContext) -> StageResult:
                 episodes += ctx.store.load_episodes(rid)
         split_of = ctx.store.task_splits(ctx.run_id)
         tasks = load_tasks(ctx, eval_splits(ctx))
+    surfaces = arm_surfaces(episodes, ctx.spec.compare_across_surfaces)
     training = ctx.store.latest_training(ctx.run_id)
     rl_training = ctx.store.latest_training(f"{ctx.run_id}:rl") if "rl" in rounds else None
     info = ctx.store.task_set_info(ctx.run_id) or {}
@@ -46,6 +47,7 @@ def write_report(ctx: StageContext) -> StageResult:
         **({"rl_adapter_revision": rl_training["revision"], "rl_train_id": rl_training["train_id"]} if rl_training else {}),
         "code_version": code_version("workspace", "tasks", "agent", "sft", "train", "evaluate"),
         "budget": ctx.spec.budget_line(),
+        "surfaces": ", ".join(f"{arm}: {s}" for arm, s in surfaces.items()) or ctx.spec.surface_line(),
         **({"env0_root": str(ctx.spec.env0.root)} if ctx.spec.env0.root else {}),
         **({"suite_rounds": {name: r for name, (_, _, r) in parts.items()}} if ctx.spec.suites else {}),
     }
@@ -92,3 +94,19 @@ def write_report(ctx: StageContext) -> StageResult:
         data_version=content_hash(meta["numbers"]),
         markdown={"report": meta["markdown_inline"]},
     )
+
+
+def arm_surfaces(episodes: list, compare_across: bool) -> dict[str, str]:
+    """Which surface each arm's episodes acted through; arms on different surfaces are not compared unless the
+    spec asks for it (compare_across_surfaces), and one arm's round never mixes surfaces."""
+    seen: dict[str, set[str]] = {}
+    for e in episodes:
+        seen.setdefault(e.arm, set()).add(e.surface)
+    mixed = {arm: sorted(s) for arm, s in seen.items() if len(s) > 1}
+    if mixed:
+        raise ValueError(f"an arm's eval round holds episodes of several surfaces: {mixed}")
+    out = {arm: next(iter(s)) for arm, s in seen.items()}
+    if len(set(out.values())) > 1 and not compare_across:
+        raise ValueError(f"the arms acted through different surfaces ({out}); the report compares them only when the "
+                         "run spec sets compare_across_surfaces: true")
+    return out

@@ -86,7 +86,7 @@ def rollout_metadata(round_id: str, episodes: list, summary: dict) -> dict[str, 
     n = len(episodes)
     passes = sum(e.passed for e in episodes)
     return {
-        "round_id": round_id, "episodes": n, "strict_passes": passes, "pass_rate": round(passes / n, 4) if n else 0.0,
+        "round_id": round_id, "surface": summary.get("surface", "tools"), "episodes": n, "strict_passes": passes, "pass_rate": round(passes / n, 4) if n else 0.0,
         "rows_with_tool_calls": sum(e.n_tool_calls > 0 for e in episodes),
         "unscored": sum(e.verifier is None for e in episodes),
         "stop_conditions": count(e.stop_condition for e in episodes), "summary": summary,

@@ -21,8 +21,9 @@ def suite_rounds(ctx: StageContext, suite: str) -> dict[str, str]:
     return out
 
 
-def budget_notes(ctx: StageContext, tasks: list) -> list[str]:
-    """Where an arm's step or token limit is below what the oracle's replay of a task takes."""
+def budget_notes(ctx: StageContext, tasks: list, episodes: list = ()) -> list[str]:
+    """Where an arm's step or token limit is below what the oracle's replay of a task takes, or below the model
+    calls the teacher's passing episodes on the suite took."""
     need_steps = [len(t.oracle) + 1 for t in tasks]  # one call per step, then the final reply
     need_tokens = [max((len(json.dumps({"name": c.name, "arguments": c.arguments})) // CHARS_PER_TOKEN
                         for c in t.oracle), default=0) for t in tasks]
@@ -36,29 +37,38 @@ def budget_notes(ctx: StageContext, tasks: list) -> list[str]:
         if short_t:
             notes.append(f"{arms}: {tokens} tokens per call is below the oracle's longest call on {short_t} of "
                          f"{len(tasks)} tasks (about {max(need_tokens)} tokens at {CHARS_PER_TOKEN} characters each)")
+    from env0_posttrain.evaluate.metrics import n_steps
+
+    steps = ctx.spec.eval_limits()[0]
+    teacher = [n_steps(e) for e in episodes if e.arm == "teacher_eval" and e.passed]
+    if over := sum(n > steps for n in teacher):
+        notes.append(f"base, sft, rl: {steps} steps is below what {over} of the teacher's {len(teacher)} passing "
+                     f"episodes took (up to {max(teacher)} model calls)")
     return notes
 
 
-def rows_note(ctx: StageContext, tasks: list, train_ids: set[str], skipped: dict[str, str]) -> str | None:
-    """The suite's training tasks whose SFT rows were dropped or cut to windows for lora.max_seq_length."""
+def rows_note(ctx: StageContext, tasks: list, train_ids: set[str], skipped: dict[str, str] | None) -> str | None:
+    """The suite's training tasks whose SFT rows were dropped or cut to windows for lora.max_seq_length (None:
+    the suite holds no training task, or sft_rows wrote no record of its skips)."""
     mine = [t.id for t in tasks if t.id in train_ids]
-    if not mine or not skipped:
+    if not mine or skipped is None:
         return None
     hit: dict[str, int] = {}
     for tid in mine:
         if tid in skipped:
             hit[skipped[tid]] = hit.get(skipped[tid], 0) + 1
     if not hit:
-        return f"SFT rows: none of this suite's {len(mine)} training tasks lost its row to length or curation."
+        return (f"SFT rows: none of this suite's {len(mine)} training tasks lost its row to length or curation "
+                f"(lora.max_seq_length {ctx.spec.lora.max_seq_length}).")
     return (f"SFT rows of this suite's {len(mine)} training tasks not trained on as played: "
             + ", ".join(f"{n} {why}" for why, n in sorted(hit.items()))
             + f" (lora.max_seq_length {ctx.spec.lora.max_seq_length}).")
 
 
-def skipped_rows(ctx: StageContext) -> dict[str, str]:
-    """task id -> why its SFT row was skipped (written by sft_rows as sft/skipped.json)."""
+def skipped_rows(ctx: StageContext) -> dict[str, str] | None:
+    """task id -> why its SFT row was skipped (written by sft_rows as sft/skipped.json); None without the file."""
     path = ctx.paths.artifacts(ctx.run_id) / "sft" / "skipped.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def suite_parts(ctx: StageContext, alpha: float = 0.05, n_boot: int = 10_000):
@@ -79,7 +89,7 @@ def suite_parts(ctx: StageContext, alpha: float = 0.05, n_boot: int = 10_000):
         episodes = [e for rid in rounds.values() for e in ctx.store.load_episodes(rid)]
         edge = boundary("split", train, tasks) if name == DEFAULT_SUITE else stored.get(name, {})
         numbers.append(suite_numbers(name, episodes, edge, suite_trials(ctx, name), alpha=alpha, n_boot=n_boot,
-                                     seed=ctx.spec.tasks.seed, budget_notes=budget_notes(ctx, tasks),
+                                     seed=ctx.spec.tasks.seed, budget_notes=budget_notes(ctx, tasks, episodes),
                                      rows_note=rows_note(ctx, tasks, train_ids, skipped)))
         parts[name] = (episodes, tasks, rounds)
     return numbers, parts

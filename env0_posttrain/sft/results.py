@@ -43,6 +43,8 @@ class ResultsInfo(_Strict):
     family: str | None = None
     steering_prompt: str | None = Field(default=None, description="teacher-only text, kept so conversion can strip it")
     final_answer: str | None = Field(default=None, description="the agent's own final answer")
+    surface: str = Field(default="tools", description="what the agent acted through: tools, shell (OpenHands' "
+                         "terminal + finish) or both")
 
 
 class Timing(_Strict):
@@ -181,6 +183,7 @@ def results_row(episode: Episode, task: Task) -> ResultsRow:
             agent=episode.agent,
             training_ready=ready,
             training_ready_reason=reason,
+            surface=episode.surface,
             run_id=episode.run_id,
             arm=episode.arm,
             trial=episode.trial,

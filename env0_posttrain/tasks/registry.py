@@ -17,57 +17,17 @@ from itertools import combinations
 from pathlib import Path
 from typing import Iterator
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from env0_posttrain.runspec import TaskSelection
 from env0_posttrain.tasks.generator import (
     COMPANY_SEED, GENERATOR_VERSION, code_version, score_task, select_templates, template_stream,
 )
-from env0_posttrain.tasks.ledger import LedgerRow, build_ledger
+from env0_posttrain.tasks.ledger import build_ledger
 from env0_posttrain.tasks.model import Split, Task
+from env0_posttrain.tasks.taskset import Provenance, TaskSet, said as _said
 from env0_posttrain.tasks.template import Template
 from env0_posttrain.fsutil import atomic_target
-
-
-class Provenance(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    generator_version: str
-    code_version: str
-    seed: int
-    company_seed: int
-
-
-class TaskSet(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    selection: TaskSelection
-    tasks: list[Task]
-    splits: dict[str, Split] = Field(description="task id -> split")
-    digests: dict[str, str] = Field(description="task id -> content digest at generation")
-    provenance: Provenance
-    ledger: list[LedgerRow] = Field(description="per family, over every task scored (kept or not)")
-    dropped: dict[str, str] = Field(default_factory=dict, description="task id -> why it was not kept")
-
-    def split(self, name: Split) -> list[Task]:
-        return [t for t in self.tasks if self.splits.get(t.id) == name]
-
-    @property
-    def train(self) -> list[Task]:
-        return self.split("train")
-
-    @property
-    def eval(self) -> list[Task]:
-        return self.split("eval")
-
-    @property
-    def heldout(self) -> list[Task]:
-        return self.split("heldout")
-
-
-def _said(task: Task) -> str:
-    """The instruction as the student reads it, case and spacing aside."""
-    return " ".join(task.instruction.lower().split())
 
 
 def _share(n_items: int, part: int, whole: int) -> int:

@@ -8,9 +8,10 @@ The gate guards HTTP only: an agent's tool calls come through the tool channel, 
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
+import re
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
+from urllib.parse import quote
 
 from ...workspace import auth_http
 from ...workspace.api_routes import api_routes, resolve, targets
@@ -72,20 +73,10 @@ def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: byt
         return e.status, [(b"content-type", b"application/json"), *extra], json.dumps(e.body).encode()
     if other is None:
         return None
-    with acting_as(surface.ws, other):  # a second account's token: the call runs in that account's mailbox
-        status, payload = surface.api(prefix, scope["method"], rest, scope.get("query_string", b""), body,
-                                      headers.get("content-type", ""))
+    # a second account's token: the call names that account's mailbox (Gmail's userId), so the action log (and an
+    # imported task's replayed oracle) carries which mailbox it acted in
+    email = surface.ws.auth.db.users[other].email
+    path = re.sub(r"^/gmail/v1/users/me(?=/|$)", f"/gmail/v1/users/{quote(email, safe='@')}", rest)
+    status, payload = surface.api(prefix, scope["method"], path, scope.get("query_string", b""), body,
+                                  headers.get("content-type", ""), scope["headers"])
     return status, [(b"content-type", b"application/json")], payload
-
-
-@contextmanager
-def acting_as(ws: Any, user_id: str) -> Iterator[None]:
-    """The workspace's acting user becomes the auth user `user_id` (their email and name) for one call."""
-    user = ws.auth.db.users[user_id]
-    saved = ws.company
-    me = saved.me.model_copy(update={"email": user.email, "name": user.display_name, "user_id": user.id})
-    ws.company = saved.model_copy(update={"me": me})
-    try:
-        yield
-    finally:
-        ws.company = saved

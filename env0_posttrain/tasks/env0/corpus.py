@@ -15,6 +15,7 @@ import os
 import random
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from ...workspace.tools import TOOLS
 from ..generator import COMPANY_SEED, code_version
 from ..ledger import build_ledger
 from ..model import StateRecipe, Task, ToolCall
-from ..registry import Provenance, TaskSet
+from ..taskset import Provenance, TaskSet
 from .package import Env0Error, Env0Package, load_package
 from .runner import run_script, sandbox
 from .sandbox import SandboxUnavailable
@@ -36,8 +37,10 @@ _FAMILY = {"gmail": "mail", "calendar": "calendar", "drive": "drive", "docs": "d
 
 
 def family_of(services: tuple[str, ...]) -> str:
-    """One Google service -> its family (Docs live in Drive, so drive + docs is docs); Slack, Stripe or several ->
-    multi-app."""
+    """One Google service -> its family (Docs live in Drive, so drive + docs is docs); the auth service (with the
+    apps it guards) -> auth, as the seeds' corpus counts them; Slack, Stripe or several -> multi-app."""
+    if "auth" in services and "stripe" not in services:
+        return "auth"
     rest = set(services) - {"drive"} if "docs" in services else set(services)
     return _FAMILY[next(iter(rest))] if len(rest) == 1 and not rest & {"slack", "stripe"} else "multi-app"
 
@@ -159,32 +162,41 @@ def source_task_set(selection: TaskSelection, *, company_seed: int = COMPANY_SEE
     drawn: list[Task] = []
     dropped: dict[str, str] = {}
     files: set[str] = set()
-    for i, root in enumerate(order):
-        if len(kept) >= need:
-            break
-        if i % 10 == 0:
-            progress(f"tasks.source: {i} of {len(order)} packages read, {len(kept)} of {need} kept, "
-                     f"{len(dropped)} dropped")
-        rel = root.relative_to(source).as_posix()
+    jobs = max(1, os.cpu_count() or 1)  # each import runs in its own sandbox: a window of them at once
+
+    def attempt(root: Path) -> Task | str:
         try:
             family = family_of(load_package(root).services)
             if family not in selection.families:
-                dropped[rel] = f"family {family} is not in tasks.families"
-                continue
-            task = import_cached(root, source, source, cache_dir, company_seed)
+                return f"family {family} is not in tasks.families"
+            return import_cached(root, source, source, cache_dir, company_seed)
         except Env0Error as e:
-            dropped[rel] = str(e)
-            continue
-        drawn.append(task)
-        if (task.oracle_reward or 0.0) < 1.0:
-            dropped[task.id] = f"the replayed oracle scores {task.oracle_reward} under the package's verifier"
-        elif task.noop_pass and not include_noop_pass:
-            dropped[task.id] = "doing nothing passes"
-        elif task.recipe.items["sha256"] in files:
-            dropped[task.id] = "same package files as a task already taken"
-        else:
-            kept.append(task)
-            files.add(task.recipe.items["sha256"])
+            return str(e)
+
+    # taken in the seeded order, so the set is the one a sequential import gives (a window may import a few more,
+    # which land in the cache only)
+    with ThreadPoolExecutor(jobs, thread_name_prefix="env0-import") as pool:
+        windows = (order[i:i + jobs] for i in range(0, len(order), jobs))
+        outcomes = ((root, got) for w in windows if len(kept) < need for root, got in zip(w, pool.map(attempt, w)))
+        for i, (root, task) in enumerate(outcomes):
+            if len(kept) >= need:
+                break
+            if i % 10 == 0:
+                progress(f"tasks.source: {i} of {len(order)} packages read, {len(kept)} of {need} kept, "
+                         f"{len(dropped)} dropped")
+            if isinstance(task, str):
+                dropped[root.relative_to(source).as_posix()] = task
+                continue
+            drawn.append(task)
+            if (task.oracle_reward or 0.0) < 1.0:
+                dropped[task.id] = f"the replayed oracle scores {task.oracle_reward} under the package's verifier"
+            elif task.noop_pass and not include_noop_pass:
+                dropped[task.id] = "doing nothing passes"
+            elif task.recipe.items["sha256"] in files:
+                dropped[task.id] = "same package files as a task already taken"
+            else:
+                kept.append(task)
+                files.add(task.recipe.items["sha256"])
     if len(kept) < need:
         reasons: dict[str, int] = {}
         for why in dropped.values():

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
-import urllib.error
-import urllib.request
 
 URL_VARS = {"gmail": "MOCK_GMAIL_URL", "calendar": "MOCK_GCAL_URL", "docs": "MOCK_GDOC_URL",
             "drive": "MOCK_GDRIVE_URL"}
@@ -45,6 +44,25 @@ def parse(argv: list[str]) -> dict:
             "json": flags.get("json")}
 
 
+def post(base: str, path: str, data: bytes) -> tuple[int, bytes]:
+    """POST JSON to base/path over a plain socket: a solve.sh starts gws hundreds of times, and urllib's imports
+    would double each start. The surface answers with a Content-Length and closes (HTTP/1.0)."""
+    rest = base.split("://", 1)[-1]
+    hostport, _, prefix = rest.partition("/")
+    host, _, port = hostport.rpartition(":") if ":" in hostport else (hostport, "", "80")
+    target = "/" + "/".join(p for p in (prefix.strip("/"), path) if p)
+    head = (f"POST {target} HTTP/1.0\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\n\r\n").encode()
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=60) as s:
+        s.sendall(head + data)
+        chunks = []
+        while chunk := s.recv(65536):
+            chunks.append(chunk)
+    raw = b"".join(chunks)
+    header, _, body = raw.partition(b"\r\n\r\n")
+    return int(header.split(None, 2)[1]), body
+
+
 def _usage(msg: str) -> int:
     print(f"error: {msg}", file=sys.stderr)
     return 2
@@ -57,17 +75,14 @@ def main(argv: list[str] | None = None) -> int:
     if not base:
         print(f"error: unknown gws service {req['service']!r} (known: {', '.join(URL_VARS)})", file=sys.stderr)
         return 2
-    data = json.dumps(req).encode()
-    http = urllib.request.Request(base.rstrip("/") + "/_gws", data=data, headers={"content-type": "application/json"})
     try:
-        with urllib.request.urlopen(http, timeout=60) as resp:
-            body = resp.read()
-    except urllib.error.HTTPError as e:
-        sys.stderr.write(e.read().decode("utf-8", "replace") + "\n")
-        return 1
-    except OSError as e:
+        status, body = post(base, "_gws", json.dumps(req).encode())
+    except (OSError, ValueError, IndexError) as e:
         print(f"error: {req['service']} service is not running at {base}: {e}", file=sys.stderr)
         return 3
+    if status >= 400:
+        sys.stderr.write(body.decode("utf-8", "replace") + "\n")
+        return 1
     text = body.decode("utf-8", "replace")
     try:
         text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)

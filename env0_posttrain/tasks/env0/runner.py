@@ -84,7 +84,10 @@ def run_script(step: str, sb: Sandbox, script: Path, timeout: float) -> None:
     for old in dest.iterdir():  # emptied, not replaced: the sandbox has this very folder bound
         shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
     shutil.copytree(script.parent, dest, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
-    res = sb.run(["bash", sb.path(f"{where}/{script.name}")], timeout=timeout, output_cap=OUTPUT_CAP)
+    try:
+        res = sb.run(["bash", sb.path(f"{where}/{script.name}")], timeout=timeout, output_cap=OUTPUT_CAP)
+    except RuntimeError as e:  # the sandbox itself went away (its first process ended)
+        raise Env0Error(step, script, str(e)) from None
     if res.timed_out:
         raise Env0Error(step, script, f"timed out after {timeout:.0f} s")
     if res.returncode != 0:

@@ -9,7 +9,6 @@ it exits, and the kernel ends every process of the sandbox with it (pid namespac
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import ctypes
 import fcntl
@@ -18,7 +17,9 @@ import os
 import signal
 import socket
 import struct
+import subprocess
 import sys
+import threading
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC = 1, 2, 4, 8, 32, 4096, 16384
 MNT_DETACH, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 2, 0x8000, 1
@@ -94,96 +95,122 @@ def loopback_up() -> None:
         fcntl.ioctl(s.fileno(), 0x8914, struct.pack("16sH14x", b"lo", flags | 1))
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+def _pump(src: socket.socket, dst: socket.socket) -> None:
     try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()
+        while data := src.recv(65536):
+            dst.sendall(data)
+        dst.shutdown(socket.SHUT_WR)
     except OSError:
         pass
 
 
-def forwarder(sock_path: str):
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+def _forward(conn: socket.socket, sock_path: str) -> None:
+    up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        up.connect(sock_path)
+    except OSError:
+        conn.close()
+        up.close()
+        return
+    back = threading.Thread(target=_pump, args=(up, conn), daemon=True)
+    back.start()
+    _pump(conn, up)
+    back.join()
+    conn.close()
+    up.close()
+
+
+def forward(port: int, sock_path: str) -> None:
+    """Listen on the private loopback at env0's port; each connection is piped to the service's Unix socket."""
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
         try:
-            up_reader, up_writer = await asyncio.open_unix_connection(sock_path)
+            lsock = socket.socket(family, socket.SOCK_STREAM)
+            lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            lsock.bind((host, port))
+            lsock.listen(128)
         except OSError:
-            writer.close()
-            return
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
-        for w in (writer, up_writer):
-            w.close()
-    return handle
+            continue  # no IPv6 on this loopback: `localhost` falls back to 127.0.0.1
+
+        def accept(lsock: socket.socket = lsock) -> None:
+            while True:
+                conn, _ = lsock.accept()
+                threading.Thread(target=_forward, args=(conn, sock_path), daemon=True).start()
+        threading.Thread(target=accept, daemon=True).start()
 
 
-async def _read_capped(stream: asyncio.StreamReader, cap: int, out: list) -> None:
+def _read_capped(stream, cap: int, out: list) -> None:
     """Read to EOF, keeping the first `cap` bytes; out = [bytes, truncated]."""
     kept, truncated = bytearray(), False
-    while chunk := await stream.read(65536):
-        room = cap - len(kept)
-        if len(chunk) > room:
+    while chunk := stream.read1(65536):
+        if len(kept) + len(chunk) > cap:
             truncated = True
-        kept += chunk[:max(room, 0)]
-        out[:] = [bytes(kept), truncated]
+        kept += chunk[:max(cap - len(kept), 0)]
     out[:] = [bytes(kept), truncated]
 
 
-async def run_one(req: dict) -> dict:
-    out, err = [b"", False], [b"", False]
-    try:
-        proc = await asyncio.create_subprocess_exec(*req["argv"], stdin=asyncio.subprocess.DEVNULL,
-                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                                                    env=req["env"], cwd=req["cwd"], start_new_session=True)
-    except OSError as e:
-        return {"id": req["id"], "returncode": 127, "stdout": "", "stderr": f"{req['argv'][0]}: {e.strerror}\n",
-                "timed_out": False, "truncated": False}
-    readers = [asyncio.ensure_future(_read_capped(proc.stdout, req["cap"], out)),
-               asyncio.ensure_future(_read_capped(proc.stderr, req["cap"], err))]
-    timed_out = False
-    try:
-        await asyncio.wait_for(proc.wait(), req["timeout"])
-    except asyncio.TimeoutError:
-        timed_out = True
+_ANSWER = threading.Lock()
+RUNNING: set[int] = set()  # the commands Popen is waiting for
+
+
+def reap_orphans() -> None:
+    """pid 1's duty: reap the zombies commands left behind (a killed command's children are reparented here, and
+    Popen waits only for the commands themselves); each would hold a pid until the sandbox ends."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in RUNNING:
+            continue
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
+            with open(f"/proc/{entry}/stat") as f:
+                state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
+            if state == "Z" and ppid == "1":
+                os.waitpid(int(entry), os.WNOHANG)
+        except (OSError, ValueError):
             pass
-        await proc.wait()
-    # what the command wrote is in the pipes already; a background job that keeps them open is not waited for
-    await asyncio.wait(readers, timeout=0.2)
-    for r in readers:
-        r.cancel()
-    return {"id": req["id"], "returncode": proc.returncode, "timed_out": timed_out,
-            "stdout": base64.b64encode(out[0]).decode(), "stderr": base64.b64encode(err[0]).decode(),
-            "truncated": bool(out[1] or err[1]), "b64": True}
 
 
-async def serve(conf: dict) -> None:
-    loop = asyncio.get_running_loop()
+def run_one(req: dict) -> None:
+    out, err = [b"", False], [b"", False]
+    answer = {"id": req["id"], "returncode": 127, "timed_out": False, "truncated": False, "b64": True}
+    try:
+        proc = subprocess.Popen(req["argv"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=req["env"], cwd=req["cwd"], start_new_session=True)
+    except OSError as e:
+        err[0] = f"{req['argv'][0] if req['argv'] else ''}: {e.strerror}\n".encode()
+    else:
+        RUNNING.add(proc.pid)
+        readers = [threading.Thread(target=_read_capped, args=(s, req["cap"], o), daemon=True)
+                   for s, o in ((proc.stdout, out), (proc.stderr, err))]
+        for r in readers:
+            r.start()
+        def kill() -> None:  # a timer, not wait(timeout): Popen polls then, adding up to 50 ms per command
+            if proc.returncode is not None:
+                return
+            answer["timed_out"] = True
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        timer = threading.Timer(req["timeout"], kill)
+        timer.start()
+        proc.wait()
+        timer.cancel()
+        for r in readers:  # what the command wrote is in the pipes; a background job holding them is not waited for
+            r.join(0.2)
+        answer.update(returncode=proc.returncode, truncated=bool(out[1] or err[1]))
+        RUNNING.discard(proc.pid)
+        reap_orphans()
+    answer.update(stdout=base64.b64encode(out[0]).decode(), stderr=base64.b64encode(err[0]).decode())
+    with _ANSWER:
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
+def serve(conf: dict) -> None:
     for port, sock_path in conf["ports"].items():
-        await asyncio.start_server(forwarder(sock_path), "127.0.0.1", int(port))
-        try:
-            await asyncio.start_server(forwarder(sock_path), "::1", int(port))
-        except OSError:
-            pass  # no IPv6 on this loopback: `localhost` falls back to 127.0.0.1
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    out = sys.stdout
-
-    def answer(task: asyncio.Task) -> None:
-        out.write(json.dumps(task.result()) + "\n")
-        out.flush()
-
-    out.write("ready\n")
-    out.flush()
-    pending = set()
-    while line := await reader.readline():
-        task = asyncio.ensure_future(run_one(json.loads(line)))
-        pending.add(task)
-        task.add_done_callback(pending.discard)
-        task.add_done_callback(answer)
+        forward(int(port), sock_path)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    for line in sys.stdin:
+        threading.Thread(target=run_one, args=(json.loads(line),), daemon=True).start()
 
 
 def main() -> int:
@@ -195,7 +222,7 @@ def main() -> int:
         sys.stdout.write(f"error: {e}\n")
         sys.stdout.flush()
         return 1
-    asyncio.run(serve(conf))
+    serve(conf)
     return 0
 
 

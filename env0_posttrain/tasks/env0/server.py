@@ -270,7 +270,7 @@ def serve_services(surface: Env0Surface, sock_dir: Path | None = None) -> Iterat
         where: dict[str, Any] = {"uds": str(sock_dir / f"{svc.port}.sock")} if sock_dir else {"host": "127.0.0.1",
                                                                                              "port": free_port()}
         base[svc.prefix] = f"http://localhost:{svc.port}" if sock_dir else f"http://127.0.0.1:{where['port']}"
-        servers.append(uvicorn.Server(uvicorn.Config(_at_prefix(surface, svc.prefix), log_level="error",
+        servers.append(uvicorn.Server(uvicorn.Config(_at_prefix(surface, svc.prefix), log_level="error", log_config=None,
                                                      access_log=False, lifespan="off", timeout_graceful_shutdown=1,
                                                      **where)))
 

@@ -77,9 +77,9 @@ def _seeded(root: str, sha: str, seed: int, now: str) -> Start:
 
 def seeded(pkg: Env0Package, sha: str, seed: int, now: str) -> Start:
     """(a fresh fork of the seeded workspace, the needle manifest, what the server needs beyond the rows)."""
-    with _SEEDING:
+    with _SEEDING:  # the cached start is shared: seeded and forked one thread at a time
         ws, manifest, extras = _seeded(str(pkg.root), sha, seed, now)
-    return Start(ws.fork(), manifest, extras)
+        return Start(ws.fork(), manifest, extras)
 
 
 def build_env0_workspace(task: Task) -> Workspace:

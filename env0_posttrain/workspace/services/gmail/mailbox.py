@@ -27,7 +27,15 @@ class Mailbox(Service):
         me = self.ws.me.email
         if userId in ("me", me) or userId.lower() == me:
             return me
+        if userId.lower() in self.other_mailboxes():
+            return userId.lower()
         raise google_error(403, f"Delegation denied for {me}", "forbidden")
+
+    def other_mailboxes(self) -> dict[str, str]:
+        """email -> display name of the other accounts this workspace holds mail for (auth's extra mailboxes, e.g.
+        env0's personal account), reached by their email as userId."""
+        auth = self.ws.auth.db
+        return {u.email.lower(): u.display_name for uid in auth.extra_mailboxes if (u := auth.users.get(uid))}
 
     def _msg(self, owner: str, mid: str) -> Message:
         m = self.db.messages.get(mid)
@@ -173,8 +181,10 @@ class Mailbox(Service):
         self.log_history("messageAdded", m, m.labelIds)
         return m
 
-    def from_header(self) -> str:
+    def from_header(self, owner: str | None = None) -> str:
         me = self.ws.me
+        if owner and owner != me.email:
+            return f"{self.other_mailboxes().get(owner, owner)} <{owner}>"
         return f"{me.name} <{me.email}>"
 
     def expand(self, addrs: list[str], depth: int = 0) -> list[str]:

@@ -79,7 +79,7 @@ class Gmail(MailMore, MailSettings, MailPrefs, Mailbox):
         if "SENT" in labels and not (f["to"] or f["cc"] or f["bcc"]):
             raise bad_request("Invalid To header", "invalidArgument")
         tid = self.thread_for(owner, f["inReplyTo"], thread_id if isinstance(thread_id, str) else None)
-        return self.store(owner, sender=self.from_header(), to=f["to"], cc=f["cc"], bcc=f["bcc"],
+        return self.store(owner, sender=self.from_header(owner), to=f["to"], cc=f["cc"], bcc=f["bcc"],
                           subject=f["subject"], body=f["body"], labels=labels, thread_id=tid,
                           in_reply_to=f["inReplyTo"], references=f["references"], attachments=f["attachments"])
 

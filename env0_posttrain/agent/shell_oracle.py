@@ -1,0 +1,76 @@
+"""What the oracle teacher types on the shell surface.
+
+An env0 package: its solution/solve.sh, verbatim, as ONE `terminal` command. Splitting it into one call per
+line is unsound: the scripts keep state across lines (shell variables such as a label id read from one call's
+output, `set -euo pipefail`) and embed multi-line `python3 -c` programs; none reads `$0`, so the script text runs
+as a `bash -c` command exactly as `bash solve.sh` would run it.
+
+A built-in task: each recorded oracle tool call as the equivalent HTTP request, one command per call: `gws` for
+the Google services (the CLI env0's scripts use) and curl for Slack and the Admin API, at the URLs the sandbox's
+environment names ($SLACK_URL, $WORKSPACE_URL). The workspace behind them answers both with the same handlers,
+so the end state is the same.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from env0_posttrain.tasks.model import Task
+
+GWS_SERVICES = ("gmail", "calendar", "drive", "docs")
+# the environment variable naming each service's base URL inside the sandbox (env0's names)
+URL_VARS = {"slack": "SLACK_URL", "admin": "WORKSPACE_URL"}
+
+
+def _json(value: Any) -> str:
+    return shlex.quote(json.dumps(value, ensure_ascii=False, sort_keys=True))
+
+
+def command_for_call(name: str, arguments: dict[str, Any]) -> str:
+    """One tool call as a shell command that makes the same API request."""
+    from env0_posttrain.workspace.tools import TOOLS
+
+    spec = TOOLS[name]
+    if spec.service in GWS_SERVICES:
+        params = {k: v for k, v in arguments.items() if k != "body"}
+        cmd = f"gws {' '.join(spec.method_id.split('.'))}"
+        if params:
+            cmd += f" --params {_json(params)}"
+        if "body" in arguments:
+            cmd += f" --json {_json(arguments['body'])}"
+        return cmd
+    var = URL_VARS.get(spec.service)
+    if var is None:
+        raise ValueError(f"tool {name}: no shell form for service {spec.service!r}")
+    if spec.service == "slack":  # Slack takes every method's arguments as a JSON body
+        return (f"curl -sS -X POST \"${var}/{spec.path}\" -H 'content-type: application/json' "
+                f"-d {_json(arguments)}")
+    from urllib.parse import quote, urlencode
+
+    path = spec.path
+    rest = dict(arguments)
+    for p in spec.path_params:
+        path = path.replace("{" + p + "}", quote(str(rest.pop(p, "")), safe="")).replace("{+" + p + "}", "")
+    body = rest.pop("body", None)
+    query = urlencode([(k, str(v).lower() if isinstance(v, bool) else v) for k, v in rest.items()])
+    url = f"${var}/{path}" + (f"?{query}" if query else "")
+    data = f" -H 'content-type: application/json' -d {_json(body)}" if body is not None else ""
+    return f"curl -sS -X {spec.http_method} \"{url}\"{data}"
+
+
+def shell_commands(task: Task) -> list[str]:
+    """The oracle's terminal commands for `task`, in order."""
+    return [c["command"] for c in terminal_calls(task)]
+
+
+def terminal_calls(task: Task) -> list[dict[str, Any]]:
+    """The oracle's `terminal` arguments: a package's solve.sh asks for the package's own agent time limit (a
+    long script, e.g. one gws call per message of a 3000-message inbox, outlasts a command's default limit)."""
+    if task.template_id == "env0":
+        from env0_posttrain.tasks.env0.verifier import package_of
+
+        pkg = package_of(task)
+        return [{"command": pkg.solve_sh.read_text(encoding="utf-8"), "timeout": pkg.agent_timeout_s}]
+    return [{"command": command_for_call(c.name, c.arguments)} for c in task.oracle]
