@@ -36,6 +36,11 @@ class ShellEnv:
         fork = getattr(self.inner, "fork", None)
         return fork(ws) if fork is not None else self.inner.build(self.task)
 
+    def state_diff(self, start: Any, end: Any) -> dict[str, Any] | None:
+        """What the episode changed, as the inner environment records it (None where it cannot say)."""
+        state_diff = getattr(self.inner, "state_diff", None)
+        return state_diff(start, end) if state_diff is not None else None
+
     def tool_names(self) -> set[str]:
         return set(SHELL_TOOLS) | (self.inner.tool_names() if self.surface == "both" else set())
 
