@@ -32,6 +32,7 @@ from filelock import FileLock
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.runspec import RunSpec
 from env0_posttrain.paths import Paths
+from env0_posttrain.read_lock import shared_file_lock
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -80,6 +81,12 @@ def _locked(err: BaseException) -> bool:
     return isinstance(err, duckdb.IOException) and "lock" in str(err).lower()
 
 
+def _empty_database() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:")
+    con.execute(SCHEMA)
+    return con
+
+
 PATH_KEYS = ("adapter_dir", "base_path")  # the paths a training result names (lora_sft.TrainResult, grpo.RLResult)
 
 
@@ -93,14 +100,19 @@ TRAINING_METRIC_COLUMNS = ("loss", "eval_loss", "learning_rate", "grad_norm", "t
 class Store:
     """Short-lived connections to one DuckDB file; every public method is one transaction."""
 
-    def __init__(self, db_path: Path | str, lock_timeout_s: float = 120.0):
+    def __init__(self, db_path: Path | str, lock_timeout_s: float = 120.0, read_only: bool = False):
+        """`read_only`: a reader that writes nothing, not even the lock file or the schema, so it works in a data
+        dir it may not write (a read-only mount, another user's runs); a missing database reads as empty."""
         self.db_path = Path(db_path)
         self.lock_timeout_s = lock_timeout_s
+        self.read_only = read_only
         self.paths = Paths(self.db_path.parent.resolve())  # the data root: Paths.db is <root>/env0.duckdb
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
         # One lock object per path in a process: reentrant in a thread (a nested connection shares
         # DuckDB's cached instance), exclusive between threads (each has its own descriptor) and processes.
         self._file_lock = FileLock(f"{self.db_path}.lock", is_singleton=True)
+        if read_only:
+            return
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as con:
             con.execute(SCHEMA)
 
@@ -109,6 +121,17 @@ class Store:
         """Readers take the sidecar lock too: headers read during a writer's checkpoint are stale. Inside it, a
         process outside the store (a duckdb shell) holding DuckDB's own lock is waited for (20 ms doubling to
         1 s, jittered), up to lock_timeout_s."""
+        if self.read_only:
+            if not read_only:
+                raise PermissionError(f"{self.db_path}: this store was opened read-only")
+            with shared_file_lock(Path(f"{self.db_path}.lock"), self.lock_timeout_s):
+                con = duckdb.connect(str(self.db_path), read_only=True) if self.db_path.exists() \
+                    else _empty_database()
+                try:
+                    yield con
+                finally:
+                    con.close()
+            return
         with self._file_lock.acquire(timeout=self.lock_timeout_s):
             retrying = Retrying(stop=stop_after_delay(self.lock_timeout_s),
                                 wait=wait_random_exponential(multiplier=0.02, max=1.0),

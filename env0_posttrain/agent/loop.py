@@ -47,7 +47,7 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
     if surface != "tools":  # one ShellEnv per episode: it holds the episode's sandbox
         from .shell_env import ShellEnv
 
-        env = ShellEnv(env, surface, settings.shell)
+        env = ShellEnv(env, surface, settings.shell, settings.tool_result_max_chars)
     steering = settings.steering_prompt
     if steering and arm not in STEERABLE_ARMS:
         raise ValueError(f"steering prompt is teacher-only; refusing to apply it to arm '{arm}'")

@@ -21,8 +21,8 @@ RESET_DONE = "Every command already starts in a clean shell; nothing to reset."
 
 
 class ShellEnv:
-    def __init__(self, inner: Any, surface: str, limits: ShellSpec):
-        self.inner, self.surface, self.limits = inner, surface, limits
+    def __init__(self, inner: Any, surface: str, limits: ShellSpec, max_chars: int | None = None):
+        self.inner, self.surface, self.limits, self.max_chars = inner, surface, limits, max_chars
         self.task: Task | None = None
         self.session: Any = None
         self.counts: Counter = Counter()
@@ -57,7 +57,7 @@ class ShellEnv:
         if self.session is None:
             from .shell_session import ShellSession
 
-            self.session = ShellSession(self.task, ws, self.limits)
+            self.session = ShellSession(self.task, ws, self.limits, self.max_chars)
         outcome = self.session.run(args.command, timeout)
         self.counts.update(outcome.events)
         return outcome.text
