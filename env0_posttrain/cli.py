@@ -16,11 +16,12 @@ from typing import Annotated, Optional
 import typer
 import yaml
 
+from env0_posttrain.cli_errors import OperatingErrors, ensure_writable
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UI_HOST, UI_PORT
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, SpecError, parse_spec, write_spec
 
-app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False)
+app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False, cls=OperatingErrors)
 run_app = typer.Typer(help="Run specs and partitions.", no_args_is_help=True)
 sft_app = typer.Typer(help="SFT data tools.", no_args_is_help=True)
 ws_app = typer.Typer(help="The mock workspace.", no_args_is_help=True)
@@ -52,7 +53,12 @@ def _apply_overrides(data: dict, sets: list[str]) -> dict:
             node = node.setdefault(p, {})
             if not isinstance(node, dict):
                 raise SpecError(f"--set {item!r}: '{p}' is not a section")
-        node[parts[-1]] = yaml.safe_load(raw)
+        try:
+            node[parts[-1]] = yaml.safe_load(raw)
+        except yaml.YAMLError as err:
+            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            raise SpecError(f"--set {item!r}: the value is not valid YAML ({problem}); quote it, e.g. "
+                            f"--set '{key}=\"...\"'") from None
     return data
 
 
@@ -129,7 +135,7 @@ def run_list(data_dir: DataDir = None) -> None:
     from env0_posttrain.store import Store
 
     paths = Paths.from_env(data_dir)
-    store = Store(paths.db)
+    store = Store(paths.db, read_only=True)  # reading needs no write access to the data dir
     for p in sorted(paths.runs.glob("*.yaml")):
         try:
             spec = load_spec(p)
@@ -140,10 +146,12 @@ def run_list(data_dir: DataDir = None) -> None:
         typer.echo(f"{spec.run_id:30s} teacher={spec.teacher.model:28s} {rep['headline'] if rep else '(no report yet)'}")
 
 
-@run_app.command("materialize")
+@run_app.command("materialize", context_settings={"allow_extra_args": True})
 def run_materialize(
+    ctx: typer.Context,
     run_id: str,
-    select: Annotated[list[str], typer.Option(help="asset names; default: those missing, failed or stale")] = [],
+    select: Annotated[list[str], typer.Option(help="asset names: --select a b, --select a,b or --select a "
+                                                   "--select b; default: those missing, failed or stale")] = [],
     all_: Annotated[bool, typer.Option("--all", help="materialize every asset, up to date or not")] = False,
     recollect_teacher: Annotated[bool, typer.Option(
         "--recollect-teacher", help="collect a new teacher round even if one finished (paid again)")] = False,
@@ -152,10 +160,10 @@ def run_materialize(
     data_dir: DataDir = None,
     verbose: Verbose = False,
 ) -> None:
-    """Materialize a run's assets in this process (the UI shows the run): by default only what is missing,
-    failed or stale; a finished teacher round is reused unless --recollect-teacher. One suite's eval of one
-    arm alone: `--select sft_eval_trajectories --suite unseen100` (then `--select comparison_report`)."""
+    """Materialize a run's assets in this process (the UI shows the run): only what is missing, failed or stale
+    unless selected. One suite of one arm: `--select sft_eval_trajectories --suite unseen100`."""
     paths = Paths.from_env(data_dir)
+    selection = _selection(select, ctx.args) or None
     if suite:
         from env0_posttrain.runspec import load_spec
         from env0_posttrain.suite_spec import eval_suite_names
@@ -166,8 +174,24 @@ def run_materialize(
             _fail(str(err))
         if unknown := [s for s in suite if s not in known]:
             _fail(f"--suite {unknown}: run {run_id} has no such eval suite; its suites: {known}")
-    _materialize_and_print(run_id, paths, select or None, verbose, suite, everything=all_,
+    _materialize_and_print(run_id, paths, selection, verbose, suite, everything=all_,
                            recollect=["teacher"] if recollect_teacher else [])
+
+
+def _selection(select: list[str], extra: list[str]) -> list[str]:
+    """`--select a b` as the help shows it: the words after --select that no option took are more assets (a
+    lone option value cannot be a list in click); commas split too. Names are checked against the graph."""
+    if extra and not select:
+        _fail(f"unexpected arguments {extra}: asset names go after --select")
+    names = [n for item in [*select, *extra] for n in item.split(",") if n]
+    if names:
+        from env0_posttrain.defs.assets import RUN_ASSETS
+
+        known = sorted(a.key.to_user_string() for a in RUN_ASSETS)
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            _fail(f"--select: no asset named {unknown}; the assets are {known}")
+    return list(dict.fromkeys(names))
 
 
 def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, verbose: bool = False,
@@ -177,14 +201,13 @@ def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, 
     from env0_posttrain.store import Store
 
     show_logs(verbose)
+    ensure_writable(paths.root)
     with instance_for(paths) as instance:
         done = materialize_run(run_id, paths, instance, select, log_level=dagster_log_level(verbose),
                                everything=everything, recollect=recollect or (), suites=suites)
     if not done.results:
-        typer.echo(f"run {run_id}: every asset is up to date; nothing to materialize (--all re-materializes "
-                   "everything)" + (f"; left to the runs making them now: {done.left_to_others}"
-                                     if done.left_to_others else ""))
-        return
+        others = f"; left to the runs making them now: {done.left_to_others}" if done.left_to_others else ""
+        return typer.echo(f"run {run_id}: every asset is up to date; nothing to materialize (--all: all){others}")
     typer.echo("\nmaterialized (why):")
     for k, why in done.reasons.items():
         typer.echo(f"  {k:32s} {why}")
@@ -195,14 +218,15 @@ def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, 
         _fail(f"run {run_id}: stopped (interrupted); finished episodes and assets are kept, a rerun resumes")
     if not done.success:
         result = done.results[-1]
-        failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
-        for e in failures:  # a stopped rollout's one message says what to fix; print it last, where it is seen
-            data = e.step_failure_data
-            reason = data.user_failure_data.description if data and data.user_failure_data else None
-            if reason:
-                typer.secho(f"\n{e.step_key}: {reason}", fg=typer.colors.RED, err=True)
-        _fail(f"run {run_id}: failed steps {[e.step_key for e in failures]}; see the Dagster UI (env0-posttrain ui) "
-              "for the logs")
+        from env0_posttrain.orchestration.failures import run_failure_message, step_failures
+
+        failures = step_failures(result)
+        for f in failures:  # each step's own error, printed last, where it is seen
+            typer.secho(f"\n{f.step_key} failed: " + "\n  ".join(f.lines), fg=typer.colors.RED, err=True)
+        if not failures and (msg := run_failure_message(result)):
+            typer.secho(f"\n{msg}", fg=typer.colors.RED, err=True)
+        _fail(f"run {run_id}: failed steps {[f.step_key for f in failures]} (the UI, `env0-posttrain ui`, has "
+              "every step's logs)")
     rep = Store(paths.db).latest_report(run_id)
     if rep:
         typer.echo(f"\nreport: {Path(rep['report_dir']) / 'report.html'}")
@@ -246,19 +270,22 @@ def ui(
     proc = subprocess.Popen(cmd, env=env, preexec_fn=lambda: (signal.signal(signal.SIGINT, signal.SIG_DFL),
                                                               signal.signal(signal.SIGTERM, signal.SIG_DFL)))
 
-    def _stop(signum, _frame):
-        proc.send_signal(signal.SIGINT)
+    stop_asked: list[float] = []
 
+    def _stop(signum, _frame):
+        stop_asked.append(time.monotonic())
+        proc.send_signal(signal.SIGINT)  # dagster dev stops its webserver, daemon and code servers on SIGINT
+
+    # SIGINT too, by handler: a shell script's background job starts with SIGINT ignored, and Python then never
+    # raises KeyboardInterrupt, so `kill -INT` of this PID used to leave the whole tree running.
     signal.signal(signal.SIGTERM, _stop)
-    try:
-        rc = proc.wait()
-    except KeyboardInterrupt:
-        proc.send_signal(signal.SIGINT)
+    signal.signal(signal.SIGINT, _stop)
+    while (rc := proc.poll()) is None:
         try:
-            rc = proc.wait(timeout=30)
+            proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
+            if stop_asked and time.monotonic() - stop_asked[0] > 30:
+                proc.kill()
     raise typer.Exit(0 if rc in (0, -2, 130) else rc)
 
 

@@ -92,6 +92,8 @@ class TeacherSpec(_Section):
     processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
     max_steps: int | None = Field(default=None, ge=1, description="model calls per teacher episode; None = budget.max_steps")
     min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
+    fault_rate: float | None = Field(default=None, ge=0.0, le=1.0, description="share of teacher calls that fail (wraps "
+                                     "the model in env0-faulty/); None = no faults (an env0-faulty/ id: its 0.2)")
     surface: Surface = Field(default="tools", description="teacher, teacher_eval: " + SURFACE_DOC)
 
     @field_validator("model")
@@ -358,15 +360,6 @@ class SpecError(ValueError):
     """A spec that cannot be used; the message names the file and every bad field."""
 
 
-def _format_errors(source: str, err: ValidationError, line_of: Callable[[tuple], int | None] | None = None) -> str:
-    lines = [f"{source}: invalid run spec"]
-    for e in err.errors():
-        loc = ".".join(str(p) for p in e["loc"]) or "(root)"
-        line = line_of(tuple(e["loc"])) if line_of else None
-        lines.append(f"  - {loc}{f' (line {line})' if line else ''}: {e['msg']}")
-    return "\n".join(lines)
-
-
 def parse_spec(data: object, source: str = "<spec>", line_of: Callable[[tuple], int | None] | None = None) -> RunSpec:
     """`line_of(loc)`, when the spec came from a file, gives a bad field's line for the message."""
     if not isinstance(data, dict):
@@ -374,7 +367,12 @@ def parse_spec(data: object, source: str = "<spec>", line_of: Callable[[tuple], 
     try:
         return RunSpec.model_validate(data)
     except ValidationError as err:
-        raise SpecError(_format_errors(source, err, line_of)) from None
+        lines = [f"{source}: invalid run spec"]
+        for e in err.errors():
+            loc = ".".join(str(p) for p in e["loc"]) or "(root)"
+            line = line_of(tuple(e["loc"])) if line_of else None
+            lines.append(f"  - {loc}{f' (line {line})' if line else ''}: {e['msg']}")
+        raise SpecError("\n".join(lines)) from None
 
 
 def load_spec(path: Path) -> RunSpec:

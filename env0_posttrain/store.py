@@ -33,6 +33,7 @@ from filelock import FileLock
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.runspec import RunSpec
 from env0_posttrain.paths import Paths
+from env0_posttrain.read_lock import shared_file_lock
 from env0_posttrain.processes import process_alive, this_host
 
 SCHEMA = """
@@ -61,8 +62,7 @@ CREATE TABLE IF NOT EXISTS sft_rows (
 CREATE TABLE IF NOT EXISTS training_runs (
   train_id VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, status VARCHAR NOT NULL, started_at DOUBLE NOT NULL,
   finished_at DOUBLE, adapter_path VARCHAR, revision VARCHAR, result_json VARCHAR);
-ALTER TABLE training_runs ADD COLUMN IF NOT EXISTS pid INTEGER;
-ALTER TABLE training_runs ADD COLUMN IF NOT EXISTS host VARCHAR;
+ALTER TABLE training_runs ADD COLUMN IF NOT EXISTS pid INTEGER; ALTER TABLE training_runs ADD COLUMN IF NOT EXISTS host VARCHAR;
 CREATE TABLE IF NOT EXISTS training_metrics (
   train_id VARCHAR NOT NULL, run_id VARCHAR NOT NULL, step INTEGER NOT NULL, loss DOUBLE, eval_loss DOUBLE,
   learning_rate DOUBLE, grad_norm DOUBLE, tokens_per_s DOUBLE, gpu_util DOUBLE, gpu_mem_gb DOUBLE,
@@ -84,6 +84,12 @@ def _locked(err: BaseException) -> bool:
     return isinstance(err, duckdb.IOException) and "lock" in str(err).lower()
 
 
+def _empty_database() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:")
+    con.execute(SCHEMA)
+    return con
+
+
 PATH_KEYS = ("adapter_dir", "base_path")  # the paths a training result names (lora_sft.TrainResult, grpo.RLResult)
 
 
@@ -97,14 +103,19 @@ TRAINING_METRIC_COLUMNS = ("loss", "eval_loss", "learning_rate", "grad_norm", "t
 class Store:
     """Short-lived connections to one DuckDB file; every public method is one transaction."""
 
-    def __init__(self, db_path: Path | str, lock_timeout_s: float = 120.0):
+    def __init__(self, db_path: Path | str, lock_timeout_s: float = 120.0, read_only: bool = False):
+        """`read_only`: a reader that writes nothing, not even the lock file or the schema, so it works in a data
+        dir it may not write (a read-only mount, another user's runs); a missing database reads as empty."""
         self.db_path = Path(db_path)
         self.lock_timeout_s = lock_timeout_s
+        self.read_only = read_only
         self.paths = Paths(self.db_path.parent.resolve())  # the data root: Paths.db is <root>/env0.duckdb
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
         # One lock object per path in a process: reentrant in a thread (a nested connection shares
         # DuckDB's cached instance), exclusive between threads (each has its own descriptor) and processes.
         self._file_lock = FileLock(f"{self.db_path}.lock", is_singleton=True)
+        if read_only:
+            return
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as con:
             con.execute(SCHEMA)
 
@@ -113,6 +124,17 @@ class Store:
         """Readers take the sidecar lock too: headers read during a writer's checkpoint are stale. Inside it, a
         process outside the store (a duckdb shell) holding DuckDB's own lock is waited for (20 ms doubling to
         1 s, jittered), up to lock_timeout_s."""
+        if self.read_only:
+            if not read_only:
+                raise PermissionError(f"{self.db_path}: this store was opened read-only")
+            with shared_file_lock(Path(f"{self.db_path}.lock"), self.lock_timeout_s):
+                con = duckdb.connect(str(self.db_path), read_only=True) if self.db_path.exists() \
+                    else _empty_database()
+                try:
+                    yield con
+                finally:
+                    con.close()
+            return
         with self._file_lock.acquire(timeout=self.lock_timeout_s):
             retrying = Retrying(stop=stop_after_delay(self.lock_timeout_s),
                                 wait=wait_random_exponential(multiplier=0.02, max=1.0),
@@ -208,20 +230,6 @@ class Store:
                 [time.time(), json.dumps(summary), round_id],
             )
 
-    def finished_round_covering(self, run_id: str, arm: str, model: str, keys: set[tuple[str, int]],
-                                finished_after: float = 0.0) -> tuple[str, dict] | None:
-        """(round_id, summary) of the newest round of (run, arm, model) finished since `finished_after` that
-        holds only episodes `keys` names (all but those it could not play): one that can stand for a new one."""
-        rows = self.query("SELECT round_id, summary_json FROM rounds WHERE run_id = ? AND arm = ? AND model = ? "
-                          "AND n_expected = ? AND status = 'finished' AND finished_at >= ? ORDER BY finished_at DESC",
-                          [run_id, arm, model, len(keys), finished_after])
-        return next(((r, json.loads(s or "{}")) for r, s in rows if self.done_keys(r) <= keys), None)
-
-    def reopen_round(self, round_id: str) -> None:
-        """A finished round with a gap to fill is resumed like one that never finished."""
-        with self.transaction() as con:
-            con.execute("UPDATE rounds SET status = 'running', finished_at = NULL WHERE round_id = ?", [round_id])
-
     def latest_round(self, run_id: str, arm: str, finished: bool = True) -> str | None:
         status = "AND status = 'finished'" if finished else ""
         rows = self.query(
@@ -284,9 +292,8 @@ class Store:
 
     # training -----------------------------------------------------------------------------
     def start_training(self, run_id: str) -> str:
-        """A training of `run_id` by this process. One left `running` by a process that is gone (kill -9) is
-        marked failed first; one whose process still runs on this machine refuses a second beside it."""
-        if live := [(t, pid) for t, pid, alive in self._running_trainings(run_id) if alive]:
+        """A training by this process: one a dead process left `running` is failed first, a live one refuses."""
+        if live := [(t, pid) for t, pid, alive in self.running_trainings(run_id) if alive]:
             raise RuntimeError(f"run {run_id}: training {live[0][0]} is still running in process {live[0][1]}; "
                                "wait for it to end or stop that process before training again")
         train_id = f"{run_id}.train.{time.strftime('%Y%m%dT%H%M%S')}.{uuid.uuid4().hex[:6]}"
@@ -295,18 +302,14 @@ class Store:
                         "VALUES (?, ?, 'running', ?, ?, ?)", [train_id, run_id, time.time(), os.getpid(), this_host()])
         return train_id
 
-    def _running_trainings(self, run_id: str | None = None) -> list[tuple[str, int, bool]]:
-        """(train_id, pid, alive) of this machine's `running` trainings, once the dead ones (and this process's:
-        it is not training now) are marked failed."""
+    def running_trainings(self, run_id: str | None = None) -> list[tuple[str, int, bool]]:
+        """(train_id, pid, alive) of this machine's `running` trainings; the dead (or this process's) failed."""
         rows = self.query("SELECT train_id, pid, started_at FROM training_runs WHERE status = 'running' AND host = ?"
-                          + (" AND run_id = ?" if run_id else ""), [this_host(), *([run_id] if run_id else [])])
+                          + (" AND run_id = ?" if run_id else "") + " ORDER BY started_at",
+                          [this_host(), *([run_id] if run_id else [])])
         out = [(t, pid, pid != os.getpid() and process_alive(pid, started)) for t, pid, started in rows]
-        for train_id, pid, _ in (r for r in out if not r[2]):
-            self.finish_training(train_id, "failed", None, None, {"error": f"its process {pid} ended (killed?)"})
+        [self.finish_training(t, "failed", None, None, {"error": f"its process {p} ended (killed?)"}) for t, p, a in out if not a]
         return out
-
-    def sweep_dead_trainings(self, run_id: str | None = None) -> list[str]:
-        return [t for t, _, alive in self._running_trainings(run_id) if not alive]
 
     def log_training_metrics(self, train_id: str, run_id: str, step: int, metrics: dict) -> None:
         values = [metrics.get(c) for c in TRAINING_METRIC_COLUMNS]

@@ -22,7 +22,7 @@ def tls_server_fixture():
 
 
 def reseed(base: str) -> None:
-    httpx.post(f"{base}/_admin/seed", json={"seed": 0}, verify=False).raise_for_status()
+    httpx.post(f"{base}/_admin/seed", json={"seed": 0, "drop_snapshots": True}, verify=False).raise_for_status()
 
 
 def workspace_of(server):

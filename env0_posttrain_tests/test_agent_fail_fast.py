@@ -64,16 +64,29 @@ def test_deterministic_errors_stop_the_rollout_without_retries(kind, caplog):
     assert not [r for r in caplog.records if r.exc_info], "no traceback per episode"
 
 
-def test_connection_refused_on_every_try_of_the_first_episodes_stops_the_rollout():
-    provider = Raising(_refused)
-    # No backoff, so the four episodes take turns: with random jitter, one episode may reach its 3rd try
-    # before a third episode reaches its 2nd, and the count below would depend on the draw.
+@pytest.mark.parametrize("backoff_s", [0.0, 0.001])
+def test_connection_refused_on_every_try_of_the_first_episodes_stops_the_rollout(backoff_s):
+    """The stop comes after 3 episodes x 2 refused tries in all, however the four running episodes' retries
+    interleave, and no episode starts a call once it tripped: only calls already on their way to the provider
+    (at most one per other running episode) come on top, far below the 4 x 4 x 3 that retries and refills of
+    the four running episodes would make."""
+    from env0_posttrain.agent.fail_fast import CURRENT
+
+    class Recording(Raising):
+        async def respond(self, model, messages, options, meta, model_response):
+            breaker = CURRENT.get()
+            self.after_trip = getattr(self, "after_trip", 0) + bool(breaker is not None and breaker.tripped)
+            return await super().respond(model, messages, options, meta, model_response)
+
+    provider = Recording(_refused)
+    settings = FAST.model_copy(update={"backoff_base_s": backoff_s})
     with pytest.raises(FatalModelError) as info:
-        _rollouts(provider, "env0-ff-refused", settings=FAST.model_copy(update={"backoff_base_s": 0.0}))
+        _rollouts(provider, f"env0-ff-refused-{len(str(backoff_s))}", settings=settings)
     assert info.value.kind == "connection_refused" and "first 3 episodes" in str(info.value)
-    # 3 episodes x 2 tries trip it; the 4th concurrent episode may have tried once or twice. Far below the 4 x 3 x 4
-    # calls that retries (3) and refills (2) of the four running episodes would have made.
-    assert 6 <= provider.calls <= 8
+    in_flight = FAST.concurrency - 1
+    assert provider.after_trip <= in_flight
+    assert 3 * 2 <= provider.calls - provider.after_trip <= 3 * 2 + in_flight  # reached the provider before it tripped
+    assert provider.calls <= 3 * 2 + in_flight
 
 
 def test_a_refused_connection_that_heals_is_retried_as_before():

@@ -271,3 +271,28 @@ def test_a_failed_batch_write_fails_its_episodes_and_nothing_is_counted_done():
     with pytest.raises(OSError, match="disk full"), episode_writer(write_many) as on_episode:
         run_rollouts_sync(TASKS, "teacher", 1, oracle_endpoint(), FAST, "run1", set(), on_episode, env=NotesEnv(),
                           progress=False)
+
+
+@pytest.mark.parametrize("rate", [0.0, 1.0])
+def test_the_run_specs_fault_rate_reaches_the_faulty_teacher(rate):
+    """teacher.fault_rate is what the env0-faulty provider draws with: 0 breaks no call, 1 breaks every one."""
+    from env0_posttrain.runspec import parse_spec
+
+    spec = parse_spec({"run_id": "r", "teacher": {"model": "env0-faulty/env0-oracle/oracle", "skill": 1.0,
+                                                  "fault_rate": rate}}, "test")
+    endpoint = ModelEndpoint.from_teacher(spec.teacher)
+    s = rollouts(endpoint, AgentSettings(max_retries=0, max_refills=0, backoff_base_s=0), tasks=TASKS[:3], trials=1)
+    assert (s.infra_errors + s.agent_errors == 0) if rate == 0.0 else (s.completed + len(s.infra_failed) == 3
+                                                                        and s.passed == 0)
+
+
+def test_a_fault_rate_on_any_teacher_wraps_it_in_the_faulty_provider():
+    from env0_posttrain.runspec import parse_spec
+
+    spec = parse_spec({"run_id": "r", "teacher": {"model": "env0-oracle/oracle", "skill": 1.0, "fault_rate": 1.0}}, "t")
+    endpoint = ModelEndpoint.from_teacher(spec.teacher)
+    assert endpoint.model == "env0-faulty/env0-oracle/oracle" and endpoint.extra["env0_skill"] == 1.0
+    s = rollouts(endpoint, AgentSettings(max_retries=0, max_refills=0, backoff_base_s=0), tasks=TASKS[:2], trials=1)
+    assert s.passed == 0
+    plain = parse_spec({"run_id": "r", "teacher": {"model": "env0-oracle/oracle"}}, "t")
+    assert ModelEndpoint.from_teacher(plain.teacher).model == "env0-oracle/oracle"  # no rate: no wrapper

@@ -81,3 +81,39 @@ def test_ui_serves_on_loopback_and_stops_on_sigterm(tmp_path: Path):
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _descendants(pid: int) -> list[int]:
+    import psutil
+
+    return [c.pid for c in psutil.Process(pid).children(recursive=True)]
+
+
+@pytest.mark.slow
+def test_ui_stops_with_its_whole_tree_on_sigint_even_when_started_with_sigint_ignored(tmp_path: Path):
+    """A script's background job (`env0-posttrain ui &`) starts with SIGINT ignored: `kill -INT PID` must still
+    stop it, and the webserver, daemon and code servers under it."""
+    import psutil
+
+    port = _free_port()
+    exe = Path(sys.executable).with_name("env0-posttrain")
+    proc = subprocess.Popen([str(exe), "ui", "--port", str(port), "--data-dir", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        deadline, up = time.time() + 240, False
+        while time.time() < deadline and not up:
+            try:
+                up = urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=2).status == 200
+            except OSError:
+                time.sleep(1)
+        assert up, "the UI never answered"
+        tree = _descendants(proc.pid)
+        assert tree, "dagster dev runs under ui"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=90) == 0
+        gone, alive = psutil.wait_procs([psutil.Process(p) for p in tree if psutil.pid_exists(p)], timeout=60)
+        assert alive == [], [p.cmdline() for p in alive]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)

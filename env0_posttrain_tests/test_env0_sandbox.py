@@ -90,6 +90,22 @@ def test_timeouts_kill_and_output_is_capped(sb: Sandbox) -> None:
     assert sb.run(["no-such-command"], timeout=5, output_cap=100).returncode == 127
 
 
+def test_commands_at_once_in_one_sandbox_keep_their_exit_codes(sb: Sandbox) -> None:
+    codes: list[int] = []
+
+    def some(code: int) -> None:
+        for _ in range(10):  # an orphan-leaving command beside them: the reaper must not take their statuses
+            sb.run(["sh", "-c", "sleep 0.01 & exit 0"], timeout=10, output_cap=100)
+            codes.append(sb.run(["sh", "-c", f"exit {code}"], timeout=10, output_cap=100).returncode - code)
+
+    threads = [threading.Thread(target=some, args=(c,)) for c in (3, 5, 7, 9)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert codes == [0] * 40
+
+
 def test_two_sandboxes_in_parallel_do_not_see_each_others_tmp() -> None:
     seen: dict[int, tuple[int, str]] = {}
     barrier = threading.Barrier(2)
@@ -148,3 +164,11 @@ def test_needles_that_never_return_fail_the_package_in_time(tmp_path: Path) -> N
     assert main(["env0", str(pkg), "--oracle", "--reward-file", str(out)]) == 2
     assert json.loads(out.read_text()) == {"reward": None, "verifier_error":
                                            f"load needles: {pkg / 'data' / 'needles.py'}: did not return within 1 s"}
+
+
+def test_an_unknown_sandbox_mode_is_the_packages_named_error(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ENV0_SANDBOX", "docker")
+    out = tmp_path / "reward.json"
+    assert main(["env0", str(FIXTURE), "--oracle", "--reward-file", str(out)]) == 2
+    err = json.loads(out.read_text())["verifier_error"]
+    assert err.startswith("lay out sandbox: ") and "ENV0_SANDBOX='docker'" in err and "'unconfined'" in err

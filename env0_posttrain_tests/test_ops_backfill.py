@@ -62,9 +62,13 @@ def instance(server):
         yield inst
 
 
-def _source(tmp_path: Path, run_id: str) -> Paths:
-    """A data root with one source spec; each test its own run id, since the server outlives the test."""
+def _source(tmp_path: Path, run_id: str, home: Path | None = None) -> Paths:
+    """A data root with one source spec; each test its own run id, since the server outlives the test. Its
+    dagster_home is the module server's instance (a link), so the server is this data dir's instance."""
     p = Paths.from_env(tmp_path / "data")
+    if home is not None:
+        p.root.mkdir(parents=True, exist_ok=True)
+        p.dagster_home.symlink_to(home, target_is_directory=True)
     write_spec(RunSpec(run_id=run_id, description="source", teacher={"model": "env0-oracle/oracle", "skill": 0.7}), p.runs)
     return p
 
@@ -102,8 +106,8 @@ def test_the_default_url_is_where_ui_serves():
 
 @slow
 def test_backfill_of_the_real_graph_is_listed_with_its_partitions_keys_and_tags(tmp_path, server, instance):
-    url, _ = server
-    paths = _source(tmp_path, "src")
+    url, home = server
+    paths = _source(tmp_path, "src", home)
     info = backfill_teachers(paths, "src", TEACHERS, url=url)
 
     assert info.run_ids == [teacher_run_id("src", t) for t in TEACHERS] == info.new_partitions
@@ -139,8 +143,8 @@ def test_backfill_of_the_real_graph_is_listed_with_its_partitions_keys_and_tags(
 
 @slow
 def test_cli_prints_each_run_and_the_backfill(tmp_path, server, instance):
-    url, _ = server
-    paths = _source(tmp_path, "viacli")
+    url, home = server
+    paths = _source(tmp_path, "viacli", home)
     result = CliRunner().invoke(app, ["backfill", "--teacher", "openai/gpt-4o-mini", "--from", "viacli", "--url", url,
                                       "--data-dir", str(paths.root)])
     assert result.exit_code == 0, result.output
@@ -154,8 +158,8 @@ def test_cli_prints_each_run_and_the_backfill(tmp_path, server, instance):
 
 @slow
 def test_rerun_for_the_same_teacher_reuses_its_partition(tmp_path, server, instance):
-    url, _ = server
-    paths = _source(tmp_path, "again")
+    url, home = server
+    paths = _source(tmp_path, "again", home)
     first = backfill_teachers(paths, "again", ["openai/gpt-4o-mini"], url=url, defs=toy_defs)
     again = backfill_teachers(paths, "again", ["openai/gpt-4o-mini", "openai/gpt-4o-mini"], url=url, defs=toy_defs)
     assert first.new_partitions == first.run_ids and first.asset_keys == ["toy_leaf", "toy_root"]
@@ -167,8 +171,8 @@ def test_rerun_for_the_same_teacher_reuses_its_partition(tmp_path, server, insta
 
 @slow
 def test_refuses_collisions_and_writes_nothing(tmp_path, server, instance):
-    url, _ = server
-    paths = _source(tmp_path, "clash")
+    url, home = server
+    paths = _source(tmp_path, "clash", home)
     before = (len(instance.get_backfills()), instance.get_dynamic_partitions(run_partitions.name))
     with pytest.raises(BackfillError, match="both map to run id"):
         backfill_teachers(paths, "clash", ["a/b", "a:b"], url=url, defs=toy_defs)
@@ -202,13 +206,43 @@ def test_unreachable_url_writes_nothing_and_names_it(tmp_path):
 
 
 @slow
+def test_a_server_of_another_instance_is_refused_before_writing(tmp_path, server, instance):
+    """Whatever answers at the URL may have assets of the same names: its instance must be this data dir's."""
+    url, home = server
+    paths = _source(tmp_path, "elsewhere")  # its dagster_home is its own, not the server's
+    before = len(instance.get_backfills())
+    with pytest.raises(BackfillError, match=f"serves the Dagster instance at {home}, not this data dir's"):
+        backfill_teachers(paths, "elsewhere", ["a/b"], url=url, defs=toy_defs)
+    result = CliRunner().invoke(app, ["backfill", "--teacher", "a/b", "--from", "elsewhere", "--url", url,
+                                      "--data-dir", str(paths.root)])
+    assert result.exit_code == 2 and "env0-posttrain ui --data-dir" in result.output
+    _nothing_written(paths, "elsewhere")
+    assert len(instance.get_backfills()) == before
+
+
+@slow
+def test_a_server_serving_the_assets_from_another_code_location_is_refused(tmp_path, server, instance, monkeypatch):
+    url, home = server
+    monkeypatch.setattr(backfill_mod, "LOCATION", "someone_elses")  # the project's assets, served under another name
+    paths = _source(tmp_path, "located", home)
+    with pytest.raises(BackfillError, match="from code location 'env0_posttrain', not this project's 'someone_elses'"):
+        backfill_teachers(paths, "located", ["a/b"], url=url)
+    _nothing_written(paths, "located")
+
+
+def test_the_project_location_name_is_the_workspaces():
+    workspace = yaml.safe_load((ROOT / "workspace.yaml").read_text())
+    assert [e["python_module"]["location_name"] for e in workspace["load_from"]] == [ui_graphql.LOCATION]
+
+
+@slow
 def test_assets_the_server_lacks_are_refused_before_writing(tmp_path, server, instance):
-    url, _ = server
+    url, home = server
 
     @dg.asset(partitions_def=run_partitions)
     def ghost() -> None: ...
 
-    paths = _source(tmp_path, "haunted")
+    paths = _source(tmp_path, "haunted", home)
     before = len(instance.get_backfills())
     with pytest.raises(BackfillError, match=r"has no assets \['ghost'\]"):
         backfill_teachers(paths, "haunted", ["a/b"], url=url, defs=dg.Definitions(assets=[ghost]))
@@ -218,22 +252,22 @@ def test_assets_the_server_lacks_are_refused_before_writing(tmp_path, server, in
 
 @slow
 def test_graphql_errors_become_backfill_errors_naming_the_cause(tmp_path, server, monkeypatch):
-    url, _ = server
+    url, home = server
     with UiGraphQL(url) as ui:  # an unregistered partition: the server's typed error, named
         with pytest.raises(UiError, match="PartitionKeysNotFoundError.*never-registered"):
             ui.launch_asset_backfill(["toy_root"], ["never-registered"], tags={})
 
     launch = UiGraphQL.launch_asset_backfill  # the server refuses the title (over 100 characters)
     monkeypatch.setattr(UiGraphQL, "launch_asset_backfill", lambda self, *a, **kw: launch(self, *a, **{**kw, "title": "t" * 101}))
-    paths = _source(tmp_path, "titled")
+    paths = _source(tmp_path, "titled", home)
     with pytest.raises(BackfillError, match="PythonError.*DagsterInvariantViolationError.*Titles must not be longer than 100"):
         backfill_teachers(paths, "titled", ["a/b"], url=url, defs=toy_defs)
 
 
 @slow
 def test_daemon_runs_the_backfill_and_graphql_shows_it(tmp_path, server, instance):
-    url, _ = server
-    paths = _source(tmp_path, "daemon")
+    url, home = server
+    paths = _source(tmp_path, "daemon", home)
     info = backfill_teachers(paths, "daemon", TEACHERS[:2], url=url, defs=toy_defs)
     assert info.asset_keys == ["toy_leaf", "toy_root"]
     target = InProcessWorkspaceLoadTarget(InProcessCodeLocationOrigin(

@@ -67,7 +67,7 @@ def test_a_training_left_running_by_a_dead_process_is_swept_and_a_live_one_refus
             con.execute("UPDATE training_runs SET pid = ? WHERE train_id = ?", [2**22 + 12345, dead])
             con.execute("UPDATE training_runs SET pid = ?, started_at = ? WHERE train_id = ?",
                         [sleeper.pid, time.time(), live])
-        assert store.sweep_dead_trainings() == [dead]
+        assert [(t, alive) for t, _, alive in store.running_trainings()] == [(dead, False), (live, True)]
         status = dict(store.query("SELECT train_id, status FROM training_runs"))
         assert status == {dead: "failed", live: "running"}
         assert "ended (killed?)" in store.query("SELECT result_json FROM training_runs WHERE train_id = ?", [dead])[0][0]

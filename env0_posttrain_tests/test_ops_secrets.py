@@ -143,3 +143,36 @@ def test_task_set_materialization_leaks_nothing(setup, token: str):
     assert mat.metadata["n_tasks"].value > 0
     assert token not in serialize_value(mat)
     assert_no_leak(paths, home, instance, token)
+
+
+def test_report_explorer_and_dataframes_leak_nothing(tmp_path: Path, token: str):
+    """The comparison report with its trajectory explorer (every data file) over a run whose teacher key is named by
+    the spec; the guard: a token planted in one episode is found in the explorer's task file by the same scanner."""
+    import json
+    import logging
+
+    from env0_posttrain.evaluate import frames
+    from env0_posttrain.evaluate.explorer import write_explorer
+    from env0_posttrain.run.context import StageContext
+    from env0_posttrain.run.report import write_report
+    from env0_posttrain_tests.explorer_run import RUN_ID as TINY, write_tiny_run
+
+    paths = Paths.from_env(tmp_path / "data")
+    store = write_tiny_run(paths.root, n_eval=3, secret=KEY_ENV)
+    res = write_report(StageContext(TINY, store.get_run(TINY), store, paths, logging.getLogger("t")))
+    explorer_files = list(res.metadata["explorer"].parent.rglob("*.js"))
+    assert len(explorer_files) >= 3 and all(p.is_relative_to(paths.root) for p in explorer_files)
+    assert files_containing(paths.root, token) == [] and store_rows_containing(paths.db, token) == []
+    assert not frames.tool_calls(store, TINY).astype(str).apply(lambda c: c.str.contains(token)).any().any()
+    assert KEY_ENV not in "".join(p.read_text() for p in explorer_files)  # not even the variable's name
+
+    rid = store.latest_round(TINY, "sft")
+    (ep,) = store.load_episodes(rid)[:1]
+    ep.messages[-1]["content"] = json.dumps({"leaked": token})
+    with store.transaction() as con:
+        con.execute("UPDATE episodes SET episode_json = ? WHERE round_id = ? AND task_id = ? AND trial = ?",
+                    [ep.model_dump_json(), rid, ep.task_id, ep.trial])
+    out = paths.root / "explorer-guard"
+    write_explorer(store, TINY, out)
+    hits = files_containing(out, token)
+    assert len(hits) == 1 and Path(hits[0]).parent.name == "data" and Path(hits[0]).name.startswith("t")

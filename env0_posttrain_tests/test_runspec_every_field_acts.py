@@ -307,6 +307,7 @@ for path, value in {"model": "openai/gpt-x", "api_base": "http://h/v1", "api_key
     P[f"teacher.{path}"] = (value, requests, {})
 P["teacher.trials"] = (2, stage_runs, {})
 P["teacher.min_pass_rate"] = (0.0, stage_runs, {})
+P["teacher.fault_rate"] = (0.5, requests, {"teacher": {"model": "env0-faulty/env0-oracle/oracle"}})
 for path, value in {"model": "tiny-qwen3_5", "pretrain_steps": 3, "tokenizer": "/some/tokenizer"}.items():
     P[f"student.{path}"] = (value, student, {})
 for path in ("request_repeats", "short_repeats", "copy_drills", "repeat_drills", "directory_repeats",

@@ -80,6 +80,17 @@ def test_output_beyond_the_cap_is_cut_and_said(session):
     assert "Output cut at 2000 characters" in out.text and len(out.text) < 2000 + 200
 
 
+def test_the_output_is_cut_below_the_loops_message_cap_so_the_notes_stay(task):
+    from env0_posttrain.tasks import build_workspace
+
+    s = ShellSession(task, build_workspace(task), LIMITS.model_copy(update={"output_cap": 30000}), max_chars=1000)
+    try:
+        out = s.run("yes abcdefgh | head -c 100000; echo oops >&2", 10)
+    finally:
+        s.close()
+    assert len(out.text) < 1000 and out.text.endswith("[Exit code 0]") and out.events == {"shell_output_cut": 1}
+
+
 def test_only_loopback_is_reachable(session):
     assert '"status":"ok"' in session.run("curl -sS localhost:9001/health", 10).text
     out = session.run("curl -sS -m 5 http://10.255.255.1/ ; python3 -c \"import urllib.request as u; "

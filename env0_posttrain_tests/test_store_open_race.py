@@ -50,13 +50,22 @@ _B = _EP + (
     "import os, sys, time\n"
     "from env0_posttrain.store import Store\n"
     "s = Store(sys.argv[1]); rid = sys.argv[3]\n"
+    # B says when it starts waiting for the sidecar lock: a contender holds the lock file open only for
+    # microseconds per try (open, flock, close), too briefly for /proc to see it reliably.
+    "lock_type = type(s._file_lock); acquire = lock_type.acquire\n"
+    "def marked(self, *a, **k):\n"
+    "    open(sys.argv[2] + '/b_at_lock', 'w').close()\n"
+    "    return acquire(self, *a, **k)\n"
+    "lock_type.acquire = marked\n"
     "open(sys.argv[2] + '/b_ready', 'w').close()\n"
     "while not os.path.exists(sys.argv[2] + '/b_go'): time.sleep(0.01)\n"
     "s.write_episode(rid, ep('b1'))\n"
 )
 
 
-def _wait(cond, what: str, timeout: float = 60.0) -> None:
+def _wait(cond, what: str, timeout: float = 600.0) -> None:
+    """Wait for a state, not for a time: the timeout only stops a test that would hang (2 busy cores and
+    strace's 2 s per fcntl can take minutes)."""
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:
@@ -101,14 +110,16 @@ def test_a_second_opener_cannot_work_from_headers_read_before_the_first_closed(t
                                    "-e", "inject=fcntl:delay_enter=2000000", "-p", str(b.pid)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(tracer)
-        _wait(lambda: _traced(b.pid) or tracer.poll() is not None, "strace to attach", 20)
+        _wait(lambda: _traced(b.pid) or tracer.poll() is not None, "strace to attach")
         if tracer.poll() is not None:
             pytest.skip("strace cannot attach here (ptrace not permitted)")
         (tmp_path / "b_go").touch()
-        _wait(lambda: _touches_db(b.pid, db), "B to reach the database or its lock")
+        # B waits for the sidecar lock A holds (today's store), or, without it, sits in DuckDB's stalled lock call
+        # with the database open read-write (the race this test reproduces).
+        _wait(lambda: (tmp_path / "b_at_lock").exists() or _touches_db(b.pid, db), "B to reach the database or its lock")
         (tmp_path / "a_close").touch()  # A commits, checkpoints and lets go while B sits in its lock call
-        assert a.wait(60) == 0
-        assert b.wait(60) == 0
+        assert a.wait(600) == 0
+        assert b.wait(600) == 0
     finally:
         for p in reversed(procs):
             if p.poll() is None:

@@ -67,6 +67,8 @@ def test_each_suite_is_played_by_each_arm_and_reported(suites_run):
     md = (Path(store.latest_report(RUN)["report_dir"]) / "report.md").read_text()
     assert "### Suite fresh (generated, unseen)" in md and "### Suite seen (seen, seen)" in md
     assert md.count("Boundary with the training set") == 2
+    assert "SFT rows: none of this suite's 5 training tasks lost its row" in md  # counted, even when zero
+    assert "Budget: base, sft, rl: 16 tokens per call is below the oracle's longest call" in md
     headline = store.latest_report(RUN)["headline"]
     assert "fresh" in headline and "seen: training tasks" in headline
     assert "generalization" not in headline.replace("not generalization", "")

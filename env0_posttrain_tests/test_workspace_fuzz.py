@@ -293,3 +293,100 @@ def test_slack_errors_are_http_200_with_ok_false():
     assert r.status_code == 200 and r.json() == {"ok": False, "error": "channel_not_found"}
     r = CLIENT.post("/api/chat.postMessage", content=b"{bad", headers={"content-type": "application/json"})
     assert r.json() == {"ok": False, "error": "invalid_json"}
+
+
+# -- hostile bodies: nesting past any parser's depth, payloads past the APIs' limits -------------------------------
+JSON_ROUTES = [("POST", "/gmail/v1/users/me/messages/send"), ("POST", "/calendar/v3/calendars/primary/events"),
+               ("POST", "/drive/v3/files"), ("POST", "/v1/documents"), ("POST", "/admin/directory/v1/users"),
+               ("POST", "/gmail/v1/users/me/labels"), ("POST", "/_admin/snapshot"), ("POST", "/_admin/restore"),
+               ("POST", "/_admin/seed"), ("POST", "/_admin/gmail/snapshot")]
+SLACK_JSON_ROUTES = ["/api/chat.postMessage", "/api/users.profile.set", "/api/conversations.create"]
+
+
+def _nested(depth: int, leaf: str = "1") -> bytes:
+    return ('{"a": ' * depth + leaf + "}" * depth).encode()
+
+
+@pytest.mark.parametrize("depth", [101, 1_000, 50_000])
+@pytest.mark.parametrize("method,path", JSON_ROUTES)
+def test_json_nested_past_the_parsers_depth_gets_a_google_400_and_changes_nothing(method, path, depth):
+    h0 = CLIENT.app.state.ws.state_hash()
+    r = CLIENT.request(method, path, content=_nested(depth), headers={"content-type": "application/json"})
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["errors"][0]["reason"] == "parseError"
+    assert CLIENT.app.state.ws.state_hash() == h0
+
+
+@pytest.mark.parametrize("depth", [101, 1_000])
+@pytest.mark.parametrize("path", SLACK_JSON_ROUTES)
+def test_slack_json_nested_too_deep_is_invalid_json(path, depth):
+    h0 = CLIENT.app.state.ws.state_hash()
+    r = CLIENT.post(path, content=_nested(depth), headers={"content-type": "application/json"})
+    assert r.status_code == 200 and r.json() == {"ok": False, "error": "invalid_json"}
+    deep_form = CLIENT.post("/api/users.profile.set", data={"profile": _nested(depth).decode()})
+    assert deep_form.status_code == 200 and deep_form.json()["ok"] is False
+    assert CLIENT.app.state.ws.state_hash() == h0
+
+
+def test_json_nested_within_the_limit_is_stored_and_snapshots_still_work():
+    client = TestClient(create_app(lambda: Workspace.seeded(0)))
+    body = {"summary": "deep", "start": {"dateTime": "2026-03-12T10:00:00Z"}, "end": {"dateTime": "2026-03-12T11:00:00Z"},
+            "attendees": [{"email": BASE.directory[2].email}]}
+    assert client.post("/calendar/v3/calendars/primary/events", json=body).status_code == 200
+    assert client.post("/_admin/snapshot", content=_nested(99, '"x"')).status_code == 200
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([p for _m, p in JSON_ROUTES] + SLACK_JSON_ROUTES + PATHS[:20]),
+       st.integers(1, 3_000), st.sampled_from(["[", '{"a": ', '{"requests": [']))
+def test_nesting_of_any_depth_never_gets_a_5xx(path, depth, opener):
+    closer = {"[": "]", '{"a": ': "}", '{"requests": [': "]}"}[opener]
+    body = (opener * depth + "1" + closer * depth).encode()
+    r = CLIENT.post(path, content=body, headers={"content-type": "application/json"})
+    assert r.status_code < 500, (path, depth, r.text[:200])
+
+
+@pytest.mark.parametrize("path,limit", [("/gmail/v1/users/me/messages/send", 10 * 1024 * 1024),
+                                        ("/upload/drive/v3/files", 5 * 1024 * 1024),
+                                        ("/_admin/snapshot", 10 * 1024 * 1024)])
+def test_a_body_over_the_apis_payload_limit_gets_413_and_is_not_stored(path, limit):
+    h0 = CLIENT.app.state.ws.state_hash()
+    big = b'{"raw": "' + b"A" * limit + b'"}'
+    r = CLIENT.post(path, content=big, headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    assert r.json()["error"]["message"] == f"Request payload size exceeds the limit: {limit} bytes."
+
+    def chunks():  # no Content-Length: the limit holds while reading
+        for i in range(0, len(big), 1 << 20):
+            yield big[i:i + (1 << 20)]
+
+    assert CLIENT.post(path, content=chunks(), headers={"content-type": "application/json"}).status_code == 413
+    assert CLIENT.app.state.ws.state_hash() == h0
+
+
+def test_stripe_nested_json_and_oversized_bodies_get_stripe_shaped_4xx():
+    h0 = CLIENT.app.state.ws.state_hash()
+    r = CLIENT.post("/v1/customers", content=_nested(1_000), headers={"content-type": "application/json",
+                                                                      "authorization": "Bearer sk_test_x"})
+    assert 400 <= r.status_code < 500 and "error" in r.json(), r.text
+    r = CLIENT.post("/v1/customers", content=b"name=" + b"x" * (10 * 1024 * 1024),
+                    headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 413 and r.json()["error"]["type"] == "invalid_request_error"
+    assert CLIENT.app.state.ws.state_hash() == h0
+
+
+def test_slack_over_the_limit_gets_413_with_the_slack_shape():
+    r = CLIENT.post("/api/chat.postMessage", data={"channel": "general", "text": "x" * (10 * 1024 * 1024)})
+    assert r.status_code == 413 and r.json()["ok"] is False and r.json()["error"] == "request_too_large"
+
+
+def test_seed_refuses_to_drop_named_snapshots_unless_told():
+    client = TestClient(create_app(lambda: Workspace.seeded(0)))
+    client.post("/_admin/snapshot", json={"name": "mine"})
+    r = client.post("/_admin/seed", json={"seed": 3})
+    assert r.status_code == 412 and "mine" in r.json()["error"]["message"]
+    assert "mine" in client.get("/_admin/snapshots").json()["snapshots"]  # nothing dropped
+    r = client.post("/_admin/seed", json={"seed": 3, "drop_snapshots": True})
+    assert r.status_code == 200 and r.json()["dropped_snapshots"] == ["mine"] and r.json()["seed"] == 3
+    assert client.get("/_admin/snapshots").json()["snapshots"] == ["seed"]
+    assert client.post("/_admin/seed", json={"seed": 1}).status_code == 200  # no named snapshot: nothing to refuse

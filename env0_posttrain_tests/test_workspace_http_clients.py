@@ -217,4 +217,6 @@ def test_admin_surface_snapshot_restore_diff_actions(server, ws):
     assert httpx.get(f"{base}/_admin/nosuch/state").status_code == 404
     gmail_state = httpx.get(f"{base}/_admin/gmail/state").json()
     assert set(gmail_state) >= {"messages", "labels", "drafts"}
-    assert httpx.post(f"{base}/_admin/seed", json={"seed": 4}).json()["state_hash"] == app.state.ws.state_hash()
+    assert httpx.post(f"{base}/_admin/seed", json={"seed": 4}).status_code == 412  # would drop "before"
+    seeded = httpx.post(f"{base}/_admin/seed", json={"seed": 4, "drop_snapshots": True}).json()
+    assert seeded["state_hash"] == app.state.ws.state_hash() and seeded["dropped_snapshots"] == ["before"]

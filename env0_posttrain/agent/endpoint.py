@@ -68,9 +68,13 @@ class ModelEndpoint(BaseModel):
         if inner.startswith("env0-oracle/"):
             named = skill_from_model_id(inner)
             extra = {"env0_skill": teacher.skill if named is None else named, "env0_seed": seed}
+        model = teacher.model
+        if teacher.fault_rate is not None:  # read by the env0-faulty provider (faulty.py), which wraps any model
+            extra["env0_fault_rate"] = teacher.fault_rate
+            model = model if model.startswith("env0-faulty/") else f"env0-faulty/{model}"
         s = teacher.sampling  # max_tokens is None only outside a RunSpec (which fills it from its budget)
         limit = {"max_tokens": s.max_tokens} if s.max_tokens is not None else {}
-        return cls(model=teacher.model, api_base=teacher.api_base, api_key_env=teacher.api_key_env,
+        return cls(model=model, api_base=teacher.api_base, api_key_env=teacher.api_key_env,
                    temperature=s.temperature, top_p=s.top_p, extra=extra, **limit)
 
     @classmethod

@@ -17,6 +17,7 @@ class TaskEnv(Protocol):
 
     # Optional: `fork(ws) -> Any`, an independent copy of a built workspace, equal to building it again
     # but cheaper. The loop keeps the start state for the verifier with it; without it, it builds twice.
+    # Optional: `state_diff(start, end) -> dict`, what the episode changed; kept with the episode for readers.
 
     def call_tool(self, ws: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """{"ok": True, "result": ...} or {"ok": False, "error": ...}."""
@@ -42,6 +43,11 @@ class WorkspaceEnv:
     def fork(self, ws: Any) -> Any:
         """The workspace's copy-on-write fork: rows shared, tables, snapshots and clock its own."""
         return ws.fork()
+
+    def state_diff(self, start: Any, end: Any) -> dict[str, Any]:
+        from .state_diff import compact_diff
+
+        return compact_diff(end.diff_from(start))
 
     def call_tool(self, ws: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         from env0_posttrain.workspace import call_tool

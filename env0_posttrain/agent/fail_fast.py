@@ -6,8 +6,10 @@ the spec's prompt, tools and sampling), nothing listens at `api_base`. Retrying 
 and refilling every episode only burns minutes and floods the log. The first four raise
 FatalModelError at once (see `classify_exception` and `call_model`). A refused connection can be
 a server still starting, so it is retried, but `FailFast` stops the rollout when the first
-`episodes` episodes (fewer when fewer run at once) saw nothing but refused tries, `tries` each,
-and no call of the rollout ever succeeded.
+`episodes` episodes (fewer when fewer run at once) saw nothing but refused tries, `episodes x tries`
+of them in all, and no call of the rollout ever succeeded. Counting tries in all, not `tries` per
+episode, makes the stop independent of how the episodes' retries interleave (one episode racing
+through its retries used to delay it); once tripped, no episode starts another call.
 
 One `FailFast` per rollout and process, shared by its episodes through a context variable (asyncio
 tasks copy the context they are created in, so every episode task sees the same object).
@@ -57,6 +59,8 @@ class FailFast:
     episodes: int = FAIL_FAST_EPISODES
     tries: int = FAIL_FAST_TRIES
     healthy: bool = False
+    tripped: bool = False
+    kind: str = "connection_refused"  # what tripped it
     refused: Counter = field(default_factory=Counter)
     mixed: set = field(default_factory=set)
 
@@ -66,13 +70,17 @@ class FailFast:
     def other_error(self, episode: str) -> None:
         self.mixed.add(episode)
 
-    def unreachable(self, episode: str) -> bool:
-        """Record one refused try; True when the rollout must stop."""
+    def unreachable(self, episode: str, kind: str = "connection_refused") -> bool:
+        """Record one refused try; True when the rollout must stop (and from then on, for every episode)."""
+        if self.tripped:
+            return True
         if self.episodes <= 0 or self.healthy:
             return False
         self.refused[episode] += 1
-        only_refused = [e for e, n in self.refused.items() if n >= self.tries and e not in self.mixed]
-        return len(only_refused) >= self.episodes
+        only_refused = [n for e, n in self.refused.items() if e not in self.mixed]
+        self.tripped = len(only_refused) >= self.episodes and sum(only_refused) >= self.episodes * self.tries
+        self.kind = kind if self.tripped else self.kind
+        return self.tripped
 
 
 CURRENT: ContextVar[FailFast | None] = ContextVar("env0_fail_fast", default=None)
@@ -91,4 +99,5 @@ def fail_fast_scope(episodes: int, tries: int = FAIL_FAST_TRIES) -> Iterator[Fai
 
 def unreachable_error(model: str, kind: str, breaker: FailFast, message: str) -> FatalModelError:
     return FatalModelError(f"{model}: {kind}: every try of the first {breaker.episodes} episodes failed to connect "
-                           f"({breaker.tries} tries each, no call succeeded); last error: {message}", kind, model)
+                           f"({breaker.episodes * breaker.tries} tries, no call succeeded); last error: {message}",
+                           kind, model)

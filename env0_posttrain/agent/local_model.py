@@ -54,6 +54,10 @@ class LocalModel:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        from env0_posttrain.torch_threads import use_free_cores
+
+        use_free_cores(torch)  # a served model's batches share the cores with the rollout's own work
+
         self.alias, self.base_path, self.adapter_path, self.device = alias, str(base_path), adapter_path, device
         self.max_batch_size, self.gather_s = max_batch_size, gather_ms / 1000.0
         self._set_tokenizer(AutoTokenizer.from_pretrained(self.base_path))

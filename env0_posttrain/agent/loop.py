@@ -47,7 +47,7 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
     if surface != "tools":  # one ShellEnv per episode: it holds the episode's sandbox
         from .shell_env import ShellEnv
 
-        env = ShellEnv(env, surface, settings.shell)
+        env = ShellEnv(env, surface, settings.shell, settings.tool_result_max_chars)
     steering = settings.steering_prompt
     if steering and arm not in STEERABLE_ARMS:
         raise ValueError(f"steering prompt is teacher-only; refusing to apply it to arm '{arm}'")
@@ -88,13 +88,14 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
             verifier = await asyncio.to_thread(env.verify, task, start_ws, ws, final_answer)
         except Exception as exc:  # noqa: BLE001 - a verifier bug must not lose the trajectory
             stop, error = "verifier_error", f"{type(exc).__name__}: {exc}"
+    changes = _state_diff(env, start_ws, ws)
 
     usage = sum((e.usage for e in exchanges), TokenUsage())
     return Episode(
         run_id=run_id, arm=arm, task_id=task.id, trial=trial, model=endpoint.model, messages=messages, tools=tools,
         surface=surface, steering_prompt=steering, final_answer=final_answer, stop_condition=stop, error=error, verifier=verifier,
         exchanges=exchanges, usage=usage, started_at=started_at, duration_s=time.perf_counter() - t0,
-        infra_errors=infra_errors, agent_errors=agent_errors, error_counts=dict(counts),
+        infra_errors=infra_errors, agent_errors=agent_errors, error_counts=dict(counts), workspace_diff=changes,
     )
 
 
@@ -170,3 +171,12 @@ async def _steps(env: TaskEnv, ws: Any, kwargs: dict[str, Any], messages: list[d
         stop = "max_steps"
     return stop, error, final_answer, infra_errors, agent_errors
 
+
+def _state_diff(env: TaskEnv, start: Any, end: Any) -> dict[str, Any] | None:
+    state_diff = getattr(env, "state_diff", None)
+    if state_diff is None:
+        return None
+    try:
+        return state_diff(start, end)
+    except Exception as exc:  # noqa: BLE001 - a record for readers must not cost the episode
+        return {"error": f"{type(exc).__name__}: {exc}"}

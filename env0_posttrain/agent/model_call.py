@@ -86,6 +86,9 @@ async def call_model(kwargs: dict[str, Any], messages: list[dict[str, Any]], too
 
     async def attempt(number: int) -> CallOutcome:
         nonlocal infra
+        if breaker is not None and breaker.tripped:  # another episode proved nobody listens: no new call
+            model = str(kwargs.get("model", ""))
+            raise unreachable_error(model, breaker.kind, breaker, "stopped before calling")
         t0 = time.perf_counter()
         call = kwargs
         if env0_meta is not None:  # env0 providers see which try of this request it is
@@ -110,7 +113,7 @@ async def call_model(kwargs: dict[str, Any], messages: list[dict[str, Any]], too
             if breaker is not None:
                 if kind not in UNREACHABLE_KINDS:
                     breaker.other_error(episode)
-                elif breaker.unreachable(episode):
+                elif breaker.unreachable(episode, kind):
                     raise unreachable_error(model, kind, breaker, message) from exc
             exchange = Exchange(index=index, request_len=len(messages), response=None, latency_s=latency,
                                 error=message, error_kind=cls, attempts=number)  # type: ignore[arg-type]

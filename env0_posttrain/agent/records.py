@@ -83,6 +83,9 @@ class Episode(BaseModel):
     error_counts: dict[str, int] = Field(
         default_factory=dict, description="errors by kind (timeout, rate_limit, malformed_call, unknown_tool...)"
     )
+    workspace_diff: dict[str, Any] | None = Field(
+        default=None, description="what the episode changed: {service: {table: {added|updated|deleted: rows}}}, "
+        "compacted (agent/state_diff.py); None where the environment cannot say (or the episode predates it)")
 
     @property
     def reward(self) -> float:

@@ -21,8 +21,8 @@ RESET_DONE = "Every command already starts in a clean shell; nothing to reset."
 
 
 class ShellEnv:
-    def __init__(self, inner: Any, surface: str, limits: ShellSpec):
-        self.inner, self.surface, self.limits = inner, surface, limits
+    def __init__(self, inner: Any, surface: str, limits: ShellSpec, max_chars: int | None = None):
+        self.inner, self.surface, self.limits, self.max_chars = inner, surface, limits, max_chars
         self.task: Task | None = None
         self.session: Any = None
         self.counts: Counter = Counter()
@@ -35,6 +35,11 @@ class ShellEnv:
     def fork(self, ws: Any) -> Any:
         fork = getattr(self.inner, "fork", None)
         return fork(ws) if fork is not None else self.inner.build(self.task)
+
+    def state_diff(self, start: Any, end: Any) -> dict[str, Any] | None:
+        """What the episode changed, as the inner environment records it (None where it cannot say)."""
+        state_diff = getattr(self.inner, "state_diff", None)
+        return state_diff(start, end) if state_diff is not None else None
 
     def tool_names(self) -> set[str]:
         return set(SHELL_TOOLS) | (self.inner.tool_names() if self.surface == "both" else set())
@@ -57,7 +62,7 @@ class ShellEnv:
         if self.session is None:
             from .shell_session import ShellSession
 
-            self.session = ShellSession(self.task, ws, self.limits)
+            self.session = ShellSession(self.task, ws, self.limits, self.max_chars)
         outcome = self.session.run(args.command, timeout)
         self.counts.update(outcome.events)
         return outcome.text

@@ -42,13 +42,15 @@ def render(result: Any, timeout: float, cap: int, pids_refused: int = 0) -> Shel
     """The tool result the agent reads: the output, then one bracketed line per thing worth knowing."""
     out, err = result.stdout or "", result.stderr or ""
     body = out + ("\n" if out and err and not out.endswith("\n") else "") + err
+    cut = result.truncated or len(body) > cap  # the sandbox caps each stream; the agent reads both together
+    body = body[:cap]
     events: Counter = Counter()
     notes = []
     if result.timed_out:
         events["shell_timeout"] += 1
         notes.append(f"[The command was stopped after {timeout:g} s, its time limit; every process it started "
                      f"was killed. Set `timeout` for a longer one.]")
-    if result.truncated:
+    if cut:
         events["shell_output_cut"] += 1
         notes.append(f"[Output cut at {cap} characters; page it with head, tail or grep.]")
     for kind, signs, note in REFUSALS:
@@ -78,8 +80,10 @@ FACTORY: list[SandboxFactory] = [default_factory]
 
 
 class ShellSession:
-    def __init__(self, task: Any, ws: Any, limits: ShellSpec):
+    def __init__(self, task: Any, ws: Any, limits: ShellSpec, max_chars: int | None = None):
+        """`max_chars`: the loop's cap on a tool message; the output is cut below it so the notes stay readable."""
         self.limits = limits
+        self.cap = max(50, min(limits.output_cap, max_chars - 600)) if max_chars else limits.output_cap
         self.stack = ExitStack()
         try:
             self.sandbox = self.stack.enter_context(FACTORY[0](task, ws, limits))
@@ -89,8 +93,8 @@ class ShellSession:
 
     def run(self, command: str, timeout: float) -> ShellOutcome:
         before = self._pids_refused()
-        result = self.sandbox.run(["bash", "-c", command], timeout=timeout, output_cap=self.limits.output_cap)
-        return render(result, timeout, self.limits.output_cap, self._pids_refused() - before)
+        result = self.sandbox.run(["bash", "-c", command], timeout=timeout, output_cap=self.cap)
+        return render(result, timeout, self.cap, self._pids_refused() - before)
 
     def _pids_refused(self) -> int:
         probe = getattr(self.sandbox, "pids_refused", None)

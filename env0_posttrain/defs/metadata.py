@@ -32,6 +32,7 @@ def _value(v: Any) -> Any:
 def to_result(result: StageResult, asset: str) -> dg.MaterializeResult:
     metadata = {k: _value(v) for k, v in result.metadata.items()}
     metadata.update({k: dg.MetadataValue.md(v) for k, v in result.markdown.items()})
+    metadata.update({k: dg.MetadataValue.url(v) for k, v in result.links.items()})
     checks = [
         dg.AssetCheckResult(
             check_name=c.name,

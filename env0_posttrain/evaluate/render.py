@@ -131,7 +131,17 @@ def _slice_table(title: str, slices: Mapping[str, Mapping[str, ArmMetrics]], arm
     return [f"## Per {title}", md_table(headers, rows)]
 
 
-def _flip_section(n: ReportNumbers) -> list[str]:
+def _task_cell(task_id: str, explorer: str | None) -> str:
+    """The task id, linked to its view in the trajectory explorer when the report has one."""
+    if explorer is None:
+        return task_id
+    from env0_posttrain.evaluate.explorer.links import task_href
+
+    text = task_id.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    return f"[{text}]({task_href(task_id, page=explorer)})"
+
+
+def _flip_section(n: ReportNumbers, explorer: str | None = None) -> list[str]:
     f = n.flips
     if f is None:
         return []
@@ -142,7 +152,7 @@ def _flip_section(n: ReportNumbers) -> list[str]:
     changed = [r for r in f.rows if r.change in ("fail→pass", "pass→fail")]
     if changed:
         out.append(md_table(["task", "change", "base passes", "adapter passes"],
-                          [[r.task_id, r.change, f"{r.passes_a}/{r.trials_a}", f"{r.passes_b}/{r.trials_b}"] for r in changed],
+                          [[_task_cell(r.task_id, explorer), r.change, f"{r.passes_a}/{r.trials_a}", f"{r.passes_b}/{r.trials_b}"] for r in changed],
                           "llrr"))
     return out
 
@@ -222,10 +232,14 @@ def _figure(name: str, plot_paths: Mapping[str, str], out_dir: Path) -> list[str
 
 def render_markdown(
     *, run_id: str, headline: str, numbers: ReportNumbers, ledger: list[LedgerEntry], lineage: Mapping[str, Any],
-    plot_paths: Mapping[str, str], out_dir: Path, created_at: str,
+    plot_paths: Mapping[str, str], out_dir: Path, created_at: str, explorer: str | None = None,
 ) -> str:
+    """`explorer`: the trajectory explorer's page relative to out_dir, linked at the top and from each flip row."""
     arms = list(numbers.arms)
     blocks: list[str] = [f"# Comparison report: {run_id}", f"**{headline}**", f"_Generated {created_at}._"]
+    if explorer is not None:
+        blocks.append(f"[Open every episode in the trajectory explorer]({explorer}): each task's transcript, tool "
+                      "calls, verifier metrics and workspace diff, arms side by side.")
     blocks += _verdict_section(numbers)
     blocks += ["## Pass rates (strict: reward ≥ 1)", _arm_table(numbers.arms)]
     kinds = [f"{_label(a)}: " + ", ".join(f"{k} {v}" for k, v in m.error_kinds.items())
@@ -234,7 +248,7 @@ def render_markdown(
         blocks.append("Errors by kind (" + "; ".join(kinds) + ").")
     blocks += _format_failure_section(numbers)
     blocks += _figure("pass_rate", plot_paths, out_dir)
-    blocks += _flip_section(numbers) + _figure("flips", plot_paths, out_dir)
+    blocks += _flip_section(numbers, explorer) + _figure("flips", plot_paths, out_dir)
     blocks += _slice_table("family", numbers.per_family, arms) + _figure("per_family", plot_paths, out_dir)
     blocks += _slice_table("difficulty", numbers.per_difficulty, arms)
     if numbers.per_split:

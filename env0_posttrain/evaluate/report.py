@@ -64,10 +64,12 @@ def build_report(
     created_at: datetime | None = None,
     rl_training_metrics: Sequence[Mapping[str, Any]] = (),
     suites: tuple[str, str] | None = None,
+    explorer: str | None = None,
 ) -> ComparisonReport:
     """Everything from episodes of arms base / sft / teacher_eval; plots and report files land in out_dir.
     `suites`: (headline, Markdown section) over the run's eval suites (evaluate/suites_report.py); the headline
-    replaces the one suite's, the section goes before its details."""
+    replaces the one suite's, the section goes before its details.
+    `explorer`: the trajectory explorer's page relative to out_dir (evaluate.explorer), linked from the report."""
     out_dir = Path(out_dir)
     tasks_by_id = _index_tasks(tasks)
     eps = check_eval_episodes(episodes, tasks_by_id)
@@ -91,7 +93,8 @@ def build_report(
         plot_paths["rl_training"] = str(rl_plot)
     ledger_rows, lineage = parse_ledger(ledger), dict(lineage or {})
     markdown = render_markdown(run_id=run_id, headline=headline, numbers=numbers, ledger=ledger_rows, lineage=lineage,
-                               plot_paths=plot_paths, out_dir=out_dir, created_at=created_at.isoformat(timespec="seconds"))
+                               plot_paths=plot_paths, out_dir=out_dir, created_at=created_at.isoformat(timespec="seconds"),
+                               explorer=explorer)
     markdown += rl_markdown(rl, rl_training_metrics, plot_paths, out_dir)
     if suites is not None:  # before the first section: the per-suite tables are the report's first result
         markdown = markdown.replace("\n\n## ", "\n\n" + suites[1] + "\n## ", 1)

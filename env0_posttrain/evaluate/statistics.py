@@ -222,6 +222,11 @@ def mcnemar_exact(a: TaskTrials, b: TaskTrials) -> McNemarResult:
     return McNemarResult(fail_to_pass=b_only, pass_to_fail=a_only, p_value=float(result.pvalue))
 
 
+def task_solved(passes: int, trials: int) -> bool:
+    """A task counts as passed when at least half its trials pass (and at least one does)."""
+    return trials > 0 and passes > 0 and 2 * passes >= trials
+
+
 def flip_table(a: TaskTrials, b: TaskTrials) -> FlipTable:
     rows: list[FlipRow] = []
     for tid in sorted(set(a) & set(b)):
@@ -229,7 +234,7 @@ def flip_table(a: TaskTrials, b: TaskTrials) -> FlipTable:
         ka, kb = len(a[tid]), len(b[tid])
         if ka == 0 or kb == 0:
             continue
-        solved_a, solved_b = 2 * pa >= ka and pa > 0, 2 * pb >= kb and pb > 0
+        solved_a, solved_b = task_solved(pa, ka), task_solved(pb, kb)
         change = {(False, True): "fail→pass", (True, False): "pass→fail", (True, True): "both pass"}.get(
             (solved_a, solved_b), "both fail"
         )

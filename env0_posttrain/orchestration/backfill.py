@@ -16,7 +16,7 @@ from pathlib import Path
 import dagster as dg
 
 from env0_posttrain.defs.partitions import run_partitions
-from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UiError, UiGraphQL, UiUnreachable
+from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, LOCATION, UiError, UiGraphQL, UiUnreachable
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, SpecError, load_spec, write_spec
 from env0_posttrain.digests import sha256_hex
@@ -161,6 +161,26 @@ def _check_server(ui: UiGraphQL, keys: list[str]) -> tuple[str, str]:
     return nodes[keys[0]].repository
 
 
+def _check_instance(ui: UiGraphQL, paths: Paths, repository: tuple[str, str], project_defs: bool) -> None:
+    """The server is this data dir's instance: whatever answers at the URL (another project's Dagster, a UI
+    started on another data dir) could have assets of the same names, and its daemon would run the backfill
+    against other specs or none."""
+    start = f"start `env0-posttrain ui --data-dir {paths.root}` or pass the --url of the one that serves it"
+    if project_defs and repository[0] != LOCATION:
+        raise BackfillError(f"the webserver at {ui.url} serves these assets from code location {repository[0]!r}, "
+                            f"not this project's {LOCATION!r}: {start}")
+    try:
+        home = ui.instance_home()
+    except UiError as err:
+        raise BackfillError(str(err)) from None
+    if home is None:
+        raise BackfillError(f"the webserver at {ui.url} does not say which instance it serves (its instance config "
+                            f"is hidden), so a backfill could land in another project's: {start}")
+    if Path(home).resolve() != paths.dagster_home.resolve():
+        raise BackfillError(f"the webserver at {ui.url} serves the Dagster instance at {home}, not this data dir's "
+                            f"{paths.dagster_home}: {start}")
+
+
 def backfill_teachers(
     paths: Paths,
     from_run_id: str,
@@ -182,6 +202,7 @@ def backfill_teachers(
         _check_reachable(ui)  # before loading the definitions (seconds)
         keys = _asset_keys(defs or _default_defs(), asset_selection)
         repository = _check_server(ui, keys)  # nothing is written unless the server answers and has the assets
+        _check_instance(ui, paths, repository, project_defs=defs is None)
 
         from env0_posttrain.store import Store
 

@@ -95,7 +95,7 @@ def materialize_run(
     console's: Dagster logs every event at DEBUG, the stages' own lines at INFO."""
     register_partition(instance, run_id)
     sweep_dead_runs(instance)  # a killed earlier run (of any partition) would hold its pool slots forever
-    Store(paths.db).sweep_dead_trainings()
+    Store(paths.db).running_trainings()  # marks those of dead processes failed
     t0 = time.time()
     out = Materialization()
     extra = [RECOLLECTED_ASSET[a] for a in recollect if a in RECOLLECTED_ASSET]

@@ -18,6 +18,8 @@ DEFAULT_UI_URL = f"http://{UI_HOST}:{UI_PORT}"
 _ERROR_FIELDS = "__typename ... on Error { message } ... on PythonError { className }"
 
 VERSION = "query Env0Version { version }"
+INSTANCE = "query Env0Instance { instance { hasInfo info } }"
+LOCATION = "env0_posttrain"  # the code location name workspace.yaml gives this project
 ASSET_NODES = (
     """query Env0AssetNodes($keys: [AssetKeyInput!]) {
       assetNodes(assetKeys: $keys) {
@@ -133,6 +135,18 @@ class UiGraphQL:
     def version(self) -> str:
         """Dagster's version on the server: a cheap first call that tells whether anything answers."""
         return self._execute(VERSION)["version"]
+
+    def instance_home(self) -> str | None:
+        """The server instance's DAGSTER_HOME (its local artifact storage's base_dir), None when the server
+        does not show its instance config."""
+        import yaml
+
+        res = self._execute(INSTANCE)["instance"]
+        if not res.get("hasInfo") or not res.get("info"):
+            return None
+        info = yaml.safe_load(res["info"]) or {}
+        storage = info.get("local_artifact_storage") or {}
+        return (storage.get("config") or {}).get("base_dir") if isinstance(storage, dict) else None
 
     def asset_nodes(self, keys: Sequence[str]) -> dict[str, AssetNode]:
         """The assets of the webserver's workspace among `keys` (missing keys are absent from the answer)."""

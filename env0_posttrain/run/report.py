@@ -12,6 +12,7 @@ ARMS_ON_EVAL = ("base", "sft", "teacher_eval", "rl")
 
 def write_report(ctx: StageContext) -> StageResult:
     from env0_posttrain.evaluate import build_report, report_metadata
+    from env0_posttrain.evaluate.explorer import PAGE as EXPLORER_PAGE, write_explorer
 
     episodes, rounds = [], {}
     suites = suite_numbers = primary = None
@@ -64,11 +65,13 @@ def write_report(ctx: StageContext) -> StageResult:
     ]
     stamp = time.strftime("%Y%m%dT%H%M%S")
     report_dir = ctx.artifacts("report", stamp)
+    explorer = write_explorer(ctx.store, ctx.run_id, report_dir / "explorer", lineage=lineage)
     rep = build_report(
         episodes, tasks, report_dir, splits=split_of,
         training_metrics=ctx.store.training_metrics(training["train_id"]) if training else [],
         ledger=info.get("ledger", []), lineage=lineage, history=history, run_id=ctx.run_id, seed=ctx.spec.tasks.seed,
         rl_training_metrics=ctx.store.training_metrics(rl_training["train_id"]) if rl_training else [],
+        explorer=EXPLORER_PAGE,
         suites=suites,
     )
     meta = report_metadata(rep)
@@ -84,7 +87,10 @@ def write_report(ctx: StageContext) -> StageResult:
             "headline": rep.headline, "verdict": meta["verdict"], "report_html": Path(meta["files"]["report.html"]),
             "report_md": Path(meta["files"]["report.md"]), **{k: v for k, v in meta["numbers"].items() if v is not None},
             **{f"plot_{k}": Path(v) for k, v in meta["plots"].items()},
+            "explorer": explorer.index_html, "explorer_tasks": explorer.tasks, "explorer_episodes": explorer.episodes,
+            "explorer_mb": round(explorer.bytes / 1e6, 3),
         },
+        links={"explorer_url": explorer.index_html.resolve().as_uri()},
         data_version=content_hash(meta["numbers"]),
         markdown={"report": meta["markdown_inline"]},
     )

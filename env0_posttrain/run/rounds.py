@@ -4,6 +4,7 @@ every rollout asset reports about its round (metadata, the unscored-rows check, 
 from __future__ import annotations
 
 import asyncio
+import json
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -83,8 +84,8 @@ def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, set
     planned = {(t.id, k) for t in tasks for k in range(trials)}
     since = reusable_since(ctx, arm)
     stored_as = round_arm or arm
-    found = None if since is None else ctx.store.finished_round_covering(ctx.run_id, stored_as, endpoint.model,
-                                                                          planned, since)
+    found = None if since is None else finished_round_covering(ctx.store, ctx.run_id, stored_as, endpoint.model,
+                                                                planned, since)
     if found is not None:
         round_id, summary_dict = found
         gap = _gap(planned - ctx.store.done_keys(round_id), summary_dict.get("crashed", []))
@@ -94,7 +95,8 @@ def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, set
             return round_id, ctx.store.load_episodes(round_id), summary_dict | {"reused_round": True}
         ctx.log.info(f"{arm}: finished round {round_id} lacks {len(gap)} episodes that failed on infrastructure; "
                      "reopened to fill them")
-        ctx.store.reopen_round(round_id)
+        with ctx.store.transaction() as con:  # resumed like a round that never finished
+            con.execute("UPDATE rounds SET status = 'running', finished_at = NULL WHERE round_id = ?", [round_id])
     round_id = ctx.store.open_round(ctx.run_id, stored_as, endpoint.model, len(planned))
     done = ctx.store.done_keys(round_id)
     ctx.log.info(f"{arm}: round {round_id}, {len(done)} of {len(planned)} episodes already stored")
@@ -118,6 +120,16 @@ def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, set
     summary_dict = summary.model_dump(mode="json")
     ctx.store.finish_round(round_id, summary_dict)
     return round_id, episodes, summary_dict
+
+
+def finished_round_covering(store, run_id: str, arm: str, model: str, keys: set[tuple[str, int]],
+                            finished_after: float = 0.0) -> tuple[str, dict] | None:
+    """(round_id, summary) of the newest round of (run, arm, model) finished since `finished_after` that holds
+    only episodes `keys` names (all but those it could not play): one that can stand for a new one."""
+    rows = store.query("SELECT round_id, summary_json FROM rounds WHERE run_id = ? AND arm = ? AND model = ? "
+                       "AND n_expected = ? AND status = 'finished' AND finished_at >= ? ORDER BY finished_at DESC",
+                       [run_id, arm, model, len(keys), finished_after])
+    return next(((r, json.loads(s or "{}")) for r, s in rows if store.done_keys(r) <= keys), None)
 
 
 def _gap(missing: set[tuple[str, int]], crashed: list[str]) -> list[str]:

@@ -47,26 +47,28 @@ def budget_notes(ctx: StageContext, tasks: list, episodes: list = ()) -> list[st
     return notes
 
 
-def rows_note(ctx: StageContext, tasks: list, train_ids: set[str], skipped: dict[str, str]) -> str | None:
-    """The suite's training tasks whose SFT rows were dropped or cut to windows for lora.max_seq_length."""
+def rows_note(ctx: StageContext, tasks: list, train_ids: set[str], skipped: dict[str, str] | None) -> str | None:
+    """The suite's training tasks whose SFT rows were dropped or cut to windows for lora.max_seq_length (None:
+    the suite holds no training task, or sft_rows wrote no record of its skips)."""
     mine = [t.id for t in tasks if t.id in train_ids]
-    if not mine or not skipped:
+    if not mine or skipped is None:
         return None
     hit: dict[str, int] = {}
     for tid in mine:
         if tid in skipped:
             hit[skipped[tid]] = hit.get(skipped[tid], 0) + 1
     if not hit:
-        return f"SFT rows: none of this suite's {len(mine)} training tasks lost its row to length or curation."
+        return (f"SFT rows: none of this suite's {len(mine)} training tasks lost its row to length or curation "
+                f"(lora.max_seq_length {ctx.spec.lora.max_seq_length}).")
     return (f"SFT rows of this suite's {len(mine)} training tasks not trained on as played: "
             + ", ".join(f"{n} {why}" for why, n in sorted(hit.items()))
             + f" (lora.max_seq_length {ctx.spec.lora.max_seq_length}).")
 
 
-def skipped_rows(ctx: StageContext) -> dict[str, str]:
-    """task id -> why its SFT row was skipped (written by sft_rows as sft/skipped.json)."""
+def skipped_rows(ctx: StageContext) -> dict[str, str] | None:
+    """task id -> why its SFT row was skipped (written by sft_rows as sft/skipped.json); None without the file."""
     path = ctx.paths.artifacts(ctx.run_id) / "sft" / "skipped.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def suite_parts(ctx: StageContext, alpha: float = 0.05, n_boot: int = 10_000):

@@ -127,6 +127,9 @@ def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, wor
     from datasets import Dataset
     from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
 
+    from env0_posttrain.torch_threads import use_free_cores
+
+    use_free_cores(torch)
     docs = [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts]
     n_blocks = config.pretrain_steps * config.pretrain_batch_size
     blocks = pretrain_blocks(docs, n_blocks, config.pretrain_seq_len, tokenizer.pad_token_id, config.seed)

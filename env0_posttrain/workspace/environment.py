@@ -218,27 +218,37 @@ class Workspace:
         with self.lock:
             self._settle_baseline()
             base_dbs, _ = self._snapshots[since]
-            out: dict[str, Any] = {}
-            for name in ([service] if service else SERVICE_NAMES):
-                cur_tables = self.service(name).db.tables()
-                base_tables = base_dbs[name].tables()
-                svc_out: dict[str, Any] = {}
-                for tname, cur in cur_tables.items():
-                    base = base_tables.get(tname, {})
-                    added = {k: cur[k].dump() for k in cur.keys() - base.keys()}
-                    deleted = {k: base[k].dump() for k in base.keys() - cur.keys()}
-                    updated = {}
-                    for k in cur.keys() & base.keys():
-                        a, b = base[k], cur[k]
-                        if a is not b and a != b:
-                            updated[k] = {"before": a.dump(), "after": b.dump()}
-                    t = {kind: dict(sorted(v.items())) for kind, v in
-                         (("added", added), ("updated", updated), ("deleted", deleted)) if v}
-                    if t:
-                        svc_out[tname] = t
-                if svc_out:
-                    out[name] = svc_out
-            return out
+            return self._diff_from(base_dbs, service)
+
+    def diff_from(self, start: "Workspace", service: str | None = None) -> dict[str, Any]:
+        """The same diff against another workspace's live state: an episode's end vs its untouched start copy."""
+        with start.lock:
+            base_dbs = {name: start.service(name).db for name in SERVICE_NAMES}
+        with self.lock:
+            return self._diff_from(base_dbs, service)
+
+    def _diff_from(self, base_dbs: dict[str, Any], service: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in ([service] if service else SERVICE_NAMES):
+            cur_tables = self.service(name).db.tables()
+            base_tables = base_dbs[name].tables()
+            svc_out: dict[str, Any] = {}
+            for tname, cur in cur_tables.items():
+                base = base_tables.get(tname, {})
+                added = {k: cur[k].dump() for k in cur.keys() - base.keys()}
+                deleted = {k: base[k].dump() for k in base.keys() - cur.keys()}
+                updated = {}
+                for k in cur.keys() & base.keys():
+                    a, b = base[k], cur[k]
+                    if a is not b and a != b:
+                        updated[k] = {"before": a.dump(), "after": b.dump()}
+                t = {kind: dict(sorted(v.items())) for kind, v in
+                     (("added", added), ("updated", updated), ("deleted", deleted)) if v}
+                if t:
+                    svc_out[tname] = t
+            if svc_out:
+                out[name] = svc_out
+        return out
 
     def log(self, service: str | None = None) -> list[dict[str, Any]]:
         return [e for e in self.action_log if service is None or e["service"] == service]

@@ -14,6 +14,7 @@ _GOOGLE_STATUS = {
     404: "NOT_FOUND",
     409: "ALREADY_EXISTS",
     412: "FAILED_PRECONDITION",
+    413: "INVALID_ARGUMENT",  # what Google says of an oversized payload (it answers 400; the mock says 413)
     429: "RESOURCE_EXHAUSTED",
     500: "INTERNAL",
 }

@@ -26,6 +26,7 @@ from .api_routes import JSON, api_routes, doc_routes, no_route, resolve
 from .auth_http import auth_app
 from .environment import SERVICE_NAMES, Workspace
 from .errors import ApiError, google_error
+from .request_limits import BodyLimit, loads
 
 
 def _json(body: Any, status: int = 200) -> Response:
@@ -50,6 +51,7 @@ def create_app(workspace_factory: Callable[[], Workspace] | None = None) -> Fast
                   redirect_slashes=False,  # Google answers 404 to a trailing slash, not a redirect
                   **_NO_TELEMETRY)
     app.state.ws = factory()
+    app.add_middleware(BodyLimit)  # bodies over the APIs' payload limits get 413 before any handler reads them
     # -- the APIs: one route per tool, under Mounts by path segment (api_routes.py), tried before /_admin
     app.router.routes.extend(api_routes())
     app.router.routes.append(Mount("/auth", app=auth_app(lambda: app.state.ws)))  # the OAuth server (auth_http.py)
@@ -124,10 +126,14 @@ def create_app(workspace_factory: Callable[[], Workspace] | None = None) -> Fast
             now = datetime.fromisoformat(str(args["now"]).replace("Z", "+00:00")) if args.get("now") else None
         except (TypeError, ValueError):
             raise ApiError(400, google_error(400, "seed must be an integer, now an ISO datetime", "invalid").body)
+        named = [n for n in ws().snapshots() if n != "seed"]  # a reseed starts a new world: they cannot follow
+        if named and args.get("drop_snapshots") is not True:
+            raise ApiError(412, google_error(412, f"seeding drops the snapshots {named}: send "
+                                             '"drop_snapshots": true to seed anyway', "snapshotsWouldBeDropped").body)
         new = Workspace.seeded(seed_value, now)
         with ws().lock:
             app.state.ws = new
-        return {"ok": True, "seed": seed_value, "state_hash": new.state_hash()}
+        return {"ok": True, "seed": seed_value, "state_hash": new.state_hash(), "dropped_snapshots": named}
 
     @app.get("/_admin/snapshots")
     def snapshots() -> dict[str, Any]:
@@ -158,7 +164,7 @@ async def _admin_args(request: Request) -> dict[str, Any]:
     raw = await request.body()
     if raw.strip():
         try:
-            value = json.loads(raw)
+            value = loads(raw)
         except ValueError:
             raise ApiError(400, google_error(400, "Invalid JSON payload received.", "parseError").body) from None
         if isinstance(value, dict):

@@ -3,12 +3,12 @@ that pick the tool are in api_routes.py."""
 
 from __future__ import annotations
 
-import json
 from email import policy
 from email.parser import BytesParser
 from typing import Any
 
 from .errors import ApiError, bad_request, google_error
+from .request_limits import loads
 from .tools import ToolSpec
 
 # Google's system parameters: accepted on every method, meaningful only where a handler takes them.
@@ -49,7 +49,7 @@ def google_kwargs(spec: ToolSpec, path_params: dict[str, str], query: list[tuple
 
 def _json(body: bytes) -> Any:
     try:
-        value = json.loads(body)
+        value = loads(body)
     except (ValueError, UnicodeDecodeError):
         raise google_error(400, "Invalid JSON payload received.", "parseError") from None
     if not isinstance(value, dict):
@@ -117,7 +117,7 @@ def slack_kwargs(query: list[tuple[str, str]], body: bytes, content_type: str) -
     if body.strip():
         if content_type.startswith("application/json"):
             try:
-                value = json.loads(body)
+                value = loads(body)
             except (ValueError, UnicodeDecodeError):
                 raise ApiError(200, {"ok": False, "error": "invalid_json"}) from None
             if not isinstance(value, dict):

@@ -20,6 +20,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 from .errors import ApiError, google_error, slack_error
+from .request_limits import loads
 
 if TYPE_CHECKING:
     from .tools import ToolSpec
@@ -76,7 +77,7 @@ def _slack_object(v: Any) -> Any:
     """Slack forms carry structured arguments (`profile`, `files`) as JSON strings: accept either form."""
     if isinstance(v, str):
         try:
-            return json.loads(v)
+            return loads(v)
         except ValueError:
             return v
     return v

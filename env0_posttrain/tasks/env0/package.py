@@ -26,6 +26,7 @@ _HINTS = {"gmail": ("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), "calendar": ("NEEDLE
           "slack": ("SEED_CHANNELS", "SEED_MESSAGES", "SEED_USERS"), "drive": ("NORMAL_FILES",)}
 
 
+_COMPILING = threading.Lock()
 NEEDLES_TIMEOUT_S = 60.0  # the most a needles import may take (less where task.toml's build timeout says so)
 
 
@@ -180,7 +181,9 @@ def _exec_needles(path: Path) -> ModuleType:
     sys.modules[name] = mod  # dataclasses (and pickling) look the module up while it executes
     sys.path.insert(0, str(path.parent))
     try:
-        spec.loader.exec_module(mod)
+        with _COMPILING:  # CPython 3.11 can fail compiling in two threads at once ("AST constructor recursion depth")
+            code = compile(path.read_bytes(), str(path), "exec")
+        exec(code, mod.__dict__)  # noqa: S102 - the package's own needles module, as env0's seeder imports it
     except Exception as e:  # noqa: BLE001 - any error in a package's own code is reported, not raised raw
         raise Env0Error("load needles", path, f"{type(e).__name__}: {e}") from e
     finally:

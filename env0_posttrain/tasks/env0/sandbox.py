@@ -60,7 +60,7 @@ class SandboxUnavailable(RuntimeError):
 def sandbox_mode() -> Mode:
     mode = os.environ.get(MODE_ENV, "namespaces")
     if mode not in ("namespaces", "unconfined"):
-        raise ValueError(f"{MODE_ENV}={mode!r}: expected 'namespaces' (default) or 'unconfined'")
+        raise SandboxUnavailable(f"{MODE_ENV}={mode!r}: expected 'namespaces' (default) or 'unconfined'")
     return mode  # type: ignore[return-value]
 
 
@@ -229,7 +229,11 @@ class Sandbox:
         with self._write:
             self._proc.stdin.write((json.dumps(req) + "\n").encode())
             self._proc.stdin.flush()
-        msg = fut.result(timeout=timeout + 60)
+        try:
+            msg = fut.result(timeout=timeout + 60)
+        except TimeoutError:
+            self._pending.pop(n, None)
+            raise RuntimeError(f"env0 sandbox: no answer {timeout + 60:.0f} s after the command started") from None
         if msg.pop("b64", False):
             import base64
             msg["stdout"], msg["stderr"] = (base64.b64decode(msg[k]).decode("utf-8", "replace") for k in ("stdout", "stderr"))

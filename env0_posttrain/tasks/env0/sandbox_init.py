@@ -150,11 +150,17 @@ def _read_capped(stream, cap: int, out: list) -> None:
 
 _ANSWER = threading.Lock()
 RUNNING: set[int] = set()  # the commands Popen is waiting for
+_SPAWN = threading.Lock()  # a command enters RUNNING before any reaper can see it exit (else its status is lost)
 
 
 def reap_orphans() -> None:
     """pid 1's duty: reap the zombies commands left behind (a killed command's children are reparented here, and
     Popen waits only for the commands themselves); each would hold a pid until the sandbox ends."""
+    with _SPAWN:
+        _reap()
+
+
+def _reap() -> None:
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) in RUNNING:
             continue
@@ -171,12 +177,13 @@ def run_one(req: dict) -> None:
     out, err = [b"", False], [b"", False]
     answer = {"id": req["id"], "returncode": 127, "timed_out": False, "truncated": False, "b64": True}
     try:
-        proc = subprocess.Popen(req["argv"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=req["env"], cwd=req["cwd"], start_new_session=True)
+        with _SPAWN:
+            proc = subprocess.Popen(req["argv"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env=req["env"], cwd=req["cwd"], start_new_session=True)
+            RUNNING.add(proc.pid)
     except OSError as e:
         err[0] = f"{req['argv'][0] if req['argv'] else ''}: {e.strerror}\n".encode()
     else:
-        RUNNING.add(proc.pid)
         readers = [threading.Thread(target=_read_capped, args=(s, req["cap"], o), daemon=True)
                    for s, o in ((proc.stdout, out), (proc.stderr, err))]
         for r in readers:

@@ -11,12 +11,12 @@ as `content`, as Slack does for text files; files.list gives the first lines as 
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
 from ...base import SLACK_ALPHABET, api
 from ...errors import slack_error
+from ...request_limits import loads
 from .data_model import Message, SlackFile
 
 TEAM = "T0ENV0WRK"
@@ -189,7 +189,7 @@ class Files:
                                      initial_comment: str | None = None, thread_ts: str | None = None,
                                      blocks: str | None = None) -> dict[str, Any]:
         try:
-            items = json.loads(files)
+            items = loads(files)
         except ValueError:
             raise slack_error("invalid_arguments") from None
         if not isinstance(items, list) or not items or not all(isinstance(i, dict) and isinstance(i.get("id"), str)

@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote
 
+from ...request_limits import loads
 from .data_model import IdempotentResponse
 from .errors import idempotency_mismatch, permission_denied, unauthenticated
 
@@ -131,7 +132,7 @@ def answer(ws: "Workspace", spec: "ToolSpec", path_params: dict[str, str], query
     if body.strip():
         if content_type.startswith("application/json"):  # not Stripe's wire format, but an agent may send it
             try:
-                value = json.loads(body)
+                value = loads(body)  # past the nesting limit: ValueError, not RecursionError
             except ValueError:
                 value = None
             if isinstance(value, dict):

@@ -1,0 +1,41 @@
+"""`run materialize --select`: the list form the help shows (`--select a b`), commas and repeats all give the
+same selection; an unknown name is refused naming the assets, before anything runs."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+import env0_posttrain.cli as cli
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def selected(monkeypatch):
+    seen: list = []
+    monkeypatch.setattr(cli, "_materialize_and_print", lambda run_id, paths, select, *rest, **kw:
+                        seen.append((run_id, select)))
+    return seen
+
+
+@pytest.mark.parametrize("args", [["--select", "task_set", "base_model"], ["--select", "task_set,base_model"],
+                                  ["--select", "task_set", "--select", "base_model"],
+                                  ["--select", "task_set", "--verbose", "base_model"]])
+def test_every_form_of_a_list_selects_the_same_assets(tmp_path, selected, args):
+    result = runner.invoke(cli.app, ["run", "materialize", "r1", *args, "--data-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert selected == [("r1", ["task_set", "base_model"])]
+
+
+def test_no_selection_is_the_whole_graph(tmp_path, selected):
+    assert runner.invoke(cli.app, ["run", "materialize", "r1", "--data-dir", str(tmp_path)]).exit_code == 0
+    assert selected == [("r1", None)]
+
+
+@pytest.mark.parametrize("args, words", [(["--select", "task_set", "nope"], ["no asset named ['nope']", "sft_rows"]),
+                                         (["stray"], ["unexpected arguments ['stray']"])])
+def test_unknown_names_and_stray_words_are_refused_before_anything_runs(tmp_path, selected, args, words):
+    result = runner.invoke(cli.app, ["run", "materialize", "r1", *args, "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2 and all(w in result.output for w in words), result.output
+    assert selected == []
