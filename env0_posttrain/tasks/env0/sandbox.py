@@ -76,6 +76,22 @@ def _shims(bin_dir: Path) -> None:
         (bin_dir / name).chmod(0o755)
 
 
+def _host_paths_in_tmp() -> list[str]:
+    """Host paths under /tmp that commands need (this interpreter, the venv, our checkout for `gws`, PATH entries):
+    the private /tmp would hide them, so they are bound back read-only at the same path. A checkout or venv under
+    /tmp (a CI clone, pytest's tmp_path) then works as anywhere else."""
+    cands = [sys.executable, getattr(sys, "_base_executable", None), sys.prefix, sys.base_prefix, sys.exec_prefix,
+             str(Path(__file__).parents[3]), os.environ.get("ENV0_PACKAGE_PYTHON"),
+             *os.environ.get("PATH", "").split(os.pathsep)]
+    found: set[str] = set()
+    for c in filter(None, cands):
+        for q in {os.path.abspath(c), os.path.realpath(c)}:
+            if q.startswith("/tmp/") and os.path.exists(q):
+                found.add(q if os.path.isdir(q) else os.path.dirname(q))
+    # the outermost of nested paths only (binds are recursive)
+    return sorted(q for q in found if not any(q != o and q.startswith(o + "/") for o in found))
+
+
 class Sandbox:
     """One package's (or one episode's) sandbox: `with Sandbox(ws, package_dir=..., manifest=...) as sb:
     sb.run(["bash", "/tests/test.sh"], timeout=120, output_cap=1 << 20)`. Without a package (a built-in task)
@@ -160,6 +176,7 @@ class Sandbox:
         binds = [(str(self.root / d), "/" + d, True) for d in ("tmp", "data", "logs")]
         binds += [(str(self.root / d), "/" + d, False) for d in ("solution", "tests")]
         binds.append((str(self.root / "env0"), "/.env0", False))
+        binds += [(q, q, False) for q in _host_paths_in_tmp() if not q.startswith(str(self.root))]
         if self.package_dir is not None:
             binds.append((str(self.package_dir / "data"), f"/tasks/{self.name}/data", False))
         else:
