@@ -115,6 +115,7 @@ def server(tmp_path_factory):
 def test_specs_store_and_teacher_backfill_keep_only_the_env_var_name(setup, token: str, server):
     paths, _, _ = setup
     url, home = server
+    paths.dagster_home.symlink_to(home, target_is_directory=True)  # backfill checks the server serves this data dir
     spec = load_spec(paths.runs / f"{RUN_ID}.yaml")
     assert spec.teacher.api_key_env == KEY_ENV and KEY_ENV in (paths.runs / f"{RUN_ID}.yaml").read_text()
     info = backfill_teachers(paths, RUN_ID, ["openrouter/meta-llama/llama-4"], url=url)
