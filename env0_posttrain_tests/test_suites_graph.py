@@ -100,7 +100,7 @@ def test_the_cli_path_replays_one_suite_of_one_arm(suites_run):
     paths, instance, _, _ = suites_run
     store = Store(paths.db)
     before = {k: _rounds(store, k) for k in ("sft@seen", "sft@fresh", "base@seen")}
-    result, _ = materialize_run(RUN, paths, instance, ["sft_eval_trajectories"], log_level="INFO", suites=["seen"])
+    result = materialize_run(RUN, paths, instance, ["sft_eval_trajectories"], log_level="INFO", suites=["seen"])
     assert result.success
     assert len(_rounds(store, "sft@seen")) == len(before["sft@seen"]) + 1
     assert _rounds(store, "sft@fresh") == before["sft@fresh"] and _rounds(store, "base@seen") == before["base@seen"]

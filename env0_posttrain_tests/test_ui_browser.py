@@ -45,8 +45,9 @@ def server(tmp_path_factory):
     from env0_posttrain.runspec import RunSpec, write_spec
 
     tmp = tmp_path_factory.mktemp("ui")
-    home, data = tmp / "dagster_home", tmp / "data"
-    home.mkdir()
+    data = tmp / "data"
+    home = data / "dagster_home"  # the data dir's own instance: backfill checks the webserver serves it
+    home.mkdir(parents=True)
     shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
     write_spec(RunSpec(run_id=RUN_ID), data / "runs")
     with dg.DagsterInstance.from_config(str(home)) as instance:
@@ -61,7 +62,7 @@ def server(tmp_path_factory):
 def browser():
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=3800,2200"):
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=3800,3000"):
         opts.add_argument(arg)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
     try:
