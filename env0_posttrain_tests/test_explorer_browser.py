@@ -3,25 +3,19 @@ file:// in headless Debian Chromium via Selenium, from report.html to a base -> 
 calls and verifier metrics. Screenshots go to test-output/ (gitignored)."""
 
 import logging
-import shutil
 
 import pytest
 
-from env0_posttrain_tests.webserver import ROOT
+from env0_posttrain_tests.browser import OUT, SKIP_WITHOUT_CHROMIUM, headless_chromium
 
-OUT = ROOT / "test-output"
-CHROMIUM = shutil.which("chromium")
-CHROMEDRIVER = shutil.which("chromedriver")
+
 WAIT_S = 30
 
 pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (apt-get install chromium)"),
-    pytest.mark.skipif(CHROMEDRIVER is None, reason="chromedriver is not installed (apt-get install chromium-driver)"),
+    *SKIP_WITHOUT_CHROMIUM,
 ]
 selenium = pytest.importorskip("selenium", reason="selenium is not installed")
 
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
@@ -41,15 +35,8 @@ def report(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1800,1400"):
-        opts.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
-    try:
+    with headless_chromium(1800, 1400) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _wait(driver, cond, what: str, shot: str | None = None):

@@ -7,19 +7,17 @@ import shutil
 
 import pytest
 
+from env0_posttrain_tests.browser import OUT, SKIP_WITHOUT_CHROMIUM, headless_chromium
+
 from env0_posttrain_tests.webserver import ROOT, dagster_webserver
 
-OUT = ROOT / "test-output"
 RUN_ID = "ui-browser-run"
 NEW_TEACHER = "openai/gpt-4o-mini"
-CHROMIUM = shutil.which("chromium")
-CHROMEDRIVER = shutil.which("chromedriver")
 WAIT_S = 60
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (apt-get install chromium)"),
-    pytest.mark.skipif(CHROMEDRIVER is None, reason="chromedriver is not installed (apt-get install chromium-driver)"),
+    *SKIP_WITHOUT_CHROMIUM,
 ]
 selenium = pytest.importorskip("selenium", reason="selenium is not installed")
 
@@ -27,8 +25,6 @@ from env0_posttrain.defs.assets import RUN_ASSETS  # noqa: E402
 
 ASSETS = [a.key.to_user_string() for a in RUN_ASSETS]  # every node of the graph, however many it has
 
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
@@ -60,15 +56,8 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=3800,3000"):
-        opts.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
-    try:
+    with headless_chromium(3800, 3000) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _body(driver) -> str:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from urllib.parse import parse_qsl
 
 from .environment import Workspace
+from .request_limits import read_body
 from .services.auth.oauth import SESSION_COOKIE
 from .tools import TOOLS, CallResult
 
@@ -141,12 +142,7 @@ def auth_app(get_ws: Callable[[], Workspace], mount: str = "/auth") -> Callable:
     """An ASGI app answering the auth paths below `mount` (the workspace app's /auth)."""
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        body = b""
-        while True:
-            msg = await receive()
-            body += msg.get("body", b"")
-            if not msg.get("more_body"):
-                break
+        body = await read_body(receive)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         ws = get_ws()
         host = headers.get("host") or "%s:%s" % tuple(scope.get("server") or ("127.0.0.1", 80))

@@ -101,3 +101,13 @@ async def _answer(send: Any, path: str, limit: int) -> None:
                 "headers": [(b"content-type", b"application/json; charset=UTF-8"),
                             (b"content-length", str(len(payload)).encode()), (b"connection", b"close")]})
     await send({"type": "http.response.body", "body": payload})
+
+
+async def read_body(receive: Any) -> bytes:
+    """The whole request body of an ASGI http request (what Starlette's Request.body() does, for raw ASGI apps)."""
+    chunks = []
+    while True:
+        msg = await receive()
+        chunks.append(msg.get("body", b""))
+        if not msg.get("more_body"):
+            return b"".join(chunks)

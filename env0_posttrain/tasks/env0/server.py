@@ -26,6 +26,7 @@ from ...workspace.environment import Workspace
 from ...workspace.api_routes import handle
 from ...workspace.http_app import create_app
 from ...workspace.local_server import free_port
+from ...workspace.request_limits import read_body
 from ...workspace.tools import TOOLS
 from .auth_surface import AUTH_READS, answer_auth, guard
 from .doc_compat import DOC_COMPAT, drive_call
@@ -151,12 +152,7 @@ class Env0Surface:
         if prefix not in PREFIXES:
             await self.inner(scope, receive, send)
             return
-        body = b""
-        while True:
-            msg = await receive()
-            body += msg.get("body", b"")
-            if not msg.get("more_body"):
-                break
+        body = await read_body(receive)
         svc = PREFIXES[prefix]
         headers = [(b"content-type", b"application/json")]
         with self.ws.lock:
