@@ -1,0 +1,20 @@
+"""Process-wide state a stage sets for its workers must not leak from one test into the next."""
+
+import os
+
+import pytest
+
+# run/context.use_env0 exports the spec's env0 checkout and package folder to this process's environment (for
+# the worker processes a stage starts); a later test of a package without a checkout would otherwise inherit it.
+_STAGE_ENV = ("ENV0_ROOT", "ENV0_TASKS_SOURCE")
+
+
+@pytest.fixture(autouse=True)
+def _restore_stage_environment():
+    before = {k: os.environ.get(k) for k in _STAGE_ENV}
+    yield
+    for k, v in before.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
