@@ -70,17 +70,21 @@ def _paired_cells(p: PairedAnalysis | None) -> tuple[str, str]:
     return f"[{pp(p.ci_low, True)}, {pp(p.ci_high, True)}] pp", f"p {p_text(p.p_primary)} ({test})"
 
 
-def suite_section(s: SuiteNumbers) -> list[str]:
-    """The suite's table, its other arms, its boundary ledger and any budget or row-length notes."""
+def suite_section(s: SuiteNumbers, link: str | None = None, level: str = "###") -> list[str]:
+    """The suite's table, its other arms, its boundary ledger and any budget or row-length notes; `link`: the
+    suite's own full report, relative to the page that shows this section."""
     b = s.boundary
     ci, p = _paired_cells(s.paired)
-    title = f"### Suite {s.name} ({b.get('kind', 'split')}, {s.seen})"
+    title = f"{level} Suite {s.name} ({b.get('kind', 'split')}, {s.seen})"
     main = md_table(["Eval", "Baseline", "SFT", "Delta", "Paired 95% CI", "Test"],
                     [[f"{s.name}, {s.trials} trial{'s' if s.trials != 1 else ''}", _cell(s.passes.get("base")),
                       _cell(s.passes.get("sft")), _delta(s.passes.get("base"), s.passes.get("sft")), ci, p]])
     others = [[ARM_LABELS[a], _cell(s.passes[a]), _delta(s.passes.get("base"), s.passes[a])]
               for a in ("teacher_eval", "rl") if a in s.passes]
     blocks = [title, main]
+    if link is not None:
+        blocks.append(f"[Suite {s.name}'s full report]({link}): its per-family and per-difficulty tables, flips, "
+                      "first actions, behaviours, figures and trend, on this suite alone.")
     if others:
         blocks.append(md_table(["Arm", "Passes", "vs Baseline"], others))
     ledger = md_table(
@@ -97,14 +101,15 @@ def suite_section(s: SuiteNumbers) -> list[str]:
     return blocks
 
 
-def suites_markdown(suites: Sequence[SuiteNumbers]) -> str:
+def suites_markdown(suites: Sequence[SuiteNumbers], links: Mapping[str, str] | None = None) -> str:
+    """`links`: suite name -> its full report, relative to the report folder (suites without one get no link)."""
     summary = md_table(["Suite", "Seen", "Baseline", "SFT", "Delta", "Paired 95% CI"],
                        [[s.name, s.seen, _cell(s.passes.get("base")), _cell(s.passes.get("sft")),
                          _delta(s.passes.get("base"), s.passes.get("sft")), _paired_cells(s.paired)[0]]
                         for s in suites])
     blocks = ["## Eval suites", summary]
     for s in suites:
-        blocks += suite_section(s)
+        blocks += suite_section(s, (links or {}).get(s.name))
     return "\n\n".join(blocks) + "\n"
 
 

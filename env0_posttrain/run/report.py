@@ -19,14 +19,13 @@ def write_report(ctx: StageContext) -> StageResult:
     parts: dict = {}
     if ctx.spec.suites:
         from env0_posttrain.evaluate.suites_report import suites_headline, suites_markdown
-        from env0_posttrain.run.suite_reports import suite_parts
+        from env0_posttrain.run.suite_reports import lead_suite, suite_links, suite_parts
 
         suite_numbers, parts = suite_parts(ctx)
-        primary = next((n for n, (eps, _, _) in parts.items() if eps), next(iter(parts)))
+        primary, why = lead_suite(suite_numbers)
         episodes, tasks, rounds = parts[primary]
         split_of = {t.id: primary for t in tasks}
-        suites = (suites_headline(suite_numbers), suites_markdown(suite_numbers) +
-                  f"\nThe sections below detail suite {primary}.\n")
+        suites = (suites_headline(suite_numbers), suites_markdown(suite_numbers, suite_links(parts)) + f"\n{why}\n")
     else:
         for arm in ARMS_ON_EVAL:
             rid = ctx.store.latest_round(ctx.run_id, arm)
@@ -57,22 +56,31 @@ def write_report(ctx: StageContext) -> StageResult:
         lineage["base_eval_reused_from"] = f"run {src['run_id']} (round {src['round_id']})"
     from env0_posttrain.suite_spec import DEFAULT_SUITE, split_round_arm
 
-    shown = primary if ctx.spec.suites else DEFAULT_SUITE  # the trend of the suite the details are about
-    history = [
-        {"timestamp": h["created_at"], "arm": arm, "pass_rate": h["pass_rate"], "run_id": ctx.run_id}
-        for h in ctx.store.eval_history(ctx.run_id) if h["round_id"] not in rounds.values()
-        for arm, suite in [split_round_arm(h["arm"])] if suite == shown
-    ]
+    evals = ctx.store.eval_history(ctx.run_id)
+
+    def history_of(shown: str, own: dict) -> list[dict]:
+        """The suite's earlier eval results (its trend), less the rounds the report is about."""
+        return [{"timestamp": h["created_at"], "arm": arm, "pass_rate": h["pass_rate"], "run_id": ctx.run_id}
+                for h in evals if h["round_id"] not in own.values()
+                for arm, suite in [split_round_arm(h["arm"])] if suite == shown]
+
     stamp = time.strftime("%Y%m%dT%H%M%S")
     report_dir = ctx.artifacts("report", stamp)
     explorer = write_explorer(ctx.store, ctx.run_id, report_dir / "explorer", lineage=lineage)
-    rep = build_report(
-        episodes, tasks, report_dir, splits=split_of,
+    common = dict(
         training_metrics=ctx.store.training_metrics(training["train_id"]) if training else [],
-        ledger=info.get("ledger", []), lineage=lineage, history=history, run_id=ctx.run_id, seed=ctx.spec.tasks.seed,
+        ledger=info.get("ledger", []), run_id=ctx.run_id, seed=ctx.spec.tasks.seed,
         rl_training_metrics=ctx.store.training_metrics(rl_training["train_id"]) if rl_training else [],
-        explorer=EXPLORER_PAGE,
-        suites=suites,
+    )
+    suite_files: dict[str, str] = {}
+    if ctx.spec.suites:
+        from env0_posttrain.run.suite_reports import write_suite_reports
+
+        suite_files = write_suite_reports(suite_numbers, parts, report_dir, history_of, EXPLORER_PAGE, lineage, **common)
+    rep = build_report(
+        episodes, tasks, report_dir, splits=split_of, lineage=lineage,
+        history=history_of(primary if ctx.spec.suites else DEFAULT_SUITE, rounds), explorer=EXPLORER_PAGE,
+        suites=suites, **common,
     )
     meta = report_metadata(rep)
     if suite_numbers is not None:
@@ -89,6 +97,8 @@ def write_report(ctx: StageContext) -> StageResult:
             **{f"plot_{k}": Path(v) for k, v in meta["plots"].items()},
             "explorer": explorer.index_html, "explorer_tasks": explorer.tasks, "explorer_episodes": explorer.episodes,
             "explorer_mb": round(explorer.bytes / 1e6, 3),
+            **({"details_suite": primary} if ctx.spec.suites else {}),
+            **{f"suite_report_{name}": Path(f) for name, f in suite_files.items()},
         },
         links={"explorer_url": explorer.index_html.resolve().as_uri()},
         data_version=content_hash(meta["numbers"]),

@@ -93,3 +93,54 @@ def suite_parts(ctx: StageContext, alpha: float = 0.05, n_boot: int = 10_000):
                                      rows_note=rows_note(ctx, tasks, train_ids, skipped)))
         parts[name] = (episodes, tasks, rounds)
     return numbers, parts
+
+
+SUITES_DIR = "suites"  # each suite's full report: <report folder>/suites/<name>/report.{md,html,json}
+
+
+def lead_suite(numbers: list) -> tuple[str, str]:
+    """The suite the main report's details are about, and the one line that says why: the first unseen suite (in
+    the spec's order) with base and adapter episodes, since a gain there is the one that can generalize."""
+    paired = [s for s in numbers if s.paired is not None]
+    unseen = [s for s in paired if s.seen == "unseen"]
+    if unseen:
+        why = "the first suite unseen by the training set with base and adapter episodes: a gain there is what generalizes"
+        return unseen[0].name, _lead_line(unseen[0].name, why)
+    if paired:
+        return paired[0].name, _lead_line(paired[0].name, "no unseen suite has base and adapter episodes, so the first "
+                                                           "suite that has")
+    name = next((s.name for s in numbers if s.passes), numbers[0].name)
+    return name, _lead_line(name, "no suite has both base and adapter episodes; the first suite with episodes")
+
+
+def _lead_line(name: str, why: str) -> str:
+    return f"The sections below detail suite {name} ({why}); each suite's full report is linked in its section above."
+
+
+def suite_links(parts: dict) -> dict[str, str]:
+    """Suite name -> its full report, relative to the main report's folder (a suite with no episodes has none)."""
+    return {name: f"{SUITES_DIR}/{name}/report.html" for name, (episodes, _, _) in parts.items() if episodes}
+
+
+def write_suite_reports(numbers: list, parts: dict, report_dir, history_of, explorer: str, lineage: dict,
+                        **common) -> dict[str, str]:
+    """Every suite with episodes gets the whole comparison report on its own episodes in <report_dir>/suites/<name>/
+    (its own plots, its own trend), headed by its suite table and a link back; returns name -> its report.html.
+    `history_of(name, rounds)`: the suite's earlier eval results; `common`: build_report's shared arguments."""
+    from env0_posttrain.evaluate import build_report
+    from env0_posttrain.evaluate.suites_report import suite_section, suites_headline
+
+    out = {}
+    for s in numbers:
+        episodes, tasks, rounds = parts[s.name]
+        if not episodes:
+            continue
+        folder = report_dir / SUITES_DIR / s.name
+        section = "\n\n".join([*suite_section(s, level="##"), "[Back to the run's report over every suite]"
+                               "(../../report.html)."]) + "\n"
+        rep = build_report(episodes, tasks, folder, splits={t.id: s.name for t in tasks},
+                           lineage=lineage | {"suite": s.name, "eval_rounds": rounds},
+                           history=history_of(s.name, rounds), explorer=f"../../{explorer}",
+                           suites=(suites_headline([s]), section), **common)
+        out[s.name] = rep.files["report.html"]
+    return out
