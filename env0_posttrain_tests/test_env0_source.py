@@ -81,6 +81,29 @@ def test_the_same_package_twice_is_one_task_and_the_set_says_it_is_short(tmp_pat
     assert "same package files" in str(err.value)
 
 
+def test_the_ledger_counts_drawn_used_and_dropped_packages_by_family_and_reason(tmp_path: Path) -> None:
+    src = tmp_path / "corpus"
+    src.mkdir()
+    _copy("env0_invoice", src / "a", None)
+    _copy("env0_invoice", src / "b", None)  # the same files as a
+    _copy("env0_invoice", src / "c", "batch c")
+    (_copy("env0_invoice", src / "d", "batch d") / "solution" / "solve.sh").write_text("#!/usr/bin/env bash\ntrue\n")
+    toml = _copy("env0_invoice", src / "e", "batch e") / "task.toml"
+    toml.write_text(toml.read_text().replace('"mock-gmail", "mock-slack"', '"mock-gmail"'))  # a mail package
+    # seed 11 reads every package before the second keep: b, a, e, d, c
+    ts = make_task_set(TaskSelection(source=src, families=["multi-app"], n_train=1, n_eval=1, seed=11))
+    assert sorted(t.recipe.items["package"] for t in ts.tasks) == ["b", "c"]
+    rows = {r.family: r for r in ts.ledger}
+    assert set(rows) == {"multi-app", "mail"}
+    multi, mail = rows["multi-app"], rows["mail"]
+    assert (multi.tasks, multi.used, multi.dropped) == (3, 2, 2)  # b, a, c scored; b, c used; a and d dropped
+    assert multi.dropped_reasons == {"record oracle: solve.sh made no successful API call": 1,
+                                     "same package files as a task already taken": 1}  # no package path in a reason
+    assert (mail.tasks, mail.used, mail.dropped) == (0, 0, 1)
+    assert mail.dropped_reasons == {"family mail is not in tasks.families": 1}
+    assert sum(r.used for r in ts.ledger) == len(ts.tasks) and sum(r.dropped for r in ts.ledger) == len(ts.dropped)
+
+
 def test_distinct_packages_sharing_an_instruction_are_distinct_tasks(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("ENV0_ROOT", str(FIXTURES / "env0_root"))
     src = tmp_path / "corpus"

@@ -48,6 +48,38 @@ def test_ledger_counts_every_drawn_task(task_set: TaskSet) -> None:
     assert "| mail |" in re.sub(r" +", " ", table) and "oracle pass" in table
 
 
+def test_ledger_says_drawn_used_and_dropped_per_family() -> None:
+    from collections import Counter
+
+    task_set = make_task_set(TaskSelection(families=["auth", "mail"], n_train=40, n_eval=8, seed=7))  # repeats
+    rows = {r.family: r for r in task_set.ledger}
+    assert {f: r.used for f, r in rows.items()} == Counter(t.family for t in task_set.tasks)  # the splits' tasks
+    assert sum(r.dropped for r in rows.values()) == len(task_set.dropped) > 0
+    assert all(sum(r.dropped_reasons.values()) == r.dropped for r in rows.values())
+    why = Counter(task_set.dropped.values())
+    assert sum((Counter(r.dropped_reasons) for r in rows.values()), Counter()) == why  # the generator's reasons carry no path
+    # drawn = scored: what was used plus what was dropped after scoring (a repeated draw is dropped unscored)
+    repeats = why["same content or instruction as a task already taken"]
+    assert sum(r.tasks for r in rows.values()) == len(task_set.tasks) + len(task_set.dropped) - repeats
+    table = re.sub(r" +", " ", ledger_markdown(task_set.ledger))
+    assert "| drawn (scored) | used | dropped |" in table and "why dropped" in table
+
+
+def test_a_ledger_stored_before_used_and_dropped_were_counted_still_loads() -> None:
+    from env0_posttrain.evaluate.render import _ledger_section
+    from env0_posttrain.evaluate.report_model import parse_ledger
+    from env0_posttrain.tasks import LedgerRow
+
+    old = {"family": "mail", "tasks": 12, "oracle_pass": 12, "noop_pass": 0, "mean_oracle_reward": 1.0,
+           "mean_noop_reward": 0.0, "oracle_pass_rate": 1.0, "noop_pass_rate": 0.0}  # as run/task_set.py stored it
+    row = LedgerRow.model_validate({k: v for k, v in old.items() if not k.endswith("_rate")})
+    assert (row.used, row.dropped, row.dropped_reasons) == (None, 0, {})
+    [entry] = parse_ledger([old])
+    assert (entry.n, entry.used, entry.dropped) == (12, None, 0)
+    text = re.sub(r" +", " ", "\n".join(_ledger_section([entry])))
+    assert "| mail | 12 | ? | 0 | 100% | 0% | — |" in text and "used: in the task set's splits (?)" in text
+
+
 def test_split_by_template_and_heldout_templates_are_disjoint() -> None:
     ts = make_task_set(TaskSelection(families=["calendar", "docs"], n_train=20, n_eval=6, n_heldout=6, seed=1,
                                      split_by_template=True))

@@ -22,6 +22,7 @@ from env0_posttrain.evaluate.statistics import PairedAnalysis
 from env0_posttrain.evaluate.verdict import p_text, pp
 from env0_posttrain.fsutil import relative_to
 from env0_posttrain.markdown_table import md_table
+from env0_posttrain.tasks.ledger import dropped_text
 
 FIGURE_TITLES = {
     "pass_rate": "Pass rate per arm",
@@ -196,10 +197,15 @@ def _format_failure_section(n: ReportNumbers) -> list[str]:
 def _ledger_section(ledger: list[LedgerEntry]) -> list[str]:
     if not ledger:
         return ["## Task set ledger", "No ledger was provided."]
-    rows = [[e.family, e.n, f"{e.oracle_pass_rate:.0%}", f"{e.noop_pass_rate:.0%}"] for e in ledger]
+    rows = [[e.family, e.n, "?" if e.used is None else e.used, e.dropped,
+             f"{e.oracle_pass_rate:.0%}" if e.n else "—", f"{e.noop_pass_rate:.0%}" if e.n else "—",
+             dropped_text(e.dropped_reasons)] for e in ledger]
+    used = "?" if any(e.used is None for e in ledger) else sum(e.used for e in ledger)  # ?: stored before it was counted
     return ["## Task set ledger (generation-time check)",
-            "The oracle should pass every task; doing nothing should pass none.",
-            md_table(["family", "tasks", "oracle pass", "no-op pass"], rows)]
+            f"Drawn: tasks scored by the check, kept or not ({sum(e.n for e in ledger)}); used: in the task set's "
+            f"splits ({used}); dropped: not kept, before or after scoring ({sum(e.dropped for e in ledger)}). "
+            "The oracle should pass every drawn task; doing nothing should pass none.",
+            md_table(["family", "drawn", "used", "dropped", "oracle pass", "no-op pass", "why dropped"], rows)]
 
 
 def _unscored_section(n: ReportNumbers) -> list[str]:

@@ -27,20 +27,25 @@ class LedgerEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     family: str
-    n: int = Field(ge=0)
+    n: int = Field(ge=0, description="drawn: scored by the check, kept or not")
     oracle_pass_rate: float = Field(ge=0.0, le=1.0)
     noop_pass_rate: float = Field(ge=0.0, le=1.0)
+    used: int | None = Field(default=None, ge=0, description="in the task set's splits (None: not recorded)")
+    dropped: int = Field(default=0, ge=0)
+    dropped_reasons: dict[str, int] = Field(default_factory=dict)
 
 
 def parse_ledger(rows: Sequence[Mapping[str, Any] | Any]) -> list[LedgerEntry]:
-    """Dicts (family, n, oracle_pass_rate, noop_pass_rate) or tasks.ledger.LedgerRow objects (tasks -> n)."""
+    """Dicts (family, n, oracle_pass_rate, noop_pass_rate, and used / dropped / dropped_reasons where recorded) or
+    tasks.ledger.LedgerRow objects (tasks -> n); a row stored before used / dropped were counted gets the defaults."""
     out = []
     for i, row in enumerate(rows):
         get = row.get if isinstance(row, Mapping) else (lambda k, r=row: getattr(r, k, None))
         n = get("n") if get("n") is not None else get("tasks")
         try:
             out.append(LedgerEntry(family=get("family"), n=n, oracle_pass_rate=get("oracle_pass_rate"),
-                                   noop_pass_rate=get("noop_pass_rate")))
+                                   noop_pass_rate=get("noop_pass_rate"), used=get("used"),
+                                   dropped=get("dropped") or 0, dropped_reasons=get("dropped_reasons") or {}))
         except Exception as err:  # pydantic ValidationError: name the row
             raise ValueError(f"ledger row {i} ({get('family')!r}): {err}") from None
     return out

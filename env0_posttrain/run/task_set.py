@@ -15,6 +15,7 @@ def import_cache(ctx: StageContext):
 
 def build_task_set(ctx: StageContext) -> StageResult:
     from env0_posttrain.tasks import make_task_set, split_overlap, write_tasks_jsonl
+    from env0_posttrain.tasks.ledger import dropped_text
 
     t0 = time.time()
     from env0_posttrain.run.context import anchor_source
@@ -42,7 +43,7 @@ def build_task_set(ctx: StageContext) -> StageResult:
             "env0_root": str(ctx.spec.env0.root) if ctx.spec.env0.root else None,
             "seconds": round(time.time() - t0, 2),
         },
-        markdown={"ledger": md_table(ledger)},
+        markdown={"ledger": md_table([r | {"dropped_reasons": dropped_text(r["dropped_reasons"])} for r in ledger])},
         data_version=digest,
         checks=[CheckOutcome("split_disjoint", not problems, "; ".join(problems[:5]) or "splits are disjoint",
                              {"problems": problems[:50]})],

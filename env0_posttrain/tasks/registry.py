@@ -77,6 +77,7 @@ class _Draw:
         self.streams: dict[str, Iterator[Task]] = {}
         self.drawn: list[Task] = []
         self.dropped: dict[str, str] = {}
+        self.unscored: dict[str, str] = {}  # dropped before scoring: task id -> family
         self.digests: set[str] = set()
         self.instructions: set[str] = set()
 
@@ -87,6 +88,7 @@ class _Draw:
             digest = task.content_digest()
             if digest in self.digests or _said(task) in self.instructions:
                 self.dropped[task.id] = "same content or instruction as a task already taken"
+                self.unscored.setdefault(task.id, task.family)
                 misses += 1
                 if misses >= MAX_REPEATS:  # every new draw reads like one already taken: the template is spent
                     self.streams[template.id] = iter(())
@@ -152,7 +154,7 @@ def make_task_set(
         provenance=Provenance(
             generator_version=GENERATOR_VERSION, code_version=code_version(), seed=selection.seed, company_seed=company_seed
         ),
-        ledger=build_ledger(draw.drawn),
+        ledger=build_ledger(draw.drawn, used=tasks, dropped=draw.dropped, families=draw.unscored),
         dropped=draw.dropped,
     )
 

@@ -30,7 +30,8 @@ class TaskSet(BaseModel):
     splits: dict[str, Split] = Field(description="task id -> split")
     digests: dict[str, str] = Field(description="task id -> content digest at generation")
     provenance: Provenance
-    ledger: list[LedgerRow] = Field(description="per family, over every task scored (kept or not)")
+    ledger: list[LedgerRow] = Field(description="per family: drawn (scored, kept or not), used (in the splits), "
+                                    "dropped and why, and the oracle / no-op check over the drawn")
     dropped: dict[str, str] = Field(default_factory=dict, description="task id -> why it was not kept")
 
     def split(self, name: Split) -> list[Task]:

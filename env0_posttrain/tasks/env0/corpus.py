@@ -164,14 +164,17 @@ def source_task_set(selection: TaskSelection, *, company_seed: int = COMPANY_SEE
     files: set[str] = set()
     jobs = max(1, os.cpu_count() or 1)  # each import runs in its own sandbox: a window of them at once
 
-    def attempt(root: Path) -> Task | str:
+    unscored: dict[str, str] = {}  # package -> its family, when it was read but never scored
+
+    def attempt(root: Path) -> Task | tuple[str | None, str]:
+        family = None
         try:
             family = family_of(load_package(root).services)
             if family not in selection.families:
-                return f"family {family} is not in tasks.families"
+                return family, f"family {family} is not in tasks.families"
             return import_cached(root, source, source, cache_dir, company_seed)
         except Env0Error as e:
-            return str(e)
+            return family, str(e)
 
     # taken in the seeded order, so the set is the one a sequential import gives (a window may import a few more,
     # which land in the cache only)
@@ -184,8 +187,11 @@ def source_task_set(selection: TaskSelection, *, company_seed: int = COMPANY_SEE
             if i % 10 == 0:
                 progress(f"tasks.source: {i} of {len(order)} packages read, {len(kept)} of {need} kept, "
                          f"{len(dropped)} dropped")
-            if isinstance(task, str):
-                dropped[root.relative_to(source).as_posix()] = task
+            if isinstance(task, tuple):
+                name = root.relative_to(source).as_posix()
+                dropped[name] = task[1]
+                if task[0] is not None:
+                    unscored[name] = task[0]
                 continue
             drawn.append(task)
             if (task.oracle_reward or 0.0) < 1.0:
@@ -210,7 +216,7 @@ def source_task_set(selection: TaskSelection, *, company_seed: int = COMPANY_SEE
         selection=selection, tasks=kept, splits=splits, digests={t.id: t.content_digest() for t in kept},
         provenance=Provenance(generator_version=IMPORTER_VERSION, code_version=code_version(), seed=selection.seed,
                               company_seed=company_seed),
-        ledger=build_ledger(drawn), dropped=dropped,
+        ledger=build_ledger(drawn, used=kept, dropped=dropped, families=unscored), dropped=dropped,
     )
 
 
