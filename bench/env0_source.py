@@ -5,8 +5,8 @@
 
 "import" is one package's import (seed, solve.sh against our server, the replayed oracle and a no-op each judged
 by the package's tests/test.sh); then the offline oracle teacher (skill 1.0) plays every kept task in-process
-through the agent loop, and each episode is judged by the package's verifier (serialised: one at a time per
-machine). Prints one row per package and per episode, and the time episodes waited for the verifier lock.
+through the agent loop, and each episode is judged by the package's verifier in its own sandbox. Prints one row
+per package, then the teacher's wall time per episode.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from env0_posttrain.agent import run_rollouts_sync  # noqa: E402
 from env0_posttrain.run.arms import rollout_settings, teacher_endpoint  # noqa: E402
 from env0_posttrain.runspec import parse_spec  # noqa: E402
 from env0_posttrain.tasks import make_task_set  # noqa: E402
-from env0_posttrain.tasks.env0 import corpus, lock  # noqa: E402
+from env0_posttrain.tasks.env0 import corpus  # noqa: E402
 
 
 def main() -> int:
@@ -68,13 +68,11 @@ def main() -> int:
 
     endpoint = teacher_endpoint(spec, ts.tasks)
     t0 = time.perf_counter()
-    waited0 = dict(lock.WAITED)
     summary = run_rollouts_sync(ts.tasks, arm="teacher", trials=1, endpoint=endpoint,
                                 settings=rollout_settings(spec, arm="teacher"), run_id="bench", progress=False)
     wall = time.perf_counter() - t0
     print(f"teacher (oracle, skill 1.0, concurrency 4, processes {args.processes}): {summary.model_dump(mode='json').get('episodes', len(ts.tasks))} "
-          f"episodes in {wall:.1f} s ({wall / len(ts.tasks):.2f} s per episode); verifier runs "
-          f"{lock.WAITED['runs'] - waited0['runs']}, waited for the lock {lock.WAITED['seconds'] - waited0['seconds']:.1f} s")
+          f"episodes in {wall:.1f} s ({wall / len(ts.tasks):.2f} s per episode)")
     print(f"summary: {summary.model_dump(mode='json')}")
     return 0
 

@@ -46,7 +46,7 @@ def _cpu_s() -> float:
 
 
 def run_variant(paths: Paths, run_id: str, base_rl: dict, sets: dict) -> dict:
-    from env0_posttrain.defs.launch import instance_for, materialize_run
+    from env0_posttrain.orchestration.launch import instance_for, materialize_run
     from env0_posttrain.store import Store
 
     spec = load_spec(paths.runs / f"{run_id}.yaml")
@@ -55,8 +55,9 @@ def run_variant(paths: Paths, run_id: str, base_rl: dict, sets: dict) -> dict:
     write_spec(parse_spec(data, f"run {run_id!r}"), paths.runs)
     load0, cpu0 = os.getloadavg()[0], _cpu_s()
     with instance_for(paths) as instance:
-        result, timings = materialize_run(run_id, paths, instance, [*RL_STEPS, "comparison_report"], log_level="WARNING")
-    if not result.success:
+        done = materialize_run(run_id, paths, instance, [*RL_STEPS, "comparison_report"], log_level="WARNING")
+    timings = done.timings
+    if not done.success:
         raise SystemExit(f"variant {sets}: materialization failed; see the Dagster logs")
     numbers = json.loads(Store(paths.db).query(
         "SELECT numbers_json FROM reports WHERE run_id = ? ORDER BY created_at DESC LIMIT 1", [run_id])[0][0])

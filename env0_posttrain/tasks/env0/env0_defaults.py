@@ -4,8 +4,9 @@ Two things (both only when an env0 root is given: `--env0-root` or `ENV0_ROOT`; 
 company stays the default fill):
 
 - `env0_imports(root)`: needles modules may import env0's service packages (`mock_gdrive.seed.content`, or
-  env-0's later name for the same package, `env_0_gdrive`); the checkout's package folders go on sys.path while
-  the needles load, and `env_0_<svc>` resolves to the checkout's `mock_<svc>` when no `env_0_<svc>` is there.
+  env-0's later name for the same package, `env_0_gdrive`); the checkout's package folders are importable while
+  the needles load (to that load only: `import_paths.py`), and `env_0_<svc>` resolves to the checkout's
+  `mock_<svc>` when no `env_0_<svc>` is there.
 - `load_slack_default(ws, root, conf, seed)`: env0's mock-slack always seeds a base scenario under a package's
   needles (`FILL_CONFIG["base_scenario"]`: "default", "complex" or "dangerous"; `exclude_channels` leaves
   channels' messages out of "default"), and its user token acts as the workspace's first non-bot member.
@@ -16,11 +17,11 @@ company stays the default fill):
 
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import random
 import sys
+import threading
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -30,6 +31,7 @@ from typing import Any, Iterator
 from ...workspace.environment import Workspace
 from ...workspace.services.slack.data_model import Channel, Message, Reaction, SlackUser
 from .env0_slack_files import load_slack_files
+from .import_paths import import_folders
 from .package import Env0Error, load_needles
 
 ALIAS_PREFIX, MOCK_PREFIX = "env_0_", "mock_"
@@ -41,14 +43,14 @@ def package_dirs(root: Path) -> list[Path]:
     return sorted(d for d in base.glob("*") if d.is_dir()) if base.is_dir() else []
 
 
-class _AliasFinder(importlib.abc.MetaPathFinder):
+class _AliasFinder:
     """`env_0_<svc>` -> the checkout's `mock_<svc>` package (tried last, after the real finders)."""
 
     def __init__(self, dirs: list[Path]):
         self.dirs = dirs
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if path is not None or not fullname.startswith(ALIAS_PREFIX):
+    def alias(self, fullname: str) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith(ALIAS_PREFIX):
             return None
         real = MOCK_PREFIX + fullname[len(ALIAS_PREFIX):]
         for d in self.dirs:
@@ -60,27 +62,27 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         return compat_spec(fullname)
 
 
+_NEEDLES_WITH_ENV0 = threading.RLock()  # one needles load with env0's packages at a time: its module cleanup is
+# per load, and another load's half-imported `mock_<svc>` must not be popped under it
+
+
 @contextmanager
 def env0_imports(root: Path | None) -> Iterator[None]:
-    """While a needles module loads: env0's service packages importable; afterwards sys.path, the finder and
-    the modules imported from the checkout are gone again (another root in the same process gets its own)."""
+    """While a needles module loads: env0's service packages importable (to this context only, never through
+    sys.path: `import_paths.py`); afterwards the modules imported from the checkout are gone again (another root
+    in the same process gets its own)."""
     if root is None:
         yield
         return
     dirs = package_dirs(root)
-    finder = _AliasFinder(dirs)
-    before = set(sys.modules)
-    sys.path[:0] = [str(d) for d in dirs]
-    sys.meta_path.append(finder)
-    try:
-        yield
-    finally:
-        sys.meta_path.remove(finder)
-        for d in dirs:
-            sys.path.remove(str(d))
-        for name in set(sys.modules) - before:
-            if name.split(".")[0].startswith((ALIAS_PREFIX, MOCK_PREFIX)):
-                sys.modules.pop(name, None)
+    with _NEEDLES_WITH_ENV0, import_folders(dirs, _AliasFinder(dirs).alias):
+        before = set(sys.modules)
+        try:
+            yield
+        finally:
+            for name in set(sys.modules) - before:
+                if name.split(".")[0].startswith((ALIAS_PREFIX, MOCK_PREFIX)):
+                    sys.modules.pop(name, None)
 
 
 # -- slack ----------------------------------------------------------------------------------------

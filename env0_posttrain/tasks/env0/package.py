@@ -5,6 +5,7 @@ Errors name the file and the step (`Env0Error`), so a bad package in a corpus of
 
 from __future__ import annotations
 
+import contextvars
 import ctypes
 import importlib.util
 import re
@@ -18,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from ...source_lines import toml_line, yaml_line
+from .import_paths import import_folders
 from .meta import MetaError, PackageMeta, parse_meta
 from .services import SERVICE_MAP, SERVICES
 
@@ -159,7 +161,8 @@ def load_needles(path: Path, timeout: float = NEEDLES_TIMEOUT_S) -> ModuleType:
         except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
             box["err"] = e
 
-    worker = threading.Thread(target=work, daemon=True, name=f"needles {path.parent.parent.name}")
+    context = contextvars.copy_context()  # the caller's import folders (env0_imports) reach the worker thread
+    worker = threading.Thread(target=context.run, args=(work,), daemon=True, name=f"needles {path.parent.parent.name}")
     worker.start()
     worker.join(timeout)
     if worker.is_alive():
@@ -179,14 +182,13 @@ def _exec_needles(path: Path) -> ModuleType:
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod  # dataclasses (and pickling) look the module up while it executes
-    sys.path.insert(0, str(path.parent))
     try:
         with _COMPILING:  # CPython 3.11 can fail compiling in two threads at once ("AST constructor recursion depth")
             code = compile(path.read_bytes(), str(path), "exec")
-        exec(code, mod.__dict__)  # noqa: S102 - the package's own needles module, as env0's seeder imports it
+        with import_folders([path.parent]):  # its siblings in data/, for this load only (not through sys.path)
+            exec(code, mod.__dict__)  # noqa: S102 - the package's own needles module, as env0's seeder imports it
     except Exception as e:  # noqa: BLE001 - any error in a package's own code is reported, not raised raw
         raise Env0Error("load needles", path, f"{type(e).__name__}: {e}") from e
     finally:
-        sys.path.remove(str(path.parent))
         sys.modules.pop(name, None)
     return mod
