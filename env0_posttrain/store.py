@@ -308,7 +308,9 @@ class Store:
                           + (" AND run_id = ?" if run_id else "") + " ORDER BY started_at",
                           [this_host(), *([run_id] if run_id else [])])
         out = [(t, pid, pid != os.getpid() and process_alive(pid, started)) for t, pid, started in rows]
-        [self.finish_training(t, "failed", None, None, {"error": f"its process {p} ended (killed?)"}) for t, p, a in out if not a]
+        for t, pid, alive in out:
+            if not alive:
+                self.finish_training(t, "failed", None, None, {"error": f"its process {pid} ended (killed?)"})
         return out
 
     def log_training_metrics(self, train_id: str, run_id: str, step: int, metrics: dict) -> None:

@@ -105,15 +105,15 @@ def anchor_source(spec: RunSpec) -> Path | None:
 
 
 def use_env0(spec: RunSpec) -> None:
-    """The spec's env0 checkout and package folder, for this process and (through the environment) its workers."""
-    import os
+    """The spec's env0 checkout and package folder, for this process and (through the environment) its workers.
 
-    if spec.env0.root is not None:
-        os.environ["ENV0_ROOT"] = str(Path(spec.env0.root).expanduser().resolve())
-    if (anchor := anchor_source(spec)) is not None:
-        from env0_posttrain.tasks.env0.verifier import use_source
+    A spec without them gets the process's own settings back: a long-lived process (the daemon's code server,
+    a test session) runs stages of several runs, and one run's checkout must not carry into the next."""
+    from env0_posttrain.process_env import export
+    from env0_posttrain.tasks.env0.verifier import use_source
 
-        use_source(anchor)
+    export("ENV0_ROOT", str(Path(spec.env0.root).expanduser().resolve()) if spec.env0.root is not None else None)
+    use_source(anchor_source(spec))
 
 
 def eval_splits(ctx: StageContext) -> tuple[str, ...]:

@@ -31,14 +31,17 @@ from .shapes import STATE
 TEMPLATE_ID = "env0"
 SOURCE_ENV = "ENV0_TASKS_SOURCE"
 _SOURCE: Path | None = None
-_SEEDING = threading.Lock()  # seeding swaps sys.path and import hooks; builds run on the loop, verifiers in threads
+_SEEDING = threading.Lock()  # the cached starts are shared; builds run on the loop, verifiers in threads
 
 
-def use_source(source: Path | str) -> Path:
-    """Where this run's packages live (relative package paths in task recipes resolve against it)."""
+def use_source(source: Path | str | None) -> Path | None:
+    """Where this run's packages live (relative package paths in task recipes resolve against it); None: the
+    process's own setting again (`process_env.export`)."""
+    from ...process_env import export
+
     global _SOURCE
-    _SOURCE = Path(source).resolve()
-    os.environ[SOURCE_ENV] = str(_SOURCE)
+    _SOURCE = Path(source).resolve() if source is not None else None
+    export(SOURCE_ENV, str(_SOURCE) if _SOURCE is not None else None)
     return _SOURCE
 
 
