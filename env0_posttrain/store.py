@@ -7,12 +7,10 @@ open can work from the old headers once it gets the lock, and the other's last c
 sidecar file lock (`<db>.lock`, filelock) from before connect until after close. Rollouts write one
 episode per transaction as it finishes: a killed process loses nothing it had finished.
 
-Evaluations are kept as *rounds*: each materialization of a rollout asset opens a round (or
-resumes the newest unfinished one), so nightly evals accumulate history instead of overwriting it.
-
-Paths into the data dir (an adapter, a report, the base named in a training result) are stored
-relative to the store file's directory, the data root, and resolved on read: a copied data dir
-works where it lands.
+Evaluations are kept as *rounds*: each materialization of a rollout asset opens a round (or resumes the
+newest unfinished one), so nightly evals accumulate history instead of overwriting it. Paths into the data
+dir (an adapter, a report, the base named in a training result) are stored relative to the store file's
+directory, the data root, and resolved on read: a copied data dir works where it lands.
 """
 
 from __future__ import annotations
@@ -308,9 +306,8 @@ class Store:
                           + (" AND run_id = ?" if run_id else "") + " ORDER BY started_at",
                           [this_host(), *([run_id] if run_id else [])])
         out = [(t, pid, pid != os.getpid() and process_alive(pid, started)) for t, pid, started in rows]
-        for t, pid, alive in out:
-            if not alive:
-                self.finish_training(t, "failed", None, None, {"error": f"its process {pid} ended (killed?)"})
+        for t, pid, _ in (row for row in out if not row[2]):
+            self.finish_training(t, "failed", None, None, {"error": f"its process {pid} ended (killed?)"})
         return out
 
     def log_training_metrics(self, train_id: str, run_id: str, step: int, metrics: dict) -> None:
