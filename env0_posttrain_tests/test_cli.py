@@ -61,19 +61,25 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.slow
-def test_ui_serves_on_loopback_and_stops_on_sigterm(tmp_path: Path):
+def _start_ui(data: Path, **popen) -> tuple[subprocess.Popen, bool]:
+    """`env0-posttrain ui` on a free port in its own session; (the process, whether it answered within 240 s)."""
     port = _free_port()
     exe = Path(sys.executable).with_name("env0-posttrain")
-    proc = subprocess.Popen([str(exe), "ui", "--port", str(port), "--data-dir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen([str(exe), "ui", "--port", str(port), "--data-dir", str(data)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, **popen)
+    deadline, up = time.time() + 240, False
+    while time.time() < deadline and not up and proc.poll() is None:
+        try:
+            up = urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=2).status == 200
+        except OSError:
+            time.sleep(1)
+    return proc, up
+
+
+@pytest.mark.slow
+def test_ui_serves_on_loopback_and_stops_on_sigterm(tmp_path: Path):
+    proc, up = _start_ui(tmp_path)
     try:
-        deadline, up = time.time() + 240, False
-        while time.time() < deadline and not up:
-            try:
-                up = urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=2).status == 200
-            except OSError:
-                time.sleep(1)
         assert up, "the UI never answered"
         assert (tmp_path / "dagster_home" / "dagster.yaml").exists()
         proc.send_signal(signal.SIGTERM)
@@ -95,18 +101,8 @@ def test_ui_stops_with_its_whole_tree_on_sigint_even_when_started_with_sigint_ig
     stop it, and the webserver, daemon and code servers under it."""
     import psutil
 
-    port = _free_port()
-    exe = Path(sys.executable).with_name("env0-posttrain")
-    proc = subprocess.Popen([str(exe), "ui", "--port", str(port), "--data-dir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    proc, up = _start_ui(tmp_path, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
-        deadline, up = time.time() + 240, False
-        while time.time() < deadline and not up:
-            try:
-                up = urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=2).status == 200
-            except OSError:
-                time.sleep(1)
         assert up, "the UI never answered"
         tree = _descendants(proc.pid)
         assert tree, "dagster dev runs under ui"

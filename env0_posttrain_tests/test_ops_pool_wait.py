@@ -93,14 +93,24 @@ def test_a_slot_held_by_a_dead_run_of_another_partition_is_freed_before_the_run_
     assert slot_holders() == []
 
 
-def test_a_waiting_run_says_what_it_waits_for_and_starts_once_the_holder_is_killed(env):
-    data, hold, slot_holders, tmp = env
-    holder, sleeper = hold(alive=True)
+def _waiting_b(data, tmp):
+    """Run b's task_set behind the held pool slot; (the process, its log) once it says it is waiting."""
     log = tmp / "b.log"
     proc = _cli(data, "run", "materialize", "b", "--select", "task_set", log=log)
     try:
         _wait_for(lambda: "waiting:" in log.read_text() or proc.poll() is not None, 240, "the wait to be said")
         assert proc.poll() is None, log.read_text()
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, log
+
+
+def test_a_waiting_run_says_what_it_waits_for_and_starts_once_the_holder_is_killed(env):
+    data, hold, slot_holders, tmp = env
+    holder, sleeper = hold(alive=True)
+    proc, log = _waiting_b(data, tmp)
+    try:
         line = next(ln for ln in log.read_text().splitlines() if "waiting:" in ln)
         assert f"task_set waits for a slot of pool '{POOL}' (limit 1), held by run {holder[:8]} (partition a, " \
                f"started, pid {sleeper.pid})" in line and "Ctrl-C" in line
@@ -118,11 +128,8 @@ def test_a_waiting_run_says_what_it_waits_for_and_starts_once_the_holder_is_kill
 def test_a_waiting_run_stops_on_ctrl_c_or_sigterm_and_gives_up_its_place(env, sig):
     data, hold, slot_holders, tmp = env
     holder, _ = hold(alive=True)
-    log = tmp / "b.log"
-    proc = _cli(data, "run", "materialize", "b", "--select", "task_set", log=log)
+    proc, log = _waiting_b(data, tmp)
     try:
-        _wait_for(lambda: "waiting:" in log.read_text() or proc.poll() is not None, 240, "the wait to be said")
-        assert proc.poll() is None, log.read_text()
         proc.send_signal(sig)
         assert proc.wait(timeout=120) != 0
     finally:
