@@ -24,12 +24,14 @@ from tqdm.auto import tqdm
 
 from env0_posttrain.tasks.model import Task
 
+from .attempts import attempt_episode
 from .endpoint import AgentSettings, ModelEndpoint
 from .environment import DEFAULT_ENV, TaskEnv
 from .fail_fast import FAIL_FAST_EPISODES, fail_fast_scope
 from .llm import FatalModelError
-from .loop import STEERABLE_ARMS, run_episode
+from .loop import STEERABLE_ARMS
 from .records import Arm, Episode, TokenUsage
+from .workers import run_sharded, shard_refusal
 
 log = logging.getLogger("env0_posttrain.agent")
 
@@ -103,28 +105,6 @@ def _is_done(done_keys: set, run_id: str, arm: str, task_id: str, trial: int) ->
     return (run_id, arm, task_id, trial) in done_keys or (task_id, trial) in done_keys
 
 
-async def attempt_episode(task: Task, trial: int, endpoint: ModelEndpoint, settings: AgentSettings, arm: Arm,
-                          run_id: str, env: TaskEnv | None) -> tuple[list[Episode], str | None]:
-    """One task x trial with its refills: (every attempt's episode, the last one final; a crash message).
-
-    Stops at the first episode that did not end on infrastructure, after `max_refills` re-runs, or at a
-    crash (an environment bug: reported, never retried). FatalModelError propagates.
-    """
-    attempts: list[Episode] = []
-    for refill in range(settings.max_refills + 1):
-        try:
-            ep = await run_episode(task, endpoint, settings, arm, trial, run_id, env=env, refill=refill)
-        except FatalModelError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - one broken task must not stop the others
-            log.exception("episode %s:%d crashed", task.id, trial)
-            return attempts, f"{type(exc).__name__}: {exc}"
-        attempts.append(ep)
-        if ep.stop_condition != "infra_error":
-            break
-    return attempts, None
-
-
 async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: ModelEndpoint,
                        settings: AgentSettings, run_id: str, done_keys: set | None = None,
                        on_episode: OnEpisode | None = None, *, env: TaskEnv | None = None,
@@ -194,8 +174,6 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
 
     processes = settings.processes if len(todo) > 1 and settings.concurrency > 1 else 1
     if processes > 1:
-        from .workers import shard_refusal
-
         refusal = shard_refusal(endpoint.model, env if env is not None else DEFAULT_ENV)
         if refusal is not None:
             log.warning("rollouts run=%s arm=%s: running in this process only: %s", run_id, arm, refusal)
@@ -204,7 +182,6 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
         with rollout_gc():
             if processes > 1:
                 from .faulty import FAULTY
-                from .workers import run_sharded
 
                 run = {"endpoint": endpoint, "settings": settings, "arm": arm, "run_id": run_id,
                        "env": env if env is not None else DEFAULT_ENV}

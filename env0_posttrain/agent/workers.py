@@ -87,8 +87,8 @@ def _worker_main(conn: Any) -> None:
 
 
 async def _serve(conn: Any) -> None:
+    from .attempts import attempt_episode
     from .faulty import injected_faults
-    from .rollouts import attempt_episode
 
     loop = asyncio.get_running_loop()
     inbox: asyncio.Queue = asyncio.Queue()

@@ -11,6 +11,7 @@ from typing import Any
 
 from ...base import api
 from ...errors import slack_error
+from .data_model import tskey
 from ...paging import page
 
 
@@ -128,8 +129,6 @@ class ChannelAdmin:
                 continue
             if all(w in m.text.lower() for w in words):
                 hits.append((m, c, u))
-        from .toolkit import tskey  # toolkit imports this module
-
         hits.sort(key=lambda h: tskey(h[0].ts), reverse=(sort_dir != "asc"))
         size, number = _limit(count, 20, 100), max(1, page or 1)
         chunk = hits[(number - 1) * size: number * size]

@@ -7,6 +7,16 @@ from typing import Any
 
 from ...base import DB, Row, table
 
+TEAM = "T0ENV0WRK"  # the one Slack workspace (team) every seeded company has
+
+
+def tskey(ts: str) -> tuple[int, int]:
+    """Exact ordering of Slack timestamps ("1741708800.000123"), no float rounding."""
+    whole, _, frac = str(ts).partition(".")
+    if not whole.isdigit() or (frac and not frac.isdigit()):
+        raise ValueError(ts)
+    return int(whole), int((frac or "0")[:6].ljust(6, "0"))
+
 
 class SlackUser(Row):
     id: str

@@ -12,6 +12,7 @@ from typing import Any
 
 from ...base import api
 from ...errors import slack_error
+from .data_model import tskey
 from ...paging import page
 
 
@@ -87,8 +88,6 @@ class MessageExtras:
         if uid not in self.db.users:
             raise slack_error("user_not_found")
         threads = self._index()[1]  # type: ignore[attr-defined]
-        from .toolkit import tskey  # toolkit imports this module
-
         items = []
         for m in sorted(self.db.messages.values(), key=lambda m: tskey(m.ts), reverse=True):
             if not any(uid in r.users for r in m.reactions):

@@ -12,6 +12,7 @@ from typing import Any
 
 from ...base import api
 from ...errors import slack_error
+from .data_model import TEAM
 
 EDITABLE = {"display_name": 80, "real_name": 250, "first_name": 250, "last_name": 250, "title": 250, "phone": 250,
             "status_text": 100, "status_emoji": 100, "status_expiration": 0}
@@ -33,8 +34,6 @@ class Profile:
 
     @api("team.info", "POST api/team.info", "The workspace (team): id, name, domain.")
     def team_info(self, team: str | None = None, domain: str | None = None) -> dict[str, Any]:
-        from .toolkit import TEAM  # toolkit imports this module
-
         if team and team != TEAM:
             raise slack_error("team_not_found")
         sub = self.ws.domain.split(".")[0]

@@ -21,19 +21,10 @@ from .message_extras import MessageExtras
 from .profile import Profile
 from .reminders import Reminders
 from .scheduled import Scheduled
-from .data_model import Channel, Message, Reaction, SlackDB, SlackUser
+from .data_model import TEAM, Channel, Message, Reaction, SlackDB, SlackUser, tskey
 
-TEAM = "T0ENV0WRK"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,79}$")
 _EMOJI = re.compile(r"^[a-z0-9_+'-]{1,100}$")
-
-
-def tskey(ts: str) -> tuple[int, int]:
-    """Exact ordering of Slack timestamps ("1741708800.000123"), no float rounding."""
-    whole, _, frac = str(ts).partition(".")
-    if not whole.isdigit() or (frac and not frac.isdigit()):
-        raise ValueError(ts)
-    return int(whole), int((frac or "0")[:6].ljust(6, "0"))
 
 
 def _limit(limit: int | None, default: int, maximum: int = 1000) -> int:
