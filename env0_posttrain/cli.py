@@ -19,7 +19,7 @@ import yaml
 from env0_posttrain.cli_errors import OperatingErrors, ensure_writable
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UI_HOST, UI_PORT
 from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import RunSpec, SpecError, parse_spec, write_spec
+from env0_posttrain.runspec import RunSpec, SpecError, parse_spec, run_id_problem, write_spec
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False, cls=OperatingErrors)
 run_app = typer.Typer(help="Run specs and partitions.", no_args_is_help=True)
@@ -60,6 +60,30 @@ def _apply_overrides(data: dict, sets: list[str]) -> dict:
             raise SpecError(f"--set {item!r}: the value is not valid YAML ({problem}); quote it, e.g. "
                             f"--set '{key}=\"...\"'") from None
     return data
+
+
+def _check_run_id(run_id: str) -> None:
+    if problem := run_id_problem(run_id):
+        _fail(problem)
+
+
+def _checked_spec(paths: Paths, run_id: str) -> RunSpec:
+    """The run's spec file, checked before anything runs (no Dagster import, no instance): a bad run id, a missing,
+    malformed or invalid spec and a package folder that is not there each stop the command in one line."""
+    from env0_posttrain.runspec import load_spec
+    from env0_posttrain.suite_spec import missing_folders
+
+    _check_run_id(run_id)
+    path = paths.runs / f"{run_id}.yaml"
+    if not path.is_file():
+        _fail(f"run {run_id!r}: no spec at {path}; `env0-posttrain run new {run_id}` writes one, `run list` lists them")
+    try:
+        spec = load_spec(path)
+    except (SpecError, OSError) as err:
+        _fail(str(err))
+    if missing := missing_folders(spec):
+        _fail(f"{path}: " + "; ".join(missing))
+    return spec
 
 
 def create_run(spec: RunSpec, paths: Paths) -> Path:
@@ -109,6 +133,7 @@ def run_new(
     from env0_posttrain.presets import preset_data
     from env0_posttrain.suite_spec import missing_folders
 
+    _check_run_id(run_id)
     paths = Paths.from_env(data_dir)
     try:
         data = preset_data(preset, run_id)
@@ -163,17 +188,14 @@ def run_materialize(
     """Materialize a run's assets in this process (the UI shows the run): only what is missing, failed or stale
     unless selected. One suite of one arm: `--select sft_eval_trajectories --suite unseen100`."""
     paths = Paths.from_env(data_dir)
-    selection = _selection(select, ctx.args) or None
+    spec = _checked_spec(paths, run_id)
     if suite:
-        from env0_posttrain.runspec import load_spec
         from env0_posttrain.suite_spec import eval_suite_names
 
-        try:
-            known = eval_suite_names(load_spec(paths.runs / f"{run_id}.yaml"))
-        except (SpecError, OSError) as err:
-            _fail(str(err))
+        known = eval_suite_names(spec)
         if unknown := [s for s in suite if s not in known]:
             _fail(f"--suite {unknown}: run {run_id} has no such eval suite; its suites: {known}")
+    selection = _selection(select, ctx.args) or None
     _materialize_and_print(run_id, paths, selection, verbose, suite, everything=all_,
                            recollect=["teacher"] if recollect_teacher else [])
 
@@ -243,8 +265,12 @@ def demo(
     """Create the demo spec (offline oracle teacher, tiny student) and materialize the whole graph."""
     from env0_posttrain.presets import preset_data
 
+    _check_run_id(run_id)
     paths = Paths.from_env(data_dir)
-    spec = parse_spec(preset_data("demo", run_id), "demo preset")
+    try:
+        spec = parse_spec(preset_data("demo", run_id), "demo preset")
+    except SpecError as err:
+        _fail(str(err))
     create_run(spec, paths)
     t0 = time.time()
     _materialize_and_print(run_id, paths, None, verbose)
@@ -277,7 +303,7 @@ def ui(
         proc.send_signal(signal.SIGINT)  # dagster dev stops its webserver, daemon and code servers on SIGINT
 
     # SIGINT too, by handler: a shell script's background job starts with SIGINT ignored, and Python then never
-    # raises KeyboardInterrupt, so `kill -INT` of this PID used to leave the whole tree running.
+    # raises KeyboardInterrupt, so `kill -INT` of this PID would leave the whole tree running.
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     while (rc := proc.poll()) is None:
@@ -298,6 +324,7 @@ def backfill(
 ) -> None:
     """Clone a run spec per new teacher, register the partitions and launch one Dagster backfill through the
     running webserver's GraphQL API (`env0-posttrain ui`; its daemon runs the backfill)."""
+    _check_run_id(from_)
     from env0_posttrain.orchestration.backfill import BackfillError, backfill_teachers
 
     paths = Paths.from_env(data_dir)

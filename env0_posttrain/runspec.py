@@ -2,7 +2,8 @@
 
 Each section is its own pydantic model (the TRL `*Config` pattern), so every knob is declared
 and documented once. Unknown fields are refused everywhere: a typo in a spec file must fail
-loudly, naming the field, instead of silently running with a default.
+loudly, naming the field, instead of silently running with a default. Numbers must be finite and
+within a range a real run can use (`.inf`, `nan` and 1e23 steps are refused before anything runs).
 """
 
 from __future__ import annotations
@@ -19,14 +20,24 @@ from env0_posttrain.fsutil import atomic_write_text
 from env0_posttrain.digests import sha256_hex
 from env0_posttrain.source_lines import yaml_line
 
-RUN_ID_PATTERN = r"^[A-Za-z0-9._-]+$"
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # also a file name and a folder: never '.', '..' or hidden
+RUN_ID_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, at most 128, no '...'"
+# Ceilings far above any real run, so a typo or an overflow is refused instead of running for ever.
+MAX_COUNT = 1_000_000  # tasks, rows, training steps, drills
+MAX_STEPS = 10_000  # model calls in one episode
+MAX_TOKENS = 1_048_576  # tokens in one model call or one training row
+MAX_TRIALS = 1_000
+MAX_CONCURRENCY = 4_096
+MAX_PROCESSES = 1_024
+MAX_SEED = 2**32 - 1  # numpy's seed range
+MAX_TEMPERATURE = 10.0
 FAMILIES = ("auth", "calendar", "docs", "drive", "mail", "multi-app")
 Surface = Literal["tools", "shell", "both"]  # what the agent acts through (docs/SHELL.md)
 SURFACE_DOC = "what the agent acts through: 'tools' (a function per API method), 'shell' (terminal + finish), 'both'"
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class TaskSelection(_Section):
@@ -34,10 +45,11 @@ class TaskSelection(_Section):
 
     families: list[str] = Field(default_factory=lambda: list(FAMILIES))
     templates: list[str] | None = Field(default=None, description="template ids; None = all templates of the families")
-    n_train: int = Field(default=300, ge=1)
-    n_eval: int = Field(default=60, ge=0, description="the random eval split; 0 only when the spec names suites")
-    n_heldout: int = Field(default=0, ge=0, description="tasks from templates never used for training")
-    seed: int = 0
+    n_train: int = Field(default=300, ge=1, le=MAX_COUNT)
+    n_eval: int = Field(default=60, ge=0, le=MAX_COUNT, description="the random eval split; 0 only when the spec "
+                        "names suites")
+    n_heldout: int = Field(default=0, ge=0, le=MAX_COUNT, description="tasks from templates never used for training")
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     split_by_template: bool = Field(default=False, description="also forbid a template shared by train and eval")
     source: Path | None = Field(default=None, description="a folder of env0 task packages: the tasks are imported "
                                 "from it (n_train + n_eval of them, in an order seeded by seed) instead of generated")
@@ -73,9 +85,9 @@ PROCESSES_DOC = (
 
 
 class Sampling(_Section):
-    temperature: float = Field(default=0.0, ge=0.0)
+    temperature: float = Field(default=0.0, ge=0.0, le=MAX_TEMPERATURE)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    max_tokens: int | None = Field(default=None, ge=1, description="None = budget.max_tokens")
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS, description="None = budget.max_tokens")
 
 
 class TeacherSpec(_Section):
@@ -87,10 +99,11 @@ class TeacherSpec(_Section):
     sampling: Sampling = Field(default_factory=Sampling)
     steering_prompt: str | None = Field(default=None, description="teacher-only; stripped from training rows")
     skill: float = Field(default=0.85, ge=0.0, le=1.0, description="oracle teacher only: 1 - error rate")
-    trials: int = Field(default=1, ge=1)
-    concurrency: int = Field(default=16, ge=1)
-    processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
-    max_steps: int | None = Field(default=None, ge=1, description="model calls per teacher episode; None = budget.max_steps")
+    trials: int = Field(default=1, ge=1, le=MAX_TRIALS)
+    concurrency: int = Field(default=16, ge=1, le=MAX_CONCURRENCY)
+    processes: int = Field(default=1, ge=1, le=MAX_PROCESSES, description=PROCESSES_DOC)
+    max_steps: int | None = Field(default=None, ge=1, le=MAX_STEPS, description="model calls per teacher episode; "
+                                  "None = budget.max_steps")
     min_pass_rate: float = Field(default=0.05, ge=0.0, le=1.0, description="blocking check: below it, no training")
     fault_rate: float | None = Field(default=None, ge=0.0, le=1.0, description="share of teacher calls that fail (wraps "
                                      "the model in env0-faulty/); None = no faults (an env0-faulty/ id: its 0.2)")
@@ -114,13 +127,13 @@ class TeacherSpec(_Section):
 class CorpusMix(_Section):
     """Tiny student only: how much of each kind of text its base pre-training reads (document counts)."""
 
-    request_repeats: int = Field(default=2, ge=0, description="training requests in full chats (system prompt, tools)")
-    short_repeats: int = Field(default=6, ge=0, description="training requests as short plain-reply chats")
-    copy_drills: int = Field(default=3000, ge=0, description="training requests with entities swapped, repeated back")
-    repeat_drills: int = Field(default=3000, ge=0, description="'Repeat: a ; b' over random entities")
-    directory_repeats: int = Field(default=10, ge=0, description="each person's address, this many times")
-    practice_calls: int = Field(default=3000, ge=0, description="function calls to made-up practice tools")
-    seed: int = 0
+    request_repeats: int = Field(default=2, ge=0, le=MAX_COUNT, description="training requests in full chats (system prompt, tools)")
+    short_repeats: int = Field(default=6, ge=0, le=MAX_COUNT, description="training requests as short plain-reply chats")
+    copy_drills: int = Field(default=3000, ge=0, le=MAX_COUNT, description="training requests with entities swapped, repeated back")
+    repeat_drills: int = Field(default=3000, ge=0, le=MAX_COUNT, description="'Repeat: a ; b' over random entities")
+    directory_repeats: int = Field(default=10, ge=0, le=MAX_COUNT, description="each person's address, this many times")
+    practice_calls: int = Field(default=3000, ge=0, le=MAX_COUNT, description="function calls to made-up practice tools")
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
 
 
 class StudentSpec(_Section):
@@ -130,7 +143,7 @@ class StudentSpec(_Section):
     chat_template: str | None = Field(
         default=None, description="path to a jinja template that renders SFT rows and the TITO drift re-render; "
         "None = the tokenizer's own")
-    pretrain_steps: int = Field(default=1200, ge=0, description="tiny student only: short full pre-training of the base")
+    pretrain_steps: int = Field(default=1200, ge=0, le=MAX_COUNT, description="tiny student only: short full pre-training of the base")
     corpus: CorpusMix = Field(default_factory=CorpusMix)
     tokenizer: str | None = Field(
         default=None,
@@ -142,13 +155,14 @@ class StudentSpec(_Section):
 class SFTDataPolicy(_Section):
     """Which trajectories become training rows, and in what shape."""
 
-    min_reward: float | None = Field(default=None, description="None = keep every row (the seeds' choice)")
-    max_rows_per_task: int | None = Field(default=None, ge=1)
+    min_reward: float | None = Field(default=None, ge=-1.0, le=1.0, description="rewards lie in [-1, 1]; None = keep "
+                                     "every row (the seeds' choice)")
+    max_rows_per_task: int | None = Field(default=None, ge=1, le=MAX_COUNT)
     canonical_only: bool = Field(default=True, description="one row per task and trial")
     strip_think: bool = True
     strip_steering: bool = True
-    first_turn_weight: int = Field(default=1, ge=1, description="repeat weight of the first assistant turn(s)")
-    first_turns: int = Field(default=1, ge=1)
+    first_turn_weight: int = Field(default=1, ge=1, le=1_000, description="repeat weight of the first assistant turn(s)")
+    first_turns: int = Field(default=1, ge=1, le=MAX_STEPS)
     overlength: Literal["drop", "window"] = "drop"
     format: Literal["messages", "tito"] = "messages"
     upweight_mode: Literal["repeat", "weight"] = Field(
@@ -176,8 +190,8 @@ class SFTDataPolicy(_Section):
 class LoraSpec(_Section):
     """LoRA hyperparameters; defaults are the seeds' recipe (Qwen3.5-9B on one H100)."""
 
-    r: int = Field(default=32, ge=1)
-    alpha: int = Field(default=64, ge=1)
+    r: int = Field(default=32, ge=1, le=65_536)
+    alpha: int = Field(default=64, ge=1, le=1_000_000)
     dropout: float = Field(default=0.05, ge=0.0, lt=1.0)
     target_modules: list[str] = Field(
         default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
@@ -185,12 +199,13 @@ class LoraSpec(_Section):
     modules_to_save: list[str] = Field(
         default_factory=list, description="modules trained in full beside the adapters, e.g. embed_tokens, lm_head"
     )
-    learning_rate: float = Field(default=1e-4, gt=0.0)
-    max_seq_length: int = Field(default=8192, ge=16)
-    per_device_batch_size: int = Field(default=1, ge=1)
-    grad_accumulation: int = Field(default=8, ge=1)
-    max_steps: int = Field(default=300, ge=1)
-    epochs: float | None = Field(default=None, gt=0.0, description="if set, train by epochs instead of max_steps")
+    learning_rate: float = Field(default=1e-4, gt=0.0, le=1.0)
+    max_seq_length: int = Field(default=8192, ge=16, le=MAX_TOKENS)
+    per_device_batch_size: int = Field(default=1, ge=1, le=MAX_CONCURRENCY)
+    grad_accumulation: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
+    max_steps: int = Field(default=300, ge=1, le=MAX_COUNT)
+    epochs: float | None = Field(default=None, gt=0.0, le=10_000, description="if set, train by epochs instead of "
+                                 "max_steps")
     warmup_ratio: float = Field(default=0.03, ge=0.0, lt=1.0)
     eval_fraction: float = Field(default=0.1, ge=0.0, lt=1.0, description="held-back share of episodes (whole episodes, seeded by lora.seed)")
     checkpoint_choice: Literal["eval_loss", "first_call"] = Field(
@@ -198,8 +213,8 @@ class LoraSpec(_Section):
         description="which saved checkpoint becomes the adapter: lowest eval loss, or most first tool calls matched "
         "on the held-back training prompts (needs eval_fraction > 0)",
     )
-    save_steps: int = Field(default=100, ge=1)
-    logging_steps: int = Field(default=10, ge=1)
+    save_steps: int = Field(default=100, ge=1, le=MAX_COUNT)
+    logging_steps: int = Field(default=10, ge=1, le=MAX_COUNT)
     bf16: bool | None = Field(default=None, description="None = bf16 exactly when a CUDA GPU is present")
     gradient_checkpointing: bool | None = Field(
         default=None,
@@ -218,11 +233,11 @@ class LoraSpec(_Section):
         "stopping before step 1; a Qwen3.5 step then takes about 5x as long",
     )
     gpu_memory_gb: float | None = Field(
-        default=None, gt=0.0,
+        default=None, gt=0.0, le=100_000,
         description="GPU memory budget in GiB (as torch reports it); None = the device's. Chooses no checkpointing, "
         "checkpointing every k-th layer, or full checkpointing with activation offloading (train/memory_plan.py)",
     )
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
 
     @model_validator(mode="after")
     def _first_call_needs_held_back_rows(self) -> "LoraSpec":
@@ -234,12 +249,14 @@ class LoraSpec(_Section):
 class EvalSpec(_Section):
     """The eval arms' settings; `nightly` re-evaluates the tasks.n_eval split (suites say `nightly` per suite)."""
 
-    trials: int = Field(default=3, ge=1)
-    temperature: float = Field(default=0.0, ge=0.0)
-    max_steps: int | None = Field(default=None, ge=1, description="base and adapter arms; None = budget.max_steps")
-    max_tokens: int | None = Field(default=None, ge=1, description="base and adapter arms; None = budget.max_tokens")
-    concurrency: int = Field(default=32, ge=1)
-    processes: int = Field(default=1, ge=1, description=PROCESSES_DOC)
+    trials: int = Field(default=3, ge=1, le=MAX_TRIALS)
+    temperature: float = Field(default=0.0, ge=0.0, le=MAX_TEMPERATURE)
+    max_steps: int | None = Field(default=None, ge=1, le=MAX_STEPS, description="base and adapter arms; None = "
+                                  "budget.max_steps")
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS, description="base and adapter arms; None = "
+                                   "budget.max_tokens")
+    concurrency: int = Field(default=32, ge=1, le=MAX_CONCURRENCY)
+    processes: int = Field(default=1, ge=1, le=MAX_PROCESSES, description=PROCESSES_DOC)
     nightly: bool = False
     surface: Surface = Field(default="tools", description="base, sft and rl arms: " + SURFACE_DOC)
 
@@ -247,16 +264,19 @@ class EvalSpec(_Section):
 class RLSpec(_Section):
     """On-policy GRPO after SFT (train/grpo.py): whole episodes through the eval harness, verifier reward."""
 
-    learning_rate: float = Field(default=1e-4, gt=0.0)
-    max_steps: int = Field(default=20, ge=1, description="optimizer steps")
-    prompts_per_step: int = Field(default=4, ge=1, description="training tasks per step; each played num_generations times")
-    num_generations: int = Field(default=8, ge=2, description="episodes per task: the GRPO group")
-    temperature: float = Field(default=1.0, gt=0.0, description="sampling temperature of training episodes")
-    beta: float = Field(default=0.04, ge=0.0, description="KL weight against a frozen copy of the SFT adapter; 0 = no KL")
+    learning_rate: float = Field(default=1e-4, gt=0.0, le=1.0)
+    max_steps: int = Field(default=20, ge=1, le=MAX_COUNT, description="optimizer steps")
+    prompts_per_step: int = Field(default=4, ge=1, le=MAX_CONCURRENCY, description="training tasks per step; each "
+                                  "played num_generations times")
+    num_generations: int = Field(default=8, ge=2, le=MAX_CONCURRENCY, description="episodes per task: the GRPO group")
+    temperature: float = Field(default=1.0, gt=0.0, le=MAX_TEMPERATURE, description="sampling temperature of "
+                               "training episodes")
+    beta: float = Field(default=0.04, ge=0.0, le=1_000.0, description="KL weight against a frozen copy of the SFT "
+                        "adapter; 0 = no KL")
     loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo"] = "dapo"
-    max_steps_per_episode: int | None = Field(default=None, ge=1, description="None = eval.max_steps")
-    logging_steps: int = Field(default=1, ge=1)
-    seed: int = 0
+    max_steps_per_episode: int | None = Field(default=None, ge=1, le=MAX_STEPS, description="None = eval.max_steps")
+    logging_steps: int = Field(default=1, ge=1, le=MAX_COUNT)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
 
 
 class HostingSpec(_Section):
@@ -280,8 +300,8 @@ class Budget(_Section):
     """One step and token budget for every arm (teacher, base, adapter) unless an arm's own setting overrides it,
     so the teacher's reference ceiling and the student are measured under the same limits."""
 
-    max_steps: int = Field(default=30, ge=1, description="model calls per episode")
-    max_tokens: int = Field(default=512, ge=1, description="completion tokens per model call")
+    max_steps: int = Field(default=30, ge=1, le=MAX_STEPS, description="model calls per episode")
+    max_tokens: int = Field(default=512, ge=1, le=MAX_TOKENS, description="completion tokens per model call")
 
 
 from env0_posttrain.suite_spec import Env0Spec, SuiteSpec, check_suites  # noqa: E402  (after _Section)
@@ -290,7 +310,7 @@ from env0_posttrain.shell_spec import ShellSpec  # noqa: E402
 
 class RunSpec(_Section):
     """One post-training run: stored as data/runs/<run_id>.yaml and in DuckDB."""
-    run_id: str = Field(pattern=RUN_ID_PATTERN, min_length=1, max_length=128)
+    run_id: str
     description: str = ""
     tasks: TaskSelection = Field(default_factory=TaskSelection)
     teacher: TeacherSpec = Field(default_factory=TeacherSpec)
@@ -344,9 +364,9 @@ class RunSpec(_Section):
 
     @field_validator("run_id")
     @classmethod
-    def _no_range_syntax(cls, v: str) -> str:
-        if "..." in v:
-            raise ValueError("'...' is Dagster's range syntax and cannot appear in a run id")
+    def _usable_run_id(cls, v: str) -> str:
+        if problem := run_id_problem(v):
+            raise ValueError(problem)
         return v
 
     def to_yaml(self) -> str:
@@ -361,26 +381,32 @@ class SpecError(ValueError):
 
 
 def parse_spec(data: object, source: str = "<spec>", line_of: Callable[[tuple], int | None] | None = None) -> RunSpec:
-    """`line_of(loc)`, when the spec came from a file, gives a bad field's line for the message."""
+    """`line_of(loc)`, when the spec came from a file, gives a bad field's line for the message. One bad field is
+    one line (`SOURCE: invalid run spec: FIELD (line N): WHY`); several are a line each under a header."""
     if not isinstance(data, dict):
         raise SpecError(f"{source}: a run spec must be a mapping, got {type(data).__name__}")
     try:
         return RunSpec.model_validate(data)
     except ValidationError as err:
-        lines = [f"{source}: invalid run spec"]
+        problems = []
         for e in err.errors():
             loc = ".".join(str(p) for p in e["loc"]) or "(root)"
             line = line_of(tuple(e["loc"])) if line_of else None
-            lines.append(f"  - {loc}{f' (line {line})' if line else ''}: {e['msg']}")
-        raise SpecError("\n".join(lines)) from None
+            problems.append(f"{loc}{f' (line {line})' if line else ''}: {e['msg']}")
+        if len(problems) == 1:
+            raise SpecError(f"{source}: invalid run spec: {problems[0]}") from None
+        raise SpecError("\n  - ".join([f"{source}: invalid run spec", *problems])) from None
 
 
 def load_spec(path: Path) -> RunSpec:
     try:
         text = path.read_text(encoding="utf-8")
         data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise SpecError(f"{path}: not valid YAML: {err}") from None
+    except yaml.YAMLError as err:  # one line: the problem and where (PyYAML's own text spans several)
+        mark = getattr(err, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise SpecError(f"{path}: not valid YAML{where}: {problem}") from None
     except UnicodeDecodeError as err:  # a binary or mis-encoded file: name it instead of crashing the sensor
         raise SpecError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     spec = parse_spec(data, str(path), lambda loc: yaml_line(text, loc))
@@ -394,5 +420,14 @@ def write_spec(spec: RunSpec, runs_dir: Path) -> Path:
     return atomic_write_text(runs_dir / f"{spec.run_id}.yaml", spec.to_yaml())
 
 
+def run_id_problem(run_id: str) -> str | None:
+    """Why `run_id` cannot name a run (it names a spec file, an artifacts folder and a Dagster partition), or None."""
+    if re.fullmatch(RUN_ID_PATTERN, run_id) and len(run_id) <= 128 and "..." not in run_id:
+        return None
+    why = ("'...' is Dagster's range syntax" if "..." in run_id and re.fullmatch(RUN_ID_PATTERN, run_id)
+           else f"a run id is {RUN_ID_RULE}")
+    return f"run id {run_id!r} cannot be used: {why}"
+
+
 def is_valid_run_id(run_id: str) -> bool:
-    return bool(re.match(RUN_ID_PATTERN, run_id)) and "..." not in run_id
+    return run_id_problem(run_id) is None

@@ -8,10 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field
 class ShellSpec(BaseModel):
     """Limits of one command on the shell surface (arms whose surface is 'shell' or 'both')."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    timeout_s: float = Field(default=60.0, gt=0, description="a command's time limit when it sets none")
-    max_timeout_s: float = Field(default=600.0, gt=0, description="the most a command's own `timeout` may ask for "
+    timeout_s: float = Field(default=60.0, gt=0, le=86_400, description="a command's time limit when it sets none")
+    max_timeout_s: float = Field(default=600.0, gt=0, le=86_400, description="the most a command's own `timeout` may ask for "
                                  "(600: env0's agent time limit)")
-    output_cap: int = Field(default=30000, ge=100, description="characters of output the agent sees (OpenHands' cap)")
-    max_processes: int = Field(default=256, ge=8, description="processes the sandbox may hold at once (fork bombs)")
+    output_cap: int = Field(default=30000, ge=100, le=10_000_000, description="characters of output the agent sees (OpenHands' cap)")
+    max_processes: int = Field(default=256, ge=8, le=65_536, description="processes the sandbox may hold at once (fork bombs)")

@@ -13,11 +13,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 SUITE_NAME_PATTERN = r"^[A-Za-z0-9_-]+$"
-DEFAULT_SUITE = "eval"  # the tasks.n_eval split: its rounds keep the plain arm names, as before suites existed
+DEFAULT_SUITE = "eval"  # the tasks.n_eval split: its rounds keep the plain arm names (round_arm)
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Env0Spec(_Section):
@@ -36,15 +36,15 @@ class SuiteSpec(_Section):
         description="packages: a folder of env0 packages (source); seen: the run's training tasks; generated: the "
         "built-in generator (families, seeded by seed)")
     source: Path | None = Field(default=None, description="packages only: the folder (relative: against env0.root)")
-    sample: int | None = Field(default=None, ge=1, description="draw this many, seeded by seed; None = all "
+    sample: int | None = Field(default=None, ge=1, le=1_000_000, description="draw this many, seeded by seed; None = all "
                                "(generated: required)")
-    seed: int = Field(default=0, description="the sample's order (and the generator's seed)")
+    seed: int = Field(default=0, ge=0, le=2**32 - 1, description="the sample's order (and the generator's seed)")
     families: list[str] | None = Field(default=None, description="only tasks of these families; None = any "
                                        "(generated: tasks.families)")
     exclude_train: bool = Field(default=False, description="drop every task whose id or package name is a training "
                                 "task's (the seeds' unseen100: tasks-train minus the 300)")
     exclude: list[str] = Field(default_factory=list, description="task ids or package names to leave out")
-    trials: int | None = Field(default=None, ge=1, description="None = eval.trials")
+    trials: int | None = Field(default=None, ge=1, le=1_000, description="None = eval.trials")
     nightly: bool = Field(default=False, description="the nightly schedule re-evaluates this suite")
 
 
@@ -98,7 +98,7 @@ def split_round_arm(name: str) -> tuple[str, str]:
 def missing_folders(spec: Any) -> list[str]:
     """Each package folder the spec names that is not a directory here, by field (checked at `run new`)."""
     named = [("tasks.source", spec.tasks.source)] + [(f"suites.{s.name}.source", s.source) for s in spec.suites]
-    out = [f"{field}: {resolve(spec, p)} is not a directory" + ("" if spec.env0.root else
+    out = [f"{field}: {resolve(spec, p)} is not a directory" + ("" if spec.env0.root or Path(p).is_absolute() else
            " (a relative folder resolves against env0.root: --set env0.root=PATH to an env0 checkout)")
            for field, p in named if p is not None and not resolve(spec, p).is_dir()]
     if spec.env0.root is not None and not Path(spec.env0.root).expanduser().is_dir():

@@ -29,7 +29,7 @@ def _partitions(root: Path) -> list[str]:
 @pytest.mark.parametrize(
     "args, field",
     [
-        (["run", "new", "bad,id"], "run_id"),
+        (["run", "new", "bad,id"], "run id 'bad,id' cannot be used"),
         (["run", "new", "ok-id", "--set", "lora.rank=8"], "lora.rank"),
         (["run", "new", "ok-id", "--teacher", ""], "teacher.model"),
         (["run", "new", "ok-id", "--student", ""], "student.model"),

@@ -7,12 +7,15 @@ import pytest
 from typer.testing import CliRunner
 
 import env0_posttrain.cli as cli
+from env0_posttrain.paths import Paths
+from env0_posttrain.runspec import RunSpec, write_spec
 
 runner = CliRunner()
 
 
 @pytest.fixture()
-def selected(monkeypatch):
+def selected(monkeypatch, tmp_path):
+    write_spec(RunSpec(run_id="r1"), Paths(tmp_path).runs)  # the spec is checked before the selection
     seen: list = []
     monkeypatch.setattr(cli, "_materialize_and_print", lambda run_id, paths, select, *rest, **kw:
                         seen.append((run_id, select)))
