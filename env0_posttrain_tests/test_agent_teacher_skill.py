@@ -1,5 +1,5 @@
 """Offline teachers of different strength: the skill rides in the oracle's model id, also through the
-fault wrapper (which used to drop it), so teacher backfills can compare strong and weak teachers."""
+fault wrapper, so teacher backfills can compare strong and weak teachers."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The bench scripts are run by hand, never by the suite: a module they import that moved breaks them silently
-(bench/rl_levers.py imported a removed `defs.launch` for two sessions). Every project name they import must exist."""
+(nothing else imports them, so a removed module would go unnoticed). Every project name they import must exist."""
 
 from __future__ import annotations
 

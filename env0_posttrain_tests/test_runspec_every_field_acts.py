@@ -4,8 +4,8 @@ The test walks RunSpec recursively. Each leaf field must have a registered proof
 an observer that returns what the graph produces from the spec (a request the harness would send,
 the settings a rollout runs under, the tasks drawn, the training rows written, the trainer's config,
 a stored value). The proof passes only if the observation changes. A field with no proof fails
-the test: prove it, or remove the field. PENDING lists fields another branch makes act; the lead
-moves them into PROOFS when that branch merges.
+the test: prove it, or remove the field. PENDING lists fields whose proof is not written
+yet; it is empty when every field is proven.
 """
 
 from __future__ import annotations

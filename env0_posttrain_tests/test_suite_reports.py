@@ -27,7 +27,7 @@ from env0_posttrain.tasks import starter_template_ids
 SKILL = {"base": 0.3, "sft": 0.6, "teacher_eval": 1.0}
 TASKS = {"n_train": 6, "seed": 3, "templates": starter_template_ids(max_calls=1)}
 EVAL = {"trials": 2, "max_steps": 6, "concurrency": 4}
-SUITES = [{"name": "seen", "kind": "seen", "sample": 4},  # listed first: the old report detailed it
+SUITES = [{"name": "seen", "kind": "seen", "sample": 4},  # listed first: the details must still go to an unseen suite
           {"name": "fresh", "kind": "generated", "sample": 5, "seed": 9, "exclude_train": True, "trials": 1}]
 
 

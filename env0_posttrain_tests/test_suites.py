@@ -159,7 +159,7 @@ def test_nightly_plays_only_the_suites_marked_nightly():
     from env0_posttrain.orchestration.launch import suites_config
 
     plain = _spec(eval={"nightly": True})
-    assert nightly_suites(plain) == ["eval"] and nightly_config(plain) == {}  # as before suites existed
+    assert nightly_suites(plain) == ["eval"] and nightly_config(plain) == {}  # no suites: the eval split only
     spec = _spec(tasks={"n_eval": 0}, suites=[{"name": "a", "kind": "seen"}, {"name": "b", "kind": "seen",
                                                                               "nightly": True}])
     assert nightly_suites(spec) == ["b"]

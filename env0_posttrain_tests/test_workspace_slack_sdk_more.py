@@ -1,4 +1,4 @@
-"""Issue #20's Slack methods through the official slack_sdk WebClient against the live app (TLS on loopback):
+"""Slack's methods beyond messages and channels, through the official slack_sdk WebClient against the live app (TLS on loopback):
 channel housekeeping, pins, reactions, permalinks, ephemeral and scheduled messages, files (v1 upload, the v2
 three-step upload, info, list, delete), reminders, team, profile and presence. Each write is checked in the
 workspace's state, the diff and the action log; each refusal is Slack's {ok: false, error} and changes nothing."""

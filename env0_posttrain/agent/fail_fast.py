@@ -8,8 +8,8 @@ FatalModelError at once (see `classify_exception` and `call_model`). A refused c
 a server still starting, so it is retried, but `FailFast` stops the rollout when the first
 `episodes` episodes (fewer when fewer run at once) saw nothing but refused tries, `episodes x tries`
 of them in all, and no call of the rollout ever succeeded. Counting tries in all, not `tries` per
-episode, makes the stop independent of how the episodes' retries interleave (one episode racing
-through its retries used to delay it); once tripped, no episode starts another call.
+episode, makes the stop independent of how the episodes' retries interleave (counted per episode, one
+episode racing through its retries would delay it); once tripped, no episode starts another call.
 
 One `FailFast` per rollout and process, shared by its episodes through a context variable (asyncio
 tasks copy the context they are created in, so every episode task sees the same object).

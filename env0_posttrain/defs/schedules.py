@@ -39,7 +39,7 @@ def nightly_run_ids(env0: Env0Resource) -> list[str]:
 
 
 def nightly_config(spec: RunSpec) -> dict:
-    """Without suites, the job's defaults (as before suites existed); with them, only the nightly suites."""
+    """Without suites, the job's defaults (the eval split); with them, only the nightly suites."""
     if not spec.suites:
         return {}
     return {"ops": {a.op.name: {"config": {"suites": nightly_suites(spec)}} for a in NIGHTLY_SUITE_ASSETS}}

@@ -1,7 +1,7 @@
 """What a failed run says on the command line: each failed step's own error and its causes, from the event log.
 
-The CLI used to name the failed steps and point at the UI, while the step's failure event already held the
-exact message (a spec's field and line, a missing file). Dagster wraps user errors in its own
+The step's failure event holds the exact message (a spec's field and line, a missing file), which a list of failed
+step names and a pointer to the UI would leave unsaid. Dagster wraps user errors in its own
 DagsterExecutionStepExecutionError ("Error occurred while executing op ..."): that wrapper says nothing the
 step key does not, so it is skipped and the user's exception and its causes are printed instead.
 """

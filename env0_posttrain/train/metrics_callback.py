@@ -1,4 +1,4 @@
-"""One metrics record per logging step, handed to the caller (the lead stores them in DuckDB)."""
+"""One metrics record per logging step, handed to the caller (the training stage stores them in DuckDB)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Multi-app family, Slack housekeeping: pin the decision, set a reminder, reorganise channels, set a status,
 schedule a post. These need the pins, reminders, conversations.rename/setTopic/archive, users.profile and
-chat.scheduleMessage tools (issue #20)."""
+chat.scheduleMessage tools."""
 
 from __future__ import annotations
 
