@@ -15,7 +15,7 @@ transformers imports the model, so compare kernel sets across runs (`pip install
 
 MFU counts 4 x matmul parameters x tokens per step (forward 2, backward through the frozen weights 2; no
 recompute, attention scores or DeltaNet scans), against the dense bf16 peak in PEAK_BF16_TFLOPS.
-Goals (issue 16): on one H100, 300 steps <= 40 min at peak <= 40 GB, <= 36 min with 80 GB.
+Goals: on one H100, 300 steps <= 40 min at peak <= 40 GB, <= 36 min with 80 GB.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ TINY_DEMO_LORA: dict = {
     "logging_steps": 10,
 }
 
-# 800 pre-training steps, not the config's 1200: the base build dominates the cold demo (issue #18: within
+# 800 pre-training steps, not the config's 1200: the base build dominates the cold demo (the goal: within
 # 600 s on 2 cores). Measured on the demo (60 eval tasks x 3 trials, paired): 1200 steps +20.0 pp over the
 # base (CI +9.6..+30.4), 800 steps +15.0 pp (CI +5.7..+24.3, p = 0.002), a third less pre-training.
 TINY_DEMO_STUDENT = TinyStudentConfig(pretrain_steps=800)
