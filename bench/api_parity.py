@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from env0_posttrain.workspace.api_routes import handle  # noqa: E402
 from env0_posttrain.workspace.environment import Workspace  # noqa: E402
 from env0_posttrain.workspace.http_routes import SYSTEM_PARAMS  # noqa: E402
+FOLDER = "application/vnd.google-apps.folder"
 from env0_posttrain.workspace.tools import TOOLS, ToolSpec  # noqa: E402
 
 KEY = "sk_test_env_0_51deterministic"
@@ -98,8 +99,30 @@ def base_workspace() -> Workspace:
     cus = sorted(c.id for c in ws.stripe.db.customers.values())[0]  # a second card, one of them the default
     pm = ws.call("stripe_paymentMethods_attach", {"payment_method": "pm_card_mastercard", "customer": cus}).body["id"]
     assert ws.call("stripe_customers_update", {"customer": cus, "invoice_settings": {"default_payment_method": pm}}).ok
+    _google_fixtures(ws)
     ws.snapshot("seed")
     return ws
+
+
+RAW = "VG86IGF1ZGl0QGV4YW1wbGUuY29tDQpTdWJqZWN0OiBhdWRpdA0KDQpoaQ"
+
+
+def _google_fixtures(ws: Workspace) -> None:
+    """Objects of the agent's own that some methods need as their path ids (a draft, a delegate, a forwarding
+    address, a send-as alias, a comment, a shared drive, a calendar, a file revision), made through the tools."""
+    mine = next(f.id for f in ws.drive.db.files.values() if f.ownerEmail == ws.me.email and f.mimeType != FOLDER)
+    for name, args in (
+            ("gmail_drafts_create", {"body": {"message": {"raw": RAW}}}),
+            ("gmail_settings_delegates_create", {"body": {"delegateEmail": ws.directory[4].email}}),
+            ("gmail_settings_forwardingAddresses_create", {"body": {"forwardingEmail": ws.directory[5].email}}),
+            ("gmail_settings_sendAs_create", {"body": {"sendAsEmail": ws.directory[6].email,
+                                                       "displayName": "Audit alias"}}),
+            ("drive_comments_create", {"fileId": mine, "fields": "*", "body": {"content": "Audit comment"}}),
+            ("drive_drives_create", {"requestId": "audit-drive", "body": {"name": "Audit drive"}}),
+            ("calendar_calendars_insert", {"body": {"summary": "Audit calendar"}}),
+            ("drive_files_update", {"fileId": mine, "content": "a new revision"})):
+        res = ws.call(name, args)
+        assert res.ok, (name, res.body)
 
 
 def send(ws: Workspace, method: str, path: str, query: list[tuple[str, str]], body: bytes = b"",
@@ -453,6 +476,14 @@ def path_candidates(ws: Workspace) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     g, c, d = ws.gmail, ws.calendar.db, ws.drive.db
     me = ws.me.email
+    out += [{"userId": "me", "id": dr.id} for dr in g.db.drafts.values() if dr.userId == me][:2]
+    out += [{"userId": "me", "delegateEmail": k.split("/", 1)[1]} for k in g.db.delegates if k.startswith(me + "/")]
+    out += [{"userId": "me", "forwardingEmail": k.split("/", 1)[1]} for k in g.db.forwardingAddresses
+            if k.startswith(me + "/")][:2]
+    out += [{"userId": "me", "sendAsEmail": k.split("/", 1)[1]} for k in g.db.sendAs if k.startswith(me + "/")][:2]
+    out += [{"fileId": cm.fileId, "commentId": cm.id} for cm in d.comments.values() if cm.authorEmail == me][:1]
+    out += [{"driveId": k} for k, dr in d.drives.items() if dr.creatorEmail == me][:1]
+    out += [{"calendarId": k} for k, cal in c.calendars.items() if cal.owner == me and k != me][:1]
     mine = [m for m in g.db.messages.values() if m.userId == me]
     out += [{"userId": "me", "id": m.id} for m in mine[:3]] + [{"userId": "me", "id": m.threadId} for m in mine[:3]]
     out += [{"userId": "me", "id": lid} for lid in list(g.db.labels)[:0]]
@@ -488,6 +519,23 @@ BODIES: dict[str, Any] = {
     "gmail.users.messages.modify": {"addLabelIds": ["STARRED"]},
     "gmail.users.threads.modify": {"addLabelIds": ["STARRED"]},
     "gmail.users.settings.filters.create": {"criteria": {"from": "x@example.com"}, "action": {"addLabelIds": ["STARRED"]}},
+    "gmail.users.watch": {"topicName": "projects/audit/topics/mail"},
+    "gmail.users.drafts.send": lambda ws, cand: {"id": cand.get("id")},
+    "gmail.users.settings.delegates.create": lambda ws, cand: {"delegateEmail": ws.directory[7].email},
+    "gmail.users.settings.forwardingAddresses.create": lambda ws, cand: {"forwardingEmail": ws.directory[8].email},
+    "gmail.users.settings.sendAs.create": lambda ws, cand: {"sendAsEmail": ws.directory[9].email},
+    "calendar.acl.update": lambda ws, cand: {"role": "writer", "scope": {
+        "type": cand.get("ruleId", "user:x").split(":")[0], "value": cand.get("ruleId", "user:x").split(":", 1)[-1]}},
+    "calendar.calendars.update": {"summary": "Audit"},
+    "calendar.calendarList.insert": lambda ws, cand: {"id": next(
+        (k for k in ws.calendar.db.calendars if k not in ws.calendar.db.calendarList), "primary")},
+    "gmail.users.settings.updateLanguage": {"displayLanguage": "fr"},
+    "calendar.events.watch": {"id": "audit-channel", "type": "web_hook", "address": "https://example.com/hook"},
+    "calendar.acl.watch": {"id": "audit-channel", "type": "web_hook", "address": "https://example.com/hook"},
+    "calendar.calendarList.watch": {"id": "audit-channel", "type": "web_hook", "address": "https://example.com/hook"},
+    "calendar.settings.watch": {"id": "audit-channel", "type": "web_hook", "address": "https://example.com/hook"},
+    "drive.files.watch": {"id": "audit-channel", "type": "web_hook", "address": "https://example.com/hook"},
+    "drive.changes.watch": {"id": "audit-channel", "type": "web_hook", "address": "https://example.com/hook"},
     "calendar.events.insert": {"summary": "Audit", "start": {"dateTime": "2026-03-20T10:00:00Z"},
                                "end": {"dateTime": "2026-03-20T11:00:00Z"}},
     "calendar.events.update": {"summary": "Audit", "start": {"dateTime": "2026-03-20T10:00:00Z"},
@@ -535,7 +583,8 @@ NO_EFFECT_QUERY = {
 }
 REQUIRED_QUERY = {"drive.comments": {"fields": "*"}, "drive.replies": {"fields": "*"}, "drive.about.get": {"fields": "*"},
                   "drive.drives.create": {"requestId": "audit-1"}, "calendar.events.quickAdd": {"text": "Lunch 1pm"},
-                  "gmail.users.history.list": {"startHistoryId": "1"}}
+                  "gmail.users.history.list": {"startHistoryId": None}, "drive.changes.list": {"pageToken": "1"},
+                  "drive.changes.watch": {"pageToken": "1"}, "calendar.events.move": {"destination": None}}
 
 
 def _query_value(service: str, method_id: str, name: str, p: dict[str, Any], base: Answer) -> Any:
@@ -643,17 +692,26 @@ def audit_google(base_ws: Workspace, services: list[str], only: set[str] | None 
 
 def _audit_google_method(base_ws: Workspace, service: str, doc: dict[str, Any], spec: ToolSpec, m: dict[str, Any],
                          candidates: list[dict[str, str]]) -> list[Row]:
-    body = copy.deepcopy(BODIES.get(spec.method_id, {} if "request" in m else None))
+    found_body = BODIES.get(spec.method_id, {} if "request" in m else None)
+    body = found_body if callable(found_body) else copy.deepcopy(found_body)
     need_q = {k: v for prefix, extra in REQUIRED_QUERY.items() if spec.method_id.startswith(prefix)
               for k, v in extra.items()}
+    me = base_ws.me.email
+    dynamic = {"startHistoryId": str(base_ws.gmail.db.historyFloor + 1),
+               "destination": next((k for k, c in base_ws.calendar.db.calendars.items() if c.owner == me and k != me),
+                                   "primary")}
+    need_q = {k: dynamic.get(k) if v is None else v for k, v in need_q.items()}
     required_q = {k: _query_value(service, spec.method_id, k, p, Answer(0, None))
                   for k, p in m.get("parameters", {}).items() if p.get("location") == "query" and p.get("required")}
     need_q.update({k: v for k, v in required_q.items() if k not in need_q})
     path_args: dict[str, str] | None = None
     base: Answer | None = None
     tried = [c for c in candidates if set(spec.path_params) <= set(c)] if spec.path_params else [{}]
+    make = body if callable(body) else None
     for cand in tried[:40]:
         ws = base_ws.fork()
+        if make is not None:
+            body = make(base_ws, cand)
         a = send(ws, *_google_request(spec, cand, need_q, body))
         if a.status < 400:
             path_args, base = cand, a
