@@ -40,7 +40,7 @@ import tempfile
 import typing
 from collections import Counter
 from datetime import timedelta
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlencode

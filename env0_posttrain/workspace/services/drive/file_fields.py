@@ -55,3 +55,13 @@ def merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         else:
             out[k] = v
     return out
+
+
+def applied(f: Any, new: dict[str, Any]) -> Any:
+    """The File row with `new` kept fields merged in (and a client-set modifiedTime as its own)."""
+    if not new:
+        return f
+    upd: dict[str, Any] = {"kept": merged(f.kept, new)}
+    if new.get("modifiedTime"):
+        upd["modifiedTime"] = new["modifiedTime"]
+    return f.model_copy(update=upd)

@@ -173,10 +173,7 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
         extra = file_fields.kept(body)
         f = self._new_file(fid, name, mime, parents, self.ws.me.email, content, body.get("description"),
                            bool(body.get("starred", False)))
-        if extra:
-            f = f.model_copy(update={"kept": file_fields.merged({}, extra),
-                                     **({"modifiedTime": extra["modifiedTime"]} if extra.get("modifiedTime") else {})})
-            self.db.files[f.id] = f
+        f = self.db.files[f.id] = file_fields.applied(f, extra)
         return select_fields(file_json(self.ws, f), fields or _DEFAULT_FILE_FIELDS)
 
     def _drive_of(self, parents: tuple[str, ...]) -> str | None:
@@ -229,8 +226,6 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
             raise forbidden("The user does not have sufficient permissions for this file.",
                             "insufficientFilePermissions")
         extra = file_fields.kept(body)
-        if extra:
-            upd["kept"] = file_fields.merged(f.kept, extra)
         unknown = set(body) - {"name", "description", "starred", "trashed", "mimeType", *file_fields.KEPT,
                                "modifiedTime"}
         if unknown:
@@ -258,10 +253,7 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
                 raise forbidden("Content of Docs Editors files cannot be replaced here.", "fileNotDownloadable")
             upd["content"] = content
         before = f
-        f = self._touch(f, **upd)
-        if extra.get("modifiedTime"):  # a client may set the file's modification time
-            f = f.model_copy(update={"modifiedTime": extra["modifiedTime"]})
-            self.db.files[f.id] = f
+        f = self.db.files[f.id] = file_fields.applied(self._touch(f, **upd), extra)
         if content is not None and content != (before.content or ""):
             self.record_revision(before, before.content or "", content)
         if "name" in upd and f.mimeType == GDOC:
