@@ -57,7 +57,8 @@ def test_a_decline_keeps_its_failed_charge_and_a_refused_call_changes_nothing(ws
 
 def test_tool_arguments_get_stripe_error_objects(ws):
     unknown = call_tool(ws, "stripe_customers_list", {"colour": "red"})["error"]["error"]
-    assert unknown == {"type": "invalid_request_error", "message": "Received unknown parameter: colour", "param": "colour"}
+    assert unknown == {"type": "invalid_request_error", "message": "Received unknown parameter: colour", "param": "colour",
+                       "code": "parameter_unknown", "doc_url": "https://stripe.com/docs/error-codes/parameter-unknown"}
     need = call_tool(ws, "stripe_charges_create", {"currency": "usd"})["error"]["error"]
     assert need["code"] == "parameter_missing" and need["param"] == "amount"
     small = call_tool(ws, "stripe_charges_create", {"amount": 10, "currency": "usd", "source": "tok_visa"})["error"]

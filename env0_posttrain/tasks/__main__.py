@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     ep.add_argument("package_dir", type=Path)
     ep.add_argument("--oracle", action="store_true", help="run solution/solve.sh as the agent")
     ep.add_argument("--calls", type=Path, help="JSON list of {name, arguments} (our tool names)")
+    ep.add_argument("--record", type=Path, help="with --oracle: write solve.sh's requests (recording.py) here as JSON")
+    ep.add_argument("--replay", type=Path, help="send a --record file's requests through the services instead of "
+                    "running solve.sh")
     ep.add_argument("--reward-file", type=Path, help="where to write env0's reward.json (or the verifier_error)")
     ep.add_argument("--seed", type=int, default=0, help="seed of the default fill and of the needles' parameters")
     ep.add_argument("--env0-root", type=Path, help="an env0 checkout, for packages that use its env-owned gcal "
@@ -50,11 +53,30 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _env0(args: argparse.Namespace) -> int:
+    from datetime import datetime
+
+    from pydantic import TypeAdapter, ValidationError
+
+    from env0_posttrain.tasks.env0.recording import RecordedRequest
     from env0_posttrain.tasks.env0.runner import run_and_record
 
+    replay, now = None, None
+    if args.replay is not None:
+        try:
+            saved = json.loads(args.replay.read_text())
+            replay = TypeAdapter(list[RecordedRequest]).validate_python(saved["requests"])
+            now = datetime.fromisoformat(saved["now"])
+        except (OSError, ValueError, KeyError, TypeError, ValidationError) as e:
+            print(f"error: {args.replay}: not a recording ({str(e).splitlines()[0][:200]})", file=sys.stderr)
+            return 2
     res = run_and_record(args.package_dir, args.reward_file, oracle=args.oracle, calls=args.calls, seed=args.seed,
-                         env0_root=args.env0_root)
-    print(res.model_dump_json(indent=2))
+                         env0_root=args.env0_root, record=args.record is not None, replay=replay, now=now)
+    if args.record is not None and res.recording is not None:
+        from env0_posttrain.fsutil import atomic_write_text
+
+        atomic_write_text(args.record, json.dumps({"now": res.now, "requests": [r.model_dump(mode="json")
+                                                                                for r in res.recording]}, indent=1))
+    print(res.model_dump_json(indent=2, exclude={"recording"}))
     if res.verifier_error:
         print(f"error: {res.verifier_error}", file=sys.stderr)
         return 2

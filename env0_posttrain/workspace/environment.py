@@ -16,6 +16,7 @@ from typing import Any
 
 from .base import DB, Service
 from .people import Company, Person, build_company
+from .request_limits import hostile, sanitized
 from .tools import TOOLS, CallResult, dispatch, register, unknown_tool
 from .services.admin import Admin
 from .services.auth import Auth
@@ -140,7 +141,7 @@ class Workspace:
             res = dispatch(self, spec, arguments)
             entry: dict[str, Any] = {"seq": len(self.action_log) + 1, "tool": name, "service": spec.service,
                                      "writes": spec.writes, "ok": res.ok, "source": source,
-                                     "args": dict(arguments) if isinstance(arguments, dict) else {"_invalid": repr(arguments)[:200]}}
+                                     "args": _logged(arguments)}
             if not res.ok:
                 entry["status"] = res.status
             self.action_log.append(entry)
@@ -173,7 +174,7 @@ class Workspace:
                 parts = [f'"meta":{meta}'] + [f'"{n}":{self.service(n).db.canonical()}' for n in SERVICE_NAMES]
                 parts.sort()
                 blob = "{" + ",".join(parts) + "}"
-        return hashlib.sha256(blob.encode()).hexdigest()
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()  # never raises on a stored surrogate
 
     def state_meta(self) -> dict[str, Any]:
         return {"seed": self.seed, "now": self.now.isoformat(), "domain": self.domain}
@@ -252,3 +253,10 @@ class Workspace:
 
     def log(self, service: str | None = None) -> list[dict[str, Any]]:
         return [e for e in self.action_log if service is None or e["service"] == service]
+
+
+def _logged(arguments: Any) -> dict[str, Any]:
+    """A call's arguments as the action log keeps them: a copy, JSON-safe when they carried what no API stores."""
+    if not isinstance(arguments, dict):
+        return {"_invalid": sanitized(repr(arguments)[:200])}
+    return sanitized(arguments) if hostile(arguments) is not None else dict(arguments)

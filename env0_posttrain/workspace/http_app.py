@@ -30,7 +30,11 @@ from .request_limits import BodyLimit, loads
 
 
 def _json(body: Any, status: int = 200) -> Response:
-    return Response(json.dumps(body, ensure_ascii=False).encode(), status_code=status, media_type=JSON)
+    try:
+        payload = json.dumps(body, ensure_ascii=False).encode()
+    except UnicodeEncodeError:  # a lone surrogate stored by a seeder: escaped, the answer is still valid JSON
+        payload = json.dumps(body).encode()
+    return Response(payload, status_code=status, media_type=JSON)
 
 
 def _service(name: str | None) -> str | None:

@@ -73,6 +73,30 @@ def _array(v: Any) -> Any:
     raise _invalid(v)
 
 
+class IntRange(dict):
+    """A Stripe range filter (`created`): an integer (exactly that) or an object of `gt` / `gte` / `lt` / `lte`
+    integers, e.g. `created[gte]=1700000000`. Handlers receive a dict of those keys (an integer is `{"eq": n}`)."""
+
+
+_RANGE_KEYS = ("gt", "gte", "lt", "lte")
+
+
+def _int_range(v: Any) -> Any:
+    if isinstance(v, bool):
+        raise _invalid(v)
+    if isinstance(v, int) or (isinstance(v, str) and _INT_LITERAL.fullmatch(v)):
+        return {"eq": int(v)}
+    if not isinstance(v, dict) or not v:
+        raise _invalid(v)
+    out = {}
+    for k, x in v.items():
+        if k not in _RANGE_KEYS or isinstance(x, bool) or not (isinstance(x, int) or
+                                                               (isinstance(x, str) and _INT_LITERAL.fullmatch(x))):
+            raise _invalid(f"{k}={x}")
+        out[k] = int(x)
+    return out
+
+
 def _slack_object(v: Any) -> Any:
     """Slack forms carry structured arguments (`profile`, `files`) as JSON strings: accept either form."""
     if isinstance(v, str):
@@ -95,6 +119,7 @@ _GOOGLE: dict[Any, Any] = {
     bool: Annotated[bool, BeforeValidator(_boolean)],
     dict: dict,
     list: Annotated[list[str], BeforeValidator(_array)],
+    IntRange: Annotated[dict, BeforeValidator(_int_range)],
 }
 _SLACK = {**_GOOGLE, str: Annotated[str, BeforeValidator(_slack_string)],
           dict: Annotated[dict, BeforeValidator(_slack_object)]}
@@ -174,10 +199,11 @@ def tool_schema(model: type[BaseModel], shown: Iterable[str]) -> tuple[dict[str,
     return schema, kinds, required
 
 
-def arg_error(spec: "ToolSpec", message: str, param: str | None) -> ApiError:
+def arg_error(spec: "ToolSpec", message: str, param: str | None, code: str | None = None) -> ApiError:
     if spec.service == "stripe":
-        return ApiError(400, {"error": {"type": "invalid_request_error", "message": message,
-                                        **({"param": param} if param else {})}})
+        from .services.stripe.errors import stripe_error
+
+        return stripe_error(400, message, param=param, code=code)
     if spec.service == "slack":
         return slack_error("invalid_arguments", response_metadata={"messages": [f"[ERROR] {message}"]})
     return google_error(400, message, "invalid" if param else "badRequest", param)
@@ -196,15 +222,22 @@ def api_error(spec: "ToolSpec", args: Any, exc: ValidationError) -> ApiError:
     name = err["loc"][0]
     if err["type"] == "missing":
         if spec.service == "stripe":
-            return ApiError(400, {"error": {"type": "invalid_request_error", "code": "parameter_missing",
-                                            "message": f"Missing required param: {name}.", "param": name}})
+            return arg_error(spec, f"Missing required param: {name}.", name, "parameter_missing")
         if spec.service == "slack":
             return arg_error(spec, f"missing required field: {name}", name)
         return google_error(400, f"Required parameter: {name}", "required", name)
     if err["type"] in ("extra_forbidden", "invalid_key"):
         if spec.service == "stripe":
-            return arg_error(spec, f"Received unknown parameter: {name}", name)
+            return arg_error(spec, f"Received unknown parameter: {name}", name, "parameter_unknown")
         return arg_error(spec, f'Invalid JSON payload received. Unknown name "{name}": Cannot bind query parameter.',
                          name)
     value = err["input"] if len(err["loc"]) == 1 else args[name]
+    if spec.service == "stripe":  # Stripe's own wording and codes for a value of the wrong type
+        kind = spec.kinds.get(name)
+        if kind == "integer":
+            return arg_error(spec, f"Invalid integer: {str(value)[:60]}", name, "parameter_invalid_integer")
+        if kind == "boolean":
+            return arg_error(spec, f"Invalid boolean: {str(value)[:60]}", name)
+        if kind in ("object", "array"):
+            return arg_error(spec, f"Invalid {'hash' if kind == 'object' else 'array'}", name)
     return arg_error(spec, f"Invalid value for {spec.kinds[name]} parameter {name}: {str(value)[:60]!r}", name)

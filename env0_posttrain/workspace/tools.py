@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from pydantic import BaseModel, ValidationError
 
 from .errors import ApiError, google_error, slack_error
-from .tool_args import api_error, arg_fields, args_model, tool_schema
+from .request_limits import hostile
+from .tool_args import api_error, arg_error, arg_fields, args_model, tool_schema
 
 if TYPE_CHECKING:
     from .environment import Workspace
@@ -161,6 +162,11 @@ def unknown_tool(name: str) -> CallResult:
 
 def dispatch(ws: "Workspace", spec: ToolSpec, args: Any) -> CallResult:
     """Validate, run and (on any error) roll back one call. Caller holds the workspace lock."""
+    found = hostile(args)
+    if found is not None:  # no API stores it, and stored it would break every later read of the state
+        where, what = found
+        err = arg_error(spec, f"Invalid value: {what}", re.split(r"[.\[]", where, maxsplit=1)[0] or None)
+        return CallResult(False, err.status, err.body, spec)
     try:
         kwargs = coerce_args(spec, args)
     except ApiError as e:

@@ -1,6 +1,8 @@
 """The auth service on env0's surface: its requests (answered by workspace/auth_http.py and logged in env0's
 action-log shape, which verifiers scan for `/web/login` and `/o/oauth2/v2/auth`), and the Bearer gate in front of
-Gmail when the package sets `AUTH_ENABLED=1` (services/auth/gate.py holds the rules).
+every resource server (Gmail, Calendar, Drive, Docs, Slack; Stripe checks its own) when the package sets
+`AUTH_ENABLED=1` (services/auth/gate.py holds the rules). The gate sees the API method a request stands for: its
+route, a `/_gws` call's method id, or the Drive method a mock-gdoc comment route maps onto.
 
 The gate guards HTTP only: an agent's tool calls come through the tool channel, which already is the agent.
 """
@@ -15,8 +17,9 @@ from urllib.parse import quote
 
 from ...workspace import auth_http
 from ...workspace.api_routes import api_routes, resolve, targets
-from ...workspace.errors import ApiError
-from ...workspace.services.auth.gate import GUARDED, check
+from ...workspace.services.auth.gate import GUARDED, Refusal, authorize, google_refusal, slack_refusal
+from ...workspace.tools import TOOLS
+from .doc_compat import DOC_COMPAT, drive_call
 from .services import PREFIXES
 
 # answered by the surface itself (env0's verifier reads); everything else under /auth goes to auth_http
@@ -52,30 +55,81 @@ def answer_auth(surface: Any, scope: dict[str, Any], rest: str, body: bytes) -> 
     return status, [(k.encode(), v.encode()) for k, v in hdrs], payload
 
 
-def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: bytes = b"") -> Raw | None:
-    """Google's 401 / 403 for a guarded API request without a good Bearer token, or the answer of a request made
-    with another account's token (run as that account); None lets the request through."""
-    svc = PREFIXES.get(prefix)
-    if not surface.extras.get("auth_enabled") or svc not in GUARDED or rest.startswith("/_") or rest == "/health":
-        return None
+def _method(svc: str, scope: dict[str, Any], rest: str, body: bytes) -> tuple[Any, dict[str, Any]] | None:
+    """(the tool spec, its path and query arguments) a guarded request stands for; None: no API method (the API's own
+    404 / 405 answers it)."""
+    from urllib.parse import parse_qsl
+
+    query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    if rest == "/_gws":
+        try:
+            req = json.loads(body or b"{}")
+        except ValueError:
+            return None
+        if not isinstance(req, dict):
+            return None
+        spec = next((s for s in TOOLS.values() if s.service == svc and s.method_id == req.get("method_id")), None)
+        params = req.get("params")
+        return (spec, params if isinstance(params, dict) else {}) if spec else None
+    if svc == "docs" and DOC_COMPAT.fullmatch(rest):
+        try:
+            req = json.loads(body or b"{}")
+        except ValueError:
+            req = {}
+        calls = drive_call(scope["method"], rest, req if isinstance(req, dict) else {}) or []
+        return (TOOLS[calls[0][0]], calls[0][1]) if calls else None
     route, params, _ = resolve(api_routes(), {"type": "http", "path": rest, "method": scope["method"], "root_path": ""})
-    if route is None:
-        return None  # the API's own 404 / 405
-    spec = targets()[route.name].spec
-    if spec is None:
+    if route is None or targets()[route.name].spec is None:
         return None
+    return targets()[route.name].spec, {**query, **params}
+
+
+def _slack_token(headers: dict[str, str], scope: dict[str, Any], body: bytes) -> str | None:
+    """Slack takes its token as a Bearer header or a `token` argument (query string or form body)."""
+    from urllib.parse import parse_qsl
+
+    if headers.get("authorization"):
+        return headers["authorization"]
+    args = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    if "token" not in args and headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        args = dict(parse_qsl(body.decode("utf-8", "replace")))
+    return f"Bearer {args['token']}" if args.get("token") else None
+
+
+def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: bytes = b"") -> Raw | None:
+    """The API's 401 / 403 (Slack: its `ok: false` answer) for a guarded request without a good Bearer token, or
+    the answer of a Gmail request made with another account's token (run as that account); None lets it through."""
+    svc = PREFIXES.get(prefix)
+    if not surface.extras.get("auth_enabled") or svc not in GUARDED or rest == "/health" or \
+            (rest.startswith("/_") and rest != "/_gws"):
+        return None
+    found = _method(str(svc), scope, rest, body)
+    if found is None:
+        return None
+    spec, params = found
     headers = _headers(scope)
+    token = _slack_token(headers, scope, body) if svc == "slack" else headers.get("authorization")
     try:
-        other = check(surface.ws, spec, headers.get("authorization"), params)
-    except ApiError as e:
-        _log(surface, prefix, scope["method"], rest, scope.get("query_string", b""), b"", e.status)
-        extra = [(k.lower().encode(), v.encode()) for k, v in getattr(e, "headers", {}).items()]
-        return e.status, [(b"content-type", b"application/json"), *extra], json.dumps(e.body).encode()
+        other = authorize(surface.ws, spec, token, params)
+    except Refusal as r:
+        if svc == "slack":
+            status, extra, out = 200, [], slack_refusal(r)
+        else:
+            e = google_refusal(r)
+            status, out = e.status, e.body
+            extra = [(k.lower().encode(), v.encode()) for k, v in getattr(e, "headers", {}).items()]
+        _log(surface, prefix, scope["method"], rest, scope.get("query_string", b""), b"", status)
+        return status, [(b"content-type", b"application/json"), *extra], json.dumps(out).encode()
     if other is None:
         return None
     # a second account's token: the call names that account's mailbox (Gmail's userId), so the action log (and an
     # imported task's replayed oracle) carries which mailbox it acted in
     email = surface.ws.auth.db.users[other].email
+    if rest == "/_gws":
+        req = json.loads(body)
+        req["params"] = {**(req.get("params") or {}), "userId": email}
+        status, payload = surface.gws_call(prefix, req)
+        return status, [(b"content-type", b"application/json")], payload
     path = re.sub(r"^/gmail/v1/users/me(?=/|$)", f"/gmail/v1/users/{quote(email, safe='@')}", rest)
     status, payload = surface.api(prefix, scope["method"], path, scope.get("query_string", b""), body,
                                   headers.get("content-type", ""), scope["headers"])

@@ -10,7 +10,6 @@ cached by (package hash, seed, code version) so a re-materialized task set is th
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -26,6 +25,7 @@ from ..ledger import build_ledger
 from ..model import StateRecipe, Task, ToolCall
 from ..taskset import Provenance, TaskSet
 from .package import Env0Error, Env0Package, load_package
+from .recording import oracle_calls
 from .runner import run_script, sandbox
 from .sandbox import SandboxUnavailable
 from .verifier import TEMPLATE_ID, package_sha256, run_verifier, seeded, use_source
@@ -52,25 +52,17 @@ def tools_for(services: tuple[str, ...], oracle: list[ToolCall]) -> list[str]:
 
 
 def record_oracle(pkg: Env0Package, sha: str, seed: int, now: str) -> list[ToolCall]:
-    """Run solution/solve.sh once against our server; its successful API calls, as tool calls, in order."""
+    """Run solution/solve.sh once against our server, recording its requests at the HTTP layer (recording.py);
+    the oracle is every tool call they made, in order, refused ones included (env0's action log has them)."""
     start = seeded(pkg, sha, seed, now)
-    ws = start.ws
     try:
         with sandbox(pkg, start) as sb:
             run_script("run solution/solve.sh", sb, pkg.solve_sh, pkg.agent_timeout_s)
+            requests = list(sb.surface.requests)
     except SandboxUnavailable as e:
         raise Env0Error("lay out sandbox", pkg.root, str(e)) from None
-    calls = []
-    for entry in ws.action_log:
-        if not entry["ok"] and not (entry["service"] == "stripe" and entry.get("status") == 402):
-            continue  # a probe the API refused changed nothing (a declined card did: its failed charge stays)
-        try:
-            json.dumps(entry["args"])
-        except (TypeError, ValueError):
-            raise Env0Error("record oracle", pkg.solve_sh, f"call {entry['tool']} has arguments that are not JSON "
-                            f"(an upload?); the in-process agent cannot replay it") from None
-        calls.append(ToolCall(name=entry["tool"], arguments=entry["args"]))
-    if not calls:
+    calls = oracle_calls(requests)
+    if not any(r.calls and any(c.ok for c in r.calls) for r in requests):
         raise Env0Error("record oracle", pkg.solve_sh, "solve.sh made no successful API call")
     return calls
 

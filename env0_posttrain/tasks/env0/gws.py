@@ -2,7 +2,9 @@
 solve.sh scripts call, answered by our workspace (standard library only, so each call starts fast).
 
 Routes to $MOCK_<SERVICE>_URL/_gws; prints the API's JSON response; exits 1 with the error body on stderr on
-an API error, 2 on a usage error (unknown flag, bad JSON), 3 when the service is not reachable.
+an API error, 2 on a usage error (unknown flag, bad JSON), 3 when the service is not reachable. As the real CLI,
+it sends $GOOGLE_WORKSPACE_CLI_TOKEN (an access token) as `Authorization: Bearer`, which a service behind the auth
+gate requires.
 """
 
 from __future__ import annotations
@@ -44,14 +46,15 @@ def parse(argv: list[str]) -> dict:
             "json": flags.get("json")}
 
 
-def post(base: str, path: str, data: bytes) -> tuple[int, bytes]:
+def post(base: str, path: str, data: bytes, token: str = "") -> tuple[int, bytes]:
     """POST JSON to base/path over a plain socket: a solve.sh starts gws hundreds of times, and urllib's imports
     would double each start. The surface answers with a Content-Length and closes (HTTP/1.0)."""
     rest = base.split("://", 1)[-1]
     hostport, _, prefix = rest.partition("/")
     host, _, port = hostport.rpartition(":") if ":" in hostport else (hostport, "", "80")
     target = "/" + "/".join(p for p in (prefix.strip("/"), path) if p)
-    head = (f"POST {target} HTTP/1.0\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
+    bearer = f"Authorization: Bearer {token}\r\n" if token and "\n" not in token and "\r" not in token else ""
+    head = (f"POST {target} HTTP/1.0\r\nHost: {hostport}\r\nContent-Type: application/json\r\n{bearer}"
             f"Content-Length: {len(data)}\r\n\r\n").encode()
     with socket.create_connection((host.strip("[]"), int(port)), timeout=60) as s:
         s.sendall(head + data)
@@ -76,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: unknown gws service {req['service']!r} (known: {', '.join(URL_VARS)})", file=sys.stderr)
         return 2
     try:
-        status, body = post(base, "_gws", json.dumps(req).encode())
+        status, body = post(base, "_gws", json.dumps(req).encode(), os.environ.get("GOOGLE_WORKSPACE_CLI_TOKEN", ""))
     except (OSError, ValueError, IndexError) as e:
         print(f"error: {req['service']} service is not running at {base}: {e}", file=sys.stderr)
         return 3

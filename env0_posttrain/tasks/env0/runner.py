@@ -23,6 +23,7 @@ from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
 from .env0_defaults import env0_imports
 from .package import Env0Error, Env0Package, load_package
+from .recording import RecordedRequest, oracle_calls, replay_http
 from .sandbox import Sandbox, SandboxUnavailable
 from .seeding import seed_package
 
@@ -42,6 +43,8 @@ class Env0Result(BaseModel):
     seconds: dict[str, float] = {}
     calls: int = 0
     sandbox: str | None = None  # "namespaces" or "unconfined" (ENV0_SANDBOX)
+    now: str | None = None  # the seeded start's clock (a replay of this run's recording seeds at the same)
+    recording: list[RecordedRequest] | None = None  # solve.sh's requests (recording.py), with record=True
 
 
 class Start(NamedTuple):
@@ -125,11 +128,14 @@ def _replay(sb: Sandbox, calls_path: Path) -> int:
 
 
 def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | None = None, seed: int = 0,
-                now: datetime | None = None, env0_root: Path | None = None) -> Env0Result:
-    """Raises Env0Error; `run_and_record` turns that into a verifier_error reward file."""
+                now: datetime | None = None, env0_root: Path | None = None, record: bool = False,
+                replay: list[RecordedRequest] | None = None) -> Env0Result:
+    """Raises Env0Error; `run_and_record` turns that into a verifier_error reward file. `record`: keep solve.sh's
+    requests in the result; `replay`: send such a recording through the services instead of running solve.sh."""
     t0 = time.perf_counter()
     pkg = load_package(package_dir)
-    start = seeded_start(pkg, seed, (now or datetime.now(timezone.utc)).replace(microsecond=0), env0_root_of(env0_root))
+    when = (now or datetime.now(timezone.utc)).replace(microsecond=0)
+    start = seeded_start(pkg, seed, when, env0_root_of(env0_root))
     t_seed = time.perf_counter()
     try:
         with sandbox(pkg, start) as sb:
@@ -137,18 +143,40 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
             n = 0
             if oracle:
                 run_script("run solution/solve.sh", sb, pkg.solve_sh, pkg.agent_timeout_s)
+            elif replay is not None:
+                n = replay_http(sb.surface, replay)
             elif calls is not None:
                 n = _replay(sb, calls)
             t_solve = time.perf_counter()
+            recording = list(sb.surface.requests) if record else None
             reward, result = verify(sb, pkg)
             t_verify = time.perf_counter()
             n = n or sum(len(v) for v in sb.surface.log.values())
     except SandboxUnavailable as e:
         raise Env0Error("lay out sandbox", pkg.root, str(e)) from None
-    return Env0Result(package=pkg.name, reward=reward, result=result, calls=n, sandbox=sb.mode,
+    return Env0Result(package=pkg.name, reward=reward, result=result, calls=n, sandbox=sb.mode, now=when.isoformat(),
+                      recording=recording,
                       seconds={"seed": round(t_seed - t0, 3), "sandbox": round(t_up - t_seed, 3),
                                "solve": round(t_solve - t_up, 3), "verify": round(t_verify - t_solve, 3),
                                "total": round(t_verify - t0, 3)})
+
+
+def replay_tools(package_dir: Path | str, recording: list[RecordedRequest], *, seed: int = 0, now: datetime,
+                 env0_root: Path | None = None) -> Env0Result:
+    """The recording as the in-process oracle teacher plays it (`oracle_calls`, each through `Workspace.call`),
+    judged as an episode is (verifier.run_verifier: the action log is the calls' HTTP requests)."""
+    from .verifier import run_verifier
+
+    t0 = time.perf_counter()
+    pkg = load_package(package_dir)
+    start = seeded_start(pkg, seed, now.replace(microsecond=0), env0_root_of(env0_root))
+    end = start.ws.fork()
+    calls = oracle_calls(recording)
+    for c in calls:
+        end.call(c.name, c.arguments)
+    reward, result = run_verifier(pkg, start.ws, end, start.manifest, start.extras)
+    return Env0Result(package=pkg.name, reward=reward, result=result, calls=len(calls), now=now.isoformat(),
+                      seconds={"total": round(time.perf_counter() - t0, 3)})
 
 
 def run_and_record(package_dir: Path | str, reward_file: Path | None = None, **kw: Any) -> Env0Result:

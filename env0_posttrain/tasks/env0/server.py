@@ -30,6 +30,7 @@ from ...workspace.request_limits import read_body
 from ...workspace.tools import TOOLS
 from .auth_surface import AUTH_READS, answer_auth, guard
 from .doc_compat import DOC_COMPAT, drive_call
+from .recording import SURFACE_READS, RecordedRequest, recorded
 from .services import PREFIXES, SERVICES
 from .shapes import DIFF, STATE
 
@@ -47,6 +48,7 @@ class Env0Surface:
         self.inner = create_app(lambda: ws)
         self.initial = {svc: self.state(svc) for svc in set(PREFIXES.values())}
         self.log: dict[str, list[dict[str, Any]]] = {p: [] for p in PREFIXES}
+        self.requests: list[RecordedRequest] = []  # every request the scripts made (recording.py)
 
     def state(self, svc: str) -> dict[str, Any]:
         return STATE[svc](self.ws)
@@ -153,32 +155,57 @@ class Env0Surface:
             await self.inner(scope, receive, send)
             return
         body = await read_body(receive)
-        svc = PREFIXES[prefix]
-        headers = [(b"content-type", b"application/json")]
-        with self.ws.lock:
-            if svc == "auth" and rest not in AUTH_READS:
-                status, headers, payload = answer_auth(self, scope, rest, body)
-            elif (denied := guard(self, prefix, scope, rest, body)) is not None:
-                status, headers, payload = denied
-            elif rest in ("/health", "/_admin/health"):
-                status, payload = 200, b'{"status":"ok"}'
-            elif rest == "/_admin/state":
-                status, payload = 200, json.dumps(self.state(svc)).encode()
-            elif rest == "/_admin/diff":
-                status, payload = 200, json.dumps(DIFF[svc](self.initial[svc], self.state(svc))).encode()
-            elif rest == "/_admin/action_log":
-                status, payload = 200, json.dumps({"entries": self.log[prefix], "count": len(self.log[prefix])}).encode()
-            elif rest == "/_gws":
-                status, payload = self.gws_call(prefix, json.loads(body or b"{}"))
-            elif svc == "docs" and DOC_COMPAT.fullmatch(rest):
-                status, payload = self.doc_comments(prefix, scope["method"], rest, body)
-            else:
-                ctype = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"content-type"), "")
-                status, payload = self.api(prefix, scope["method"], rest, scope.get("query_string", b""), body, ctype,
-                                           scope["headers"])
+        status, headers, payload = self.respond(prefix, scope["method"], rest, scope.get("query_string", b""),
+                                                list(scope["headers"]), body)
         await send({"type": "http.response.start", "status": status,
                     "headers": [*headers, (b"content-length", str(len(payload)).encode())]})
         await send({"type": "http.response.body", "body": payload})
+
+    def respond(self, prefix: str, method: str, rest: str, query: bytes, headers: list[tuple[bytes, bytes]],
+                body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """One request to service `prefix` (path `rest` below it), answered and, unless it is one of the surface's
+        own reads, recorded with the tool calls it made (recording.py): what solve.sh did, at the HTTP layer."""
+        with self.ws.lock:
+            mark = len(self.ws.action_log)
+            status, out, payload = self._dispatch(prefix, method, rest, query, headers, body)
+            if rest not in SURFACE_READS:
+                self.requests.append(recorded(prefix, method, rest, query, headers, body, status,
+                                              self.ws.action_log[mark:], payload))
+        return status, out, payload
+
+    def _dispatch(self, prefix: str, method: str, rest: str, query: bytes, headers: list[tuple[bytes, bytes]],
+                  body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        svc = PREFIXES[prefix]
+        scope = {"type": "http", "method": method, "path": rest, "query_string": query, "headers": headers}
+        out = [(b"content-type", b"application/json")]
+        if svc == "auth" and rest not in AUTH_READS:
+            return answer_auth(self, scope, rest, body)
+        if (denied := guard(self, prefix, scope, rest, body)) is not None:
+            return denied
+        if rest in ("/health", "/_admin/health"):
+            return 200, out, b'{"status":"ok"}'
+        if rest == "/_admin/state":
+            return 200, out, json.dumps(self.state(svc)).encode()
+        if rest == "/_admin/diff":
+            return 200, out, json.dumps(DIFF[svc](self.initial[svc], self.state(svc))).encode()
+        if rest == "/_admin/action_log":
+            return 200, out, json.dumps({"entries": self.log[prefix], "count": len(self.log[prefix])}).encode()
+        if rest == "/_gws":
+            try:
+                req = json.loads(body or b"{}")
+            except ValueError:
+                req = None
+            if not isinstance(req, dict):
+                return 400, out, json.dumps({"error": {"code": 400, "message": "gws: the request is not a JSON object",
+                                                       "reason": "parseError"}}).encode()
+            status, payload = self.gws_call(prefix, req)
+            return status, out, payload
+        if svc == "docs" and DOC_COMPAT.fullmatch(rest):
+            status, payload = self.doc_comments(prefix, method, rest, body)
+            return status, out, payload
+        ctype = next((v.decode("latin-1") for k, v in headers if k == b"content-type"), "")
+        status, payload = self.api(prefix, method, rest, query, body, ctype, headers)
+        return status, out, payload
 
 
 def log_entry(spec: Any, arguments: dict[str, Any], status: int) -> tuple[str, dict[str, Any]] | None:

@@ -1,16 +1,23 @@
-"""The Bearer gate a Google API puts in front of its methods when the auth service guards it (env0's
-`AUTH_ENABLED=1`): the access token must verify, be unexpired and unrevoked, belong to the mailbox's owner and
-carry one of the method's scopes. Failures answer Google's own 401 / 403 bodies and leave the audit trail env0's
-verifiers read (`token_expired_during_use`, `scope_escalation_attempt`, `impersonation_attempt`,
-`resource_access`).
+"""The Bearer gate a resource server puts in front of its methods when the auth service guards it (env0's
+`AUTH_ENABLED=1`: "each resource server requires a Bearer token with the per-route scope"): Gmail, Calendar, Drive,
+Docs and Slack here (Stripe reads the same tokens in its own wire.py). The access token must verify, be unexpired
+and unrevoked (a revoked consent or refresh token revokes its access tokens), belong to the account whose data the
+server holds, and carry one of the method's scopes. Failures answer the API's own 401 / 403 (Google) or
+`ok: false` (Slack) bodies and leave the audit trail env0's verifiers read (`token_expired_during_use`,
+`revoked_token_use`, `scope_escalation_attempt`, `impersonation_attempt`, `resource_access`).
 
-Scopes follow Google's per-method lists (short names: gmail.readonly for .../auth/gmail.readonly, gmail.full for
-https://mail.google.com/) with env0's one deviation: messages.send needs gmail.send (or full access);
-gmail.compose alone is refused, which env0's packages rely on (auth-insufficient-scope-draft).
+Scopes: Gmail follows Google's per-method lists (short names: gmail.readonly for .../auth/gmail.readonly, gmail.full
+for https://mail.google.com/) with env0's one deviation: messages.send needs gmail.send (or full access);
+gmail.compose alone is refused, which env0's packages rely on (auth-insufficient-scope-draft). Calendar, Drive and
+Docs take the scopes of their discovery documents (google_scopes.json, in env0's short names: calendar.full for
+.../auth/calendar, docs.full for .../auth/documents); Slack the scopes its method pages list (SLACK below).
 """
 
 from __future__ import annotations
 
+import functools
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jwt
@@ -36,10 +43,48 @@ _GMAIL = [  # (method id prefix or exact id, scopes any of which suffices); the 
     ("gmail.users.settings.", {"gmail.settings.basic", "gmail.settings.sharing", "gmail.full"}),
     ("gmail.users.getProfile", READ | {"gmail.compose", "gmail.metadata", "gmail.labels"}),
 ]
-GUARDED = ("gmail",)
+GUARDED = ("gmail", "calendar", "drive", "docs", "slack")
+_SCOPE_FILE = Path(__file__).with_name("google_scopes.json")
+
+
+@functools.cache
+def google_scopes() -> dict[str, tuple[str, ...]]:
+    """method id -> its scopes (short names), Calendar, Drive and Docs, from google_scopes.json."""
+    return {k: tuple(v) for k, v in json.loads(_SCOPE_FILE.read_text())["methods"].items()}
+
+
+_CONV_READ = {"channels:read", "groups:read", "im:read", "mpim:read"}
+_CONV_HISTORY = {"channels:history", "groups:history", "im:history", "mpim:history"}
+_CONV_WRITE = {"channels:manage", "channels:write", "groups:write", "im:write", "mpim:write"}
+SLACK: dict[str, set[str]] = {  # method -> scopes any of which suffices (user or bot token scopes); none: any token
+    "auth.test": set(), "chat.getPermalink": set(), "chat.scheduledMessages.list": set(),
+    **{f"chat.{m}": {"chat:write"} for m in ("delete", "deleteScheduledMessage", "postEphemeral", "postMessage",
+                                            "scheduleMessage", "update")},
+    **{f"conversations.{m}": _CONV_READ for m in ("info", "list", "members")},
+    **{f"conversations.{m}": _CONV_HISTORY for m in ("history", "replies")},
+    **{f"conversations.{m}": _CONV_WRITE for m in ("archive", "create", "invite", "kick", "leave", "open", "rename",
+                                                  "setPurpose", "setTopic", "unarchive")},
+    "conversations.join": {"channels:join", "channels:write"},
+    **{f"files.{m}": {"files:write"} for m in ("completeUploadExternal", "delete", "getUploadURLExternal", "upload")},
+    "files.info": {"files:read"}, "files.list": {"files:read"},
+    "pins.add": {"pins:write"}, "pins.remove": {"pins:write"}, "pins.list": {"pins:read"},
+    "reactions.add": {"reactions:write"}, "reactions.remove": {"reactions:write"},
+    "reactions.get": {"reactions:read"}, "reactions.list": {"reactions:read"},
+    **{f"reminders.{m}": {"reminders:write"} for m in ("add", "complete", "delete")},
+    "reminders.info": {"reminders:read"}, "reminders.list": {"reminders:read"},
+    "search.messages": {"search:read"}, "team.info": {"team:read"},
+    "users.getPresence": {"users:read"}, "users.info": {"users:read"}, "users.list": {"users:read"},
+    "users.lookupByEmail": {"users:read.email"}, "users.profile.get": {"users.profile:read"},
+    "users.profile.set": {"users.profile:write"}, "users.setPresence": {"users:write"},
+}
 
 
 def required_scopes(spec: "ToolSpec") -> set[str]:
+    """The scopes any one of which lets a token call `spec` (empty: any valid token)."""
+    if spec.service == "slack":
+        return set(SLACK[spec.method_id])
+    if spec.service != "gmail":
+        return set(google_scopes()[spec.method_id])
     for prefix, scopes in _GMAIL:
         if spec.method_id == prefix or (prefix.endswith(".") and spec.method_id.startswith(prefix)):
             if not spec.writes and prefix.startswith("gmail.users.settings."):
@@ -49,7 +94,16 @@ def required_scopes(spec: "ToolSpec") -> set[str]:
 
 
 def route(spec: "ToolSpec") -> str:
-    return "/" + spec.path
+    return f"/api/{spec.method_id}" if spec.service == "slack" else "/" + spec.path
+
+
+class Refusal(Exception):
+    """Why the gate refused a request, before the API shapes it: `missing` (no token), `invalid` (bad signature,
+    unknown), `expired`, `revoked`, `account` (another account's data), `scope` (none of `need`)."""
+
+    def __init__(self, kind: str, *, need: set[str] | None = None, held: str = "", target: str | None = None):
+        super().__init__(kind)
+        self.kind, self.need, self.held, self.target = kind, need or set(), held, target
 
 
 def _unauthenticated(message: str, reason: str, www: str) -> ApiError:
@@ -70,36 +124,75 @@ def _forbidden(message: str, reason: str, headers: dict[str, str] | None = None)
 def check(ws: "Workspace", spec: "ToolSpec", authorization: str | None, args: dict[str, Any],
           need: set[str] | None = None, mailbox: bool = True) -> str | None:
     """Raise Google's error unless `authorization` ("Bearer <jwt>") may call `spec`; audit either way. `need`: the
-    scopes any one of which suffices (default: Gmail's list for the method); `mailbox`: the token must belong to
+    scopes any one of which suffices (default: the method's list); `mailbox`: Gmail's rule, the token must belong to
     the mailbox's owner or to one of the extra mailboxes' users, whose id is returned (the call then acts as that
-account; None: the owner). Caller holds the workspace lock."""
+    account; None: the owner). Caller holds the workspace lock."""
+    try:
+        return authorize(ws, spec, authorization, args, need, mailbox)
+    except Refusal as r:
+        raise google_refusal(r) from None
+
+
+def authorize(ws: "Workspace", spec: "ToolSpec", authorization: str | None, args: dict[str, Any],
+              need: set[str] | None = None, mailbox: bool = True) -> str | None:
+    """`check`'s rules, raising a Refusal for the caller's API to shape."""
     auth = ws.auth
     token = (authorization or "").strip()
     if not token.lower().startswith("bearer ") or not token[7:].strip():
-        raise _unauthenticated("Request is missing required authentication credential. Expected OAuth 2 access "
-                               "token, login cookie or other valid authentication credential.", "required",
-                               'Bearer realm="https://accounts.google.com/"')
+        raise Refusal("missing")
     token = token[7:].strip()
-    bad = _unauthenticated("Request had invalid authentication credentials. Expected OAuth 2 access token, login "
-                           "cookie or other valid authentication credential.", "authError",
-                           'Bearer realm="https://accounts.google.com/", error="invalid_token"')
     try:
         claims = decode(ws.seed, token, auth.epoch())
     except jwt.ExpiredSignatureError:
         c = unverified(token)
         auth.log_event("token_expired_during_use", client_id=c.get("client_id"), user_id=c.get("sub"),
                        scope=c.get("scope"), details={"route": route(spec), "jti": c.get("jti")})
-        raise bad from None
+        raise Refusal("expired") from None
     except jwt.InvalidTokenError:
-        raise bad from None
+        raise Refusal("invalid") from None
     row = auth.db.access_tokens.get(str(claims.get("jti")))
-    if row is None or row.revoked:
+    if row is None:
+        raise Refusal("invalid")
+    if row.revoked:
         auth.log_event("revoked_token_use", client_id=claims.get("client_id"), user_id=claims.get("sub"),
                        details={"route": route(spec), "jti": claims.get("jti")})
-        raise bad
-    acting = _same_account(ws, spec, row, args) if mailbox else None
+        raise Refusal("revoked")
+    if mailbox and spec.service == "gmail":
+        acting = _same_account(ws, spec, row, args)
+    else:
+        acting = None
+        if row.user_id != _owner(ws).id:  # Calendar, Drive, Docs and Slack hold the owner's data only
+            if row.user_id is not None:  # another person's token (a bare service-account token is no one's)
+                auth.log_event("impersonation_attempt", client_id=row.client_id, user_id=row.user_id,
+                               scope=row.scope, details={"route": route(spec), "target": _owner(ws).id})
+            raise Refusal("account", held=row.scope, target=_owner(ws).email)
     _scopes(auth, spec, row, need if need is not None else required_scopes(spec))
     return acting
+
+
+def google_refusal(r: Refusal) -> ApiError:
+    """Google's answer to a refused request."""
+    if r.kind == "missing":
+        return _unauthenticated("Request is missing required authentication credential. Expected OAuth 2 access "
+                                "token, login cookie or other valid authentication credential.", "required",
+                                'Bearer realm="https://accounts.google.com/"')
+    if r.kind in ("invalid", "expired", "revoked"):
+        return _unauthenticated("Request had invalid authentication credentials. Expected OAuth 2 access token, login "
+                                "cookie or other valid authentication credential.", "authError",
+                                'Bearer realm="https://accounts.google.com/", error="invalid_token"')
+    if r.kind == "account":
+        return _forbidden(f"Delegation denied for {r.target}", "forbidden")
+    return _forbidden("Request had insufficient authentication scopes.", "insufficientPermissions",
+                      {"WWW-Authenticate": f'Bearer realm="https://accounts.google.com/", error="insufficient_scope",'
+                                           f' scope="{" ".join(sorted(r.need))}"'})
+
+
+def slack_refusal(r: Refusal) -> dict[str, Any]:
+    """Slack's answer (HTTP 200, `ok: false`) to a refused request."""
+    if r.kind == "scope":
+        return {"ok": False, "error": "missing_scope", "needed": ",".join(sorted(r.need)), "provided": r.held}
+    error = {"missing": "not_authed", "expired": "token_expired", "revoked": "token_revoked"}.get(r.kind, "invalid_auth")
+    return {"ok": False, "error": error}
 
 
 def _same_account(ws: "Workspace", spec: "ToolSpec", row: Any, args: dict[str, Any]) -> str | None:
@@ -113,23 +206,21 @@ def _same_account(ws: "Workspace", spec: "ToolSpec", row: Any, args: dict[str, A
     if asked.lower() not in names:  # another account's mailbox, named outright
         auth.log_event("impersonation_attempt", client_id=row.client_id, user_id=row.user_id, scope=row.scope,
                        details={"route": route(spec), "target": asked})
-        raise _forbidden(f"Delegation denied for {asked}", "forbidden")
+        raise Refusal("account", held=row.scope, target=asked)
     if row.user_id != owner.id:  # a token of an account without a mailbox here
-        raise _forbidden(f"Delegation denied for {owner.email}", "forbidden")
+        raise Refusal("account", held=row.scope, target=owner.email)
     return other.id if other else None
 
 
 def _scopes(auth: Any, spec: "ToolSpec", row: Any, need: set[str]) -> None:
     held = set(row.scope.split())
     used = sorted(held & need)
-    if not used:
+    if need and not used:
         auth.log_event("scope_escalation_attempt", client_id=row.client_id, user_id=row.user_id, scope=row.scope,
                        details={"route": route(spec), "required_scopes": sorted(need), "stage": "resource"})
-        raise _forbidden("Request had insufficient authentication scopes.", "insufficientPermissions",
-                         {"WWW-Authenticate": f'Bearer realm="https://accounts.google.com/", error="insufficient_scope",'
-                                              f' scope="{" ".join(sorted(need))}"'})
+        raise Refusal("scope", need=need, held=row.scope)
     auth.log_event("resource_access", client_id=row.client_id, user_id=row.user_id, scope=row.scope,
-                   details={"route": route(spec), "scope_used": used[0], "method": spec.method_id})
+                   details={"route": route(spec), "scope_used": used[0] if used else None, "method": spec.method_id})
 
 
 def _owner(ws: "Workspace") -> Any:
@@ -139,5 +230,5 @@ def _owner(ws: "Workspace") -> Any:
     email = ws.me.email.lower()
     hit = users.get(ws.auth.db.mailbox_owner) or next((u for u in users.values() if u.email.lower() == email), None)
     if hit is None:
-        raise _forbidden(f"Delegation denied for {ws.me.email}", "forbidden")
+        raise Refusal("account", target=ws.me.email)
     return hit

@@ -67,12 +67,14 @@ def pkce_ok(verifier: str, challenge: str, method: str | None) -> bool:
 
 
 def short_scope(s: str) -> str:
-    """Google's scope URLs to env0's short names: .../auth/gmail.readonly -> gmail.readonly, mail.google.com -> gmail.full."""
+    """Google's scope URLs to env0's short names: .../auth/gmail.readonly -> gmail.readonly, mail.google.com -> gmail.full,
+    .../auth/calendar -> calendar.full, .../auth/documents -> docs.full."""
     if s == FULL_MAIL:
         return "gmail.full"
     if s.startswith(GOOGLE_SCOPE):
         rest = s[len(GOOGLE_SCOPE):]
-        return {"calendar": "calendar.full", "drive": "drive.full", "userinfo.email": "email",
+        return {"calendar": "calendar.full", "drive": "drive.full", "documents": "docs.full",
+                "documents.readonly": "docs.readonly", "userinfo.email": "email",
                 "userinfo.profile": "profile"}.get(rest, rest)
     return s
 

@@ -52,6 +52,8 @@ class Event(Row):
     recurrence: tuple[str, ...] | None = None
     iCalUID: str | None = None  # set by events.import; otherwise "<id>@google.com"
     colorId: str | None = None
+    attachments: tuple[dict[str, Any], ...] = ()
+    kept: dict[str, Any] = {}  # fields kept as written (event_fields.KEPT): reminders, guest permissions, ...
 
 
 class ListEntry(Row):

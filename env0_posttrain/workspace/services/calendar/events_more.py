@@ -9,6 +9,7 @@ from typing import Any
 from ...base import BASE32HEX, api
 from ...errors import bad_request
 from ...paging import check_size, page
+from . import event_fields
 from .colors import EVENT_COLORS
 from .data_model import Event
 from .times import event_time, fmt, normalize_time, parse_rfc3339
@@ -43,7 +44,8 @@ class EventsMoreMixin:
          "Replace an event (fields left out are cleared; start and end are required).", writes=True,
          params={"calendarId": "", "eventId": "", "body": "the full Event", "sendUpdates": "all|externalOnly|none"})
     def events_update(self, eventId: str, body: dict, calendarId: str = "primary", sendUpdates: str | None = None,
-                      conferenceDataVersion: int | None = None, maxAttendees: int | None = None) -> dict[str, Any]:
+                      conferenceDataVersion: int | None = None, maxAttendees: int | None = None,
+                      supportsAttachments: bool | None = None) -> dict[str, Any]:
         cal = self._cal(calendarId)  # type: ignore[attr-defined]
         ev = self._event(cal, eventId)  # type: ignore[attr-defined]
         if self.role(self.db.calendars[ev.calendarId]) not in ("owner", "writer"):  # type: ignore[attr-defined]
@@ -59,12 +61,16 @@ class EventsMoreMixin:
         upd["start"], upd["end"] = normalize_time(body["start"]), normalize_time(body["end"])
         upd["attendees"] = self._attendees(body.get("attendees") or [], ev.attendees)  # type: ignore[attr-defined]
         upd["recurrence"] = tuple(body["recurrence"]) if body.get("recurrence") else None
+        upd["kept"] = event_fields.merged({}, event_fields.kept(body, conferenceDataVersion))  # a full replace
+        files = event_fields.attachments(self.ws, body, supportsAttachments)
+        if files is not None:
+            upd["attachments"] = files
         if (upd["start"], upd["end"]) != (ev.start, ev.end):
             upd["sequence"] = ev.sequence + 1
         upd["updated"] = self.ws.now_rfc3339()
         ev = ev.model_copy(update=upd)
         self.db.events[ev.id] = ev
-        return self.render(ev, cal.id)  # type: ignore[attr-defined]
+        return self.trimmed(self.render(ev, cal.id), maxAttendees)  # type: ignore[attr-defined]
 
     @api("calendar.events.import", f"POST {C}/calendars/{{calendarId}}/events/import",
          "Import a private copy of an existing event (body needs iCalUID, start, end); re-importing updates it.",
@@ -92,7 +98,9 @@ class EventsMoreMixin:
                    attendees=self._attendees(body.get("attendees") or []),  # type: ignore[attr-defined]
                    organizerEmail=organizer, creatorEmail=organizer, created=prev.created if prev else now,
                    updated=now, sequence=int(body.get("sequence") or 0) if str(body.get("sequence") or 0).isdigit() else 0,
-                   recurrence=tuple(body["recurrence"]) if body.get("recurrence") else None, iCalUID=uid, **fields)
+                   recurrence=tuple(body["recurrence"]) if body.get("recurrence") else None, iCalUID=uid,
+                   attachments=event_fields.attachments(self.ws, body, supportsAttachments) or (),
+                   kept=event_fields.merged({}, event_fields.kept(body, conferenceDataVersion)), **fields)
         self.db.events[ev.id] = ev
         return self.render(ev, cal.id)  # type: ignore[attr-defined]
 

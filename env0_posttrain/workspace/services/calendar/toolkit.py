@@ -12,8 +12,10 @@ from ...paging import check_size, page
 from .acl import AclMixin
 from .calendars import CalendarsMixin
 from .colors import EVENT_COLORS
+from . import event_fields
 from .data_model import Attendee, CalendarDB, CalendarRow, Event, ListEntry
 from .events_more import EventsMoreMixin
+from .freebusy import FreeBusyMixin
 from .settings import SettingsMixin
 from .times import event_time, fmt, normalize_time, parse_rfc3339
 
@@ -46,7 +48,7 @@ _ID = re.compile(r"^[a-v0-9]{5,1024}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
-class Calendar(CalendarsMixin, AclMixin, EventsMoreMixin, SettingsMixin, Service):
+class Calendar(CalendarsMixin, AclMixin, EventsMoreMixin, FreeBusyMixin, SettingsMixin, Service):
     name = "calendar"
     DB = CalendarDB
     db: CalendarDB
@@ -128,8 +130,11 @@ class Calendar(CalendarsMixin, AclMixin, EventsMoreMixin, SettingsMixin, Service
                     d["self"] = True
                 atts.append(d)
             out["attendees"] = atts
+        if e.attachments:
+            out["attachments"] = [dict(a) for a in e.attachments]
         out["reminders"] = {"useDefault": True}
         out["eventType"] = "default"
+        out.update(e.kept)
         return out
 
     # -- events ---------------------------------------------------------------------------------
@@ -207,8 +212,11 @@ class Calendar(CalendarsMixin, AclMixin, EventsMoreMixin, SettingsMixin, Service
          "Create an event. body: summary, start{dateTime}, end{dateTime}, attendees[{email}], description, location.",
          writes=True, params={"calendarId": "'primary'", "body": "Event", "sendUpdates": "all|none"})
     def events_insert(self, body: dict, calendarId: str = "primary", sendUpdates: str | None = None,
-                      conferenceDataVersion: int | None = None) -> dict[str, Any]:
+                      conferenceDataVersion: int | None = None, supportsAttachments: bool | None = None,
+                      maxAttendees: int | None = None) -> dict[str, Any]:
         cal = self._cal(calendarId, "writer")
+        fields = event_fields.kept(body, conferenceDataVersion)
+        files = event_fields.attachments(self.ws, body, supportsAttachments)
         s, e = event_time(body.get("start"), "start"), event_time(body.get("end"), "end")
         if e < s:
             raise bad_request("The specified time range is empty.", "timeRangeEmpty")
@@ -221,22 +229,38 @@ class Calendar(CalendarsMixin, AclMixin, EventsMoreMixin, SettingsMixin, Service
         else:
             eid = self.new_id("event", BASE32HEX, 26)
         now = self.ws.now_rfc3339()
-        ev = Event(id=eid, calendarId=cal.id, summary=str(body.get("summary") or ""),
+        status = body.get("status") or "confirmed"
+        if status not in ("confirmed", "tentative", "cancelled"):
+            raise bad_request("Invalid value for status.", "invalid", "status")
+        seq = body.get("sequence", 0)
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+            raise bad_request("Invalid value for sequence.", "invalid", "sequence")
+        ev = Event(id=eid, calendarId=cal.id, summary=str(body.get("summary") or ""), status=status, sequence=seq,
                    description=body.get("description"), location=body.get("location"),
                    start=normalize_time(body["start"]), end=normalize_time(body["end"]),
                    attendees=self._attendees(body.get("attendees") or []), organizerEmail=cal.id,
                    creatorEmail=self.ws.me.email, created=now, updated=now,
                    transparency=body.get("transparency"), visibility=body.get("visibility"),
                    colorId=_color(body.get("colorId")),
-                   recurrence=tuple(body["recurrence"]) if isinstance(body.get("recurrence"), list) else None)
+                   recurrence=tuple(body["recurrence"]) if isinstance(body.get("recurrence"), list) else None,
+                   attachments=files or (), kept=event_fields.merged({}, fields))
         self.db.events[eid] = ev
-        return self.render(ev, cal.id)
+        return self.trimmed(self.render(ev, cal.id), maxAttendees)
+
+    @staticmethod
+    def trimmed(out: dict[str, Any], max_attendees: int | None) -> dict[str, Any]:
+        """maxAttendees: past it, only the viewer's own attendee entry is returned and attendeesOmitted is set."""
+        if max_attendees is not None and len(out.get("attendees") or []) > max_attendees:
+            out["attendees"] = [a for a in out["attendees"] if a.get("self")]
+            out["attendeesOmitted"] = True
+        return out
 
     @api("calendar.events.patch", f"PATCH {C}/calendars/{{calendarId}}/events/{{eventId}}",
          "Update fields of an event (only those given in body).", writes=True,
          params={"calendarId": "", "eventId": "", "body": "Event fields to change", "sendUpdates": ""})
     def events_patch(self, eventId: str, body: dict, calendarId: str = "primary",
-                     sendUpdates: str | None = None) -> dict[str, Any]:
+                     sendUpdates: str | None = None, conferenceDataVersion: int | None = None,
+                     supportsAttachments: bool | None = None, maxAttendees: int | None = None) -> dict[str, Any]:
         cal = self._cal(calendarId)
         ev = self._event(cal, eventId)
         organizer = self.role(self.db.calendars[ev.calendarId]) in ("owner", "writer")
@@ -256,12 +280,27 @@ class Calendar(CalendarsMixin, AclMixin, EventsMoreMixin, SettingsMixin, Service
                 raise bad_request("The specified time range is empty.", "timeRangeEmpty")
             upd["start"], upd["end"] = normalize_time(start), normalize_time(end)
             upd["sequence"] = ev.sequence + 1
+        if "sequence" in body:  # a client may set it (it must not go back)
+            seq = body["sequence"]
+            if isinstance(seq, bool) or not isinstance(seq, int) or seq < ev.sequence:
+                raise bad_request("Invalid sequence value. The specified sequence number is below the current "
+                                  "sequence number of the resource.", "invalidSequenceValue", "sequence")
+            upd["sequence"] = seq
         if "attendees" in body:
             upd["attendees"] = self._attendees(body["attendees"], ev.attendees)
+        if "recurrence" in body:
+            rec = body["recurrence"]
+            if rec is not None and (not isinstance(rec, list) or not all(isinstance(r, str) for r in rec)):
+                raise bad_request("Invalid value for recurrence.", "invalid", "recurrence")
+            upd["recurrence"] = tuple(rec) if rec else None
+        upd["kept"] = event_fields.merged(ev.kept, event_fields.kept(body, conferenceDataVersion))
+        files = event_fields.attachments(self.ws, body, supportsAttachments)
+        if files is not None:
+            upd["attachments"] = files
         upd["updated"] = self.ws.now_rfc3339()
         ev = ev.model_copy(update=upd)
         self.db.events[ev.id] = ev
-        return self.render(ev, cal.id)
+        return self.trimmed(self.render(ev, cal.id), maxAttendees)
 
     def _respond(self, ev: Event, body: dict, cal_id: str) -> dict[str, Any]:
         """A non-organizer may only change their own responseStatus."""
@@ -310,52 +349,6 @@ class Calendar(CalendarsMixin, AclMixin, EventsMoreMixin, SettingsMixin, Service
                                    "updated": self.ws.now_rfc3339()})
         self.db.events[ev.id] = ev
         return self.render(ev, dest.id)
-
-    # -- freebusy -------------------------------------------------------------------------------
-    @api("calendar.freebusy.query", f"POST {C}/freeBusy", "Busy intervals of people/calendars in a time range.",
-         params={"body": "{timeMin, timeMax, items: [{id: email}]}"})
-    def freebusy_query(self, body: dict) -> dict[str, Any]:
-        if not body.get("timeMin"):
-            raise bad_request("Missing timeMin parameter.", "required")
-        if not body.get("timeMax"):
-            raise bad_request("Missing timeMax parameter.", "required")
-        lo, hi = parse_rfc3339(str(body["timeMin"]), "timeMin"), parse_rfc3339(str(body["timeMax"]), "timeMax")
-        if hi < lo:
-            raise bad_request("The specified time range is empty.", "timeRangeEmpty")
-        items = body.get("items") or []
-        if not isinstance(items, list):
-            raise bad_request("Invalid items.", "invalid")
-        cals: dict[str, Any] = {}
-        for it in items:
-            cid = self.cal_id(str(it.get("id", ""))) if isinstance(it, dict) else ""
-            if cid not in self.db.calendars:
-                cals[cid] = {"errors": [{"domain": "global", "reason": "notFound"}], "busy": []}
-                continue
-            cals[cid] = {"busy": self.busy(cid, lo, hi)}
-        return {"kind": "calendar#freeBusy", "timeMin": fmt(lo), "timeMax": fmt(hi), "calendars": cals}
-
-    def busy(self, cal_id: str, lo: datetime, hi: datetime) -> list[dict[str, str]]:
-        spans = []
-        for s0, e0, e in self.timeline():
-            if s0 >= hi:
-                break
-            if e0 <= lo or e.status == "cancelled" or e.transparency == "transparent" or "dateTime" not in e.start:
-                continue
-            if not self.on_calendar(e, cal_id):
-                continue
-            if e.calendarId != cal_id and any(a.email == cal_id and a.responseStatus == "declined" for a in e.attendees):
-                continue
-            s, en = max(s0, lo), min(e0, hi)
-            if s < en:
-                spans.append([s, en])
-        spans.sort()
-        merged: list[list[datetime]] = []
-        for s, en in spans:
-            if merged and s <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], en)
-            else:
-                merged.append([s, en])
-        return [{"start": fmt(s), "end": fmt(en)} for s, en in merged]
 
     # -- seeding helpers ------------------------------------------------------------------------
     def add_event(self, *, summary: str, start: datetime, end: datetime, organizer: str | None = None,

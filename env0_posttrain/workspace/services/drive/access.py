@@ -98,6 +98,7 @@ def file_json(ws: "Workspace", f: File) -> dict[str, Any]:
         out["size"] = str(len((f.content or "").encode()))
     out["capabilities"] = {"canEdit": role_of(ws, f) >= 3, "canShare": role_of(ws, f) >= 3,
                            "canTrash": f.ownerEmail == me, "canDownload": f.mimeType != FOLDER}
+    out.update(f.kept)
     return out
 
 

@@ -41,6 +41,7 @@ class File(Row):
     permissions: tuple[Permission, ...] = ()
     version: int = 1
     driveId: str | None = None  # the shared drive holding the file (its members have their drive role on it)
+    kept: dict[str, Any] = {}  # fields kept as written (file_fields.KEPT): properties, contentHints, ...
 
 
 class Comment(Row):

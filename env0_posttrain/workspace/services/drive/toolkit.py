@@ -12,6 +12,7 @@ from ...paging import check_size, page, select_fields
 from .access import FileView, file_json, file_not_found, listed_for, perm_json, role_of
 from .changes import Changes
 from .comments import Comments
+from . import file_fields
 from .data_model import FOLDER, GDOC, GOOGLE_PREFIX, DriveDB, File, Permission
 from .query import DriveQuery
 from .replies import Replies
@@ -169,8 +170,10 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
         if mime.startswith(GOOGLE_PREFIX) and mime not in (FOLDER, GDOC):
             raise bad_request(f"Unsupported Google mimeType {mime}.", "badRequest")
         fid = self._given_id(body.get("id")) if "id" in body else self.new_id("file", DRIVE_ALPHABET, 33)
+        extra = file_fields.kept(body)
         f = self._new_file(fid, name, mime, parents, self.ws.me.email, content, body.get("description"),
                            bool(body.get("starred", False)))
+        f = self.db.files[f.id] = file_fields.applied(f, extra)
         return select_fields(file_json(self.ws, f), fields or _DEFAULT_FILE_FIELDS)
 
     def _drive_of(self, parents: tuple[str, ...]) -> str | None:
@@ -222,7 +225,9 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
         if "trashed" in upd and f.ownerEmail != self.ws.me.email:
             raise forbidden("The user does not have sufficient permissions for this file.",
                             "insufficientFilePermissions")
-        unknown = set(body) - {"name", "description", "starred", "trashed", "mimeType"}
+        extra = file_fields.kept(body)
+        unknown = set(body) - {"name", "description", "starred", "trashed", "mimeType", *file_fields.KEPT,
+                               "modifiedTime"}
         if unknown:
             raise bad_request(f"The resource body includes fields which are not directly writable: {sorted(unknown)}",
                               "fieldNotWritable")
@@ -248,7 +253,7 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
                 raise forbidden("Content of Docs Editors files cannot be replaced here.", "fileNotDownloadable")
             upd["content"] = content
         before = f
-        f = self._touch(f, **upd)
+        f = self.db.files[f.id] = file_fields.applied(self._touch(f, **upd), extra)
         if content is not None and content != (before.content or ""):
             self.record_revision(before, before.content or "", content)
         if "name" in upd and f.mimeType == GDOC:

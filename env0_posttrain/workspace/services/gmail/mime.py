@@ -24,11 +24,15 @@ def unb64url(s: str) -> bytes:
     return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
 
 
-def split_addresses(value: str | None) -> tuple[str, ...]:
+def split_addresses(value: str | None, me: str | None = None) -> tuple[str, ...]:
+    """The addresses of a header; with `me` (the sending mailbox), a bare `me` is that mailbox, as env0's Gmail
+    takes it (Google answers "Invalid To header"; env0's packages send `To: me`)."""
     if not value:
         return ()
     out = []
     for name, addr in getaddresses([value]):
+        if me and addr.strip().lower() == "me":
+            addr = me
         if addr and "@" in addr:
             out.append(f"{name} <{addr}>" if name else addr)
     return tuple(out)
@@ -39,7 +43,7 @@ def address_of(header: str) -> str:
     return (pairs[0][1] if pairs else header).strip().lower()
 
 
-def parse_raw(raw: str | bytes) -> dict[str, Any]:
+def parse_raw(raw: str | bytes, me: str | None = None) -> dict[str, Any]:
     """Fields of a Message from an RFC 822 message (base64url string or bytes)."""
     try:
         data = unb64url(raw) if isinstance(raw, str) else raw
@@ -59,8 +63,8 @@ def parse_raw(raw: str | bytes) -> dict[str, Any]:
         attachments.append({"filename": part.get_filename() or "attachment", "mimeType": part.get_content_type(),
                             "data": b64url(payload), "size": len(payload)})
     return {
-        "to": split_addresses(msg.get("To")), "cc": split_addresses(msg.get("Cc")),
-        "bcc": split_addresses(msg.get("Bcc")), "subject": str(msg.get("Subject") or ""), "body": body,
+        "to": split_addresses(msg.get("To"), me), "cc": split_addresses(msg.get("Cc"), me),
+        "bcc": split_addresses(msg.get("Bcc"), me), "subject": str(msg.get("Subject") or ""), "body": body,
         "inReplyTo": msg.get("In-Reply-To"), "references": msg.get("References"), "attachments": attachments,
         "from": msg.get("From"),
     }

@@ -71,9 +71,10 @@ class Gmail(MailMore, MailSettings, MailPrefs, Mailbox):
         if body.get("raw"):
             if not isinstance(body["raw"], str):
                 raise bad_request("Invalid value for ByteString: raw", "invalidArgument")
-            f = parse_raw(body["raw"])
+            f = parse_raw(body["raw"], owner)
         else:
-            f = {"to": split_addresses(to), "cc": split_addresses(cc), "bcc": split_addresses(bcc),
+            f = {"to": split_addresses(to, owner), "cc": split_addresses(cc, owner),
+                 "bcc": split_addresses(bcc, owner),
                  "subject": subject or "", "body": body_text or "", "inReplyTo": None, "references": None,
                  "attachments": []}
         if "SENT" in labels and not (f["to"] or f["cc"] or f["bcc"]):

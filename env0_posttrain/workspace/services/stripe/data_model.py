@@ -71,6 +71,9 @@ class PaymentIntent(Row):
     last_payment_error_json: str | None = None
     payment_method_types_json: str = '["card"]'
     receipt_email: str | None = None
+    statement_descriptor: str | None = None
+    setup_future_usage: str | None = None
+    automatic_payment_methods_json: str | None = None
     canceled_at: int | None = None
     cancellation_reason: str | None = None
     metadata_json: str = "{}"
@@ -95,6 +98,8 @@ class Charge(Row):
     failure_code: str | None = None
     failure_message: str | None = None
     receipt_url: str | None = None
+    receipt_email: str | None = None
+    statement_descriptor: str | None = None
     calculated_statement_descriptor: str | None = None
     outcome_json: str | None = None
     payment_method_details_json: str | None = None

@@ -6,12 +6,14 @@ import json
 from typing import Any
 
 from ...base import api
+from ...tool_args import IntRange
 from .data_model import BalanceTransaction, Event, Refund
 from .errors import invalid, missing, no_such
 from . import serialize as ser
 
 _PAGE = {"limit": "1 to 100, default 10", "starting_after": "an object id: the page after it",
-         "ending_before": "an object id: the page before it", "expand": "fields to expand, e.g. data.charge"}
+         "ending_before": "an object id: the page before it", "expand": "fields to expand, e.g. data.charge",
+         "created": "epoch seconds, or {gt, gte, lt, lte}: only objects created then"}
 REASONS = ("duplicate", "fraudulent", "requested_by_customer")
 
 
@@ -46,6 +48,9 @@ class Money:
         ch = self.db.charges.get(charge or "")
         if ch is None:
             raise no_such("charge", str(charge), "charge")
+        if payment_intent is not None and ch.payment_intent_id != payment_intent:  # both named: they must agree
+            raise invalid(f"The charge {ch.id} does not belong to the PaymentIntent {payment_intent}.",
+                          "payment_intent")
         if reason is not None and reason not in REASONS:
             raise invalid(f"Invalid reason: must be one of {', '.join(REASONS)}", "reason")
         if ch.status != "succeeded" or not ch.captured:
@@ -83,11 +88,11 @@ class Money:
          params={"charge": "ch_ id", "payment_intent": "pi_ id", **_PAGE})
     def refunds_list(self, charge: str | None = None, payment_intent: str | None = None, limit: int | None = None,
                      starting_after: str | None = None, ending_before: str | None = None,
-                     expand: list[str] | None = None) -> dict[str, Any]:
+                     expand: list[str] | None = None, created: IntRange | None = None) -> dict[str, Any]:
         rows = [r for r in self.db.refunds.values() if (charge is None or r.charge_id == charge)
                 and (payment_intent is None or r.payment_intent_id == payment_intent)]
         return self.page(rows, lambda r: ser.refund(r, self.db), "/v1/refunds", limit, starting_after, ending_before,
-                         expand)
+                         expand, created)
 
     @api("stripe.refunds.retrieve", "GET v1/refunds/{refund}", "Retrieve a refund.",
          params={"refund": "re_ id", "expand": ""})
@@ -99,19 +104,21 @@ class Money:
 
     @api("stripe.balance.retrieve", "GET v1/balance", "The account's balance: available and pending funds per "
          "currency.")
-    def balance_retrieve(self) -> dict[str, Any]:
-        return ser.balance(self.db, self.now())
+    def balance_retrieve(self, expand: list[str] | None = None) -> dict[str, Any]:
+        return self.expand(ser.balance(self.db, self.now()), expand)
 
     @api("stripe.balanceTransactions.list", "GET v1/balance_transactions", "List balance transactions (charges, "
          "refunds), newest first.", params={"type": "charge or refund", "source": "ch_ / re_ id", **_PAGE})
     def balance_transactions_list(self, type: str | None = None, source: str | None = None, limit: int | None = None,
                                   starting_after: str | None = None, ending_before: str | None = None,
-                                  expand: list[str] | None = None) -> dict[str, Any]:
+                                  expand: list[str] | None = None, created: IntRange | None = None,
+                                  currency: str | None = None) -> dict[str, Any]:
         rows = [t for t in self.db.balance_transactions.values()
-                if (type is None or t.type == type) and (source is None or t.source_id == source)]
+                if (type is None or t.type == type) and (source is None or t.source_id == source)
+                and (currency is None or t.currency == currency.lower())]
         now = self.now()
         return self.page(rows, lambda t: ser.balance_transaction(t, self.db, now), "/v1/balance_transactions", limit,
-                         starting_after, ending_before, expand)
+                         starting_after, ending_before, expand, created)
 
     @api("stripe.balanceTransactions.retrieve", "GET v1/balance_transactions/{id}", "Retrieve a balance transaction.",
          params={"id": "txn_ id"})
@@ -124,13 +131,25 @@ class Money:
     @api("stripe.events.list", "GET v1/events", "List events (what happened in the account), newest first.",
          params={"type": "e.g. charge.refunded", **_PAGE})
     def events_list(self, type: str | None = None, limit: int | None = None, starting_after: str | None = None,
-                    ending_before: str | None = None, expand: list[str] | None = None) -> dict[str, Any]:
-        rows = [e for e in self.db.events.values() if type is None or e.type == type]
-        return self.page(rows, _event_json, "/v1/events", limit, starting_after, ending_before, expand)
+                    ending_before: str | None = None, expand: list[str] | None = None, created: IntRange | None = None,
+                    types: list[str] | None = None) -> dict[str, Any]:
+        if type is not None and types:
+            raise invalid("You may only specify one of these parameters: type, types.", "types")
+        wanted = [type] if type is not None else list(types or [])
+        rows = [e for e in self.db.events.values() if not wanted or any(_type_match(e.type, w) for w in wanted)]
+        return self.page(rows, _event_json, "/v1/events", limit, starting_after, ending_before, expand, created)
 
     @api("stripe.events.retrieve", "GET v1/events/{id}", "Retrieve an event.", params={"id": "evt_ id"})
-    def events_retrieve(self, id: str) -> dict[str, Any]:
+    def events_retrieve(self, id: str, expand: list[str] | None = None) -> dict[str, Any]:
         e = self.db.events.get(id)
         if e is None:
             raise no_such("event", id)
-        return _event_json(e)
+        return self.expand(_event_json(e), expand)
+
+
+def _type_match(event_type: str, wanted: str) -> bool:
+    """Stripe's event type filter: exact, or a `*` wildcard (`charge.*`)."""
+    if "*" in wanted:
+        head = wanted.split("*", 1)[0]
+        return event_type.startswith(head)
+    return event_type == wanted

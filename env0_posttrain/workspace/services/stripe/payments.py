@@ -8,12 +8,14 @@ import json
 from typing import Any
 
 from ...base import api
+from ...tool_args import IntRange
 from .data_model import BalanceTransaction, Charge, PaymentIntent, PaymentMethod
 from .errors import invalid, missing, no_such, stripe_error
 from . import serialize as ser
 
 _PAGE = {"limit": "1 to 100, default 10", "starting_after": "an object id: the page after it",
-         "ending_before": "an object id: the page before it", "expand": "fields to expand, e.g. data.customer"}
+         "ending_before": "an object id: the page before it", "expand": "fields to expand, e.g. data.customer",
+         "created": "epoch seconds, or {gt, gte, lt, lte}: only objects created then"}
 _MINIMUM = {"usd": 50, "eur": 50, "gbp": 30, "cad": 50, "aud": 50, "jpy": 50}
 _DAY = 86_400
 
@@ -38,7 +40,8 @@ class Payments:
 
     def charge_card(self, pm: PaymentMethod, amount: int, currency: str, *, customer_id: str | None,
                     description: str | None, metadata_json: str, pi_id: str | None = None,
-                    capture: bool = True) -> Charge:
+                    capture: bool = True, receipt_email: str | None = None,
+                    statement_descriptor: str | None = None) -> Charge:
         """Charge `pm` once: a succeeded Charge (captured or authorized) or a failed one (`failure_code` set)."""
         now = self.now()
         ch_id = self.sid("ch")
@@ -52,7 +55,9 @@ class Payments:
                     currency=currency, status="failed" if declined else "succeeded", paid=not declined,
                     captured=capture and not declined, customer_id=customer_id, payment_intent_id=pi_id,
                     payment_method_id=pm.id, description=description, failure_code=pm.failure_code,
-                    failure_message=pm.failure_message, calculated_statement_descriptor="ENV0 TEST",
+                    failure_message=pm.failure_message, receipt_email=receipt_email,
+                    statement_descriptor=statement_descriptor,
+                    calculated_statement_descriptor=(statement_descriptor or "ENV0 TEST")[:22],
                     receipt_url=None if declined else f"https://pay.stripe.com/receipts/payment/{ch_id}",
                     outcome_json=json.dumps(outcome), payment_method_details_json=json.dumps(ser.payment_method_details(pm)),
                     metadata_json=metadata_json, created=now)
@@ -116,6 +121,9 @@ class Payments:
                            customer_id=customer, payment_method_id=pm.id if pm else None, description=description,
                            capture_method="manual" if capture_method == "manual" else "automatic",
                            receipt_email=receipt_email, metadata_json=self.merge_meta("{}", metadata),
+                           statement_descriptor=statement_descriptor, setup_future_usage=setup_future_usage,
+                           automatic_payment_methods_json=json.dumps(automatic_payment_methods)
+                           if automatic_payment_methods else None,
                            payment_method_types_json=json.dumps(payment_method_types or ["card"]), created=self.now())
         self.db.payment_intents[pi.id] = pi
         self.event("payment_intent.created", ser.payment_intent(pi, self.db))
@@ -136,7 +144,8 @@ class Payments:
                           f"PaymentIntent ({pi.customer_id}).", "payment_method")
         manual = pi.capture_method == "manual"
         ch = self.charge_card(pm, pi.amount, pi.currency, customer_id=pi.customer_id, description=pi.description,
-                              metadata_json=pi.metadata_json, pi_id=pi.id, capture=not manual)
+                              metadata_json=pi.metadata_json, pi_id=pi.id, capture=not manual,
+                              receipt_email=pi.receipt_email, statement_descriptor=pi.statement_descriptor)
         if ch.status == "failed":
             error = {"charge": ch.id, "code": pm.failure_code, "decline_code": pm.decline_code,
                      "message": pm.failure_message, "payment_method": ser.payment_method(pm, self.db),
@@ -162,6 +171,8 @@ class Payments:
                                 return_url: str | None = None, receipt_email: str | None = None,
                                 expand: list[str] | None = None) -> dict[str, Any]:
         pi = self._intent(intent)
+        if receipt_email is not None:  # a confirm's receipt_email is the intent's from then on
+            pi = pi.model_copy(update={"receipt_email": receipt_email})
         ident = payment_method or pi.payment_method_id
         if not ident:
             raise invalid("You cannot confirm this PaymentIntent because it's missing a payment method. Update the "
@@ -171,7 +182,7 @@ class Payments:
     @api("stripe.paymentIntents.capture", "POST v1/payment_intents/{intent}/capture",
          "Capture an authorized (capture_method=manual) PaymentIntent.", writes=True,
          params={"intent": "pi_ id", "amount_to_capture": "default: all of it"})
-    def payment_intents_capture(self, intent: str, amount_to_capture: int | None = None,
+    def payment_intents_capture(self, intent: str, amount_to_capture: int | None = None, metadata: dict | None = None,
                                 expand: list[str] | None = None) -> dict[str, Any]:
         pi = self._intent(intent)
         if pi.status != "requires_capture":
@@ -186,7 +197,8 @@ class Payments:
         ch = ch.model_copy(update={"captured": True, "amount_captured": amount})
         ch = ch.model_copy(update={"balance_transaction_id": self._charge_txn(ch).id})
         self.db.charges[ch.id] = ch
-        pi = pi.model_copy(update={"status": "succeeded", "amount_received": amount, "amount_capturable": 0})
+        pi = pi.model_copy(update={"status": "succeeded", "amount_received": amount, "amount_capturable": 0,
+                                   "metadata_json": self.merge_meta(pi.metadata_json, metadata)})
         self.db.payment_intents[pi.id] = pi
         out = ser.payment_intent(pi, self.db)
         self.event("payment_intent.succeeded", out)
@@ -195,7 +207,8 @@ class Payments:
     @api("stripe.paymentIntents.cancel", "POST v1/payment_intents/{intent}/cancel", "Cancel a PaymentIntent.",
          writes=True, params={"intent": "pi_ id", "cancellation_reason": "duplicate, fraudulent, requested_by_customer, "
                                                                         "abandoned"})
-    def payment_intents_cancel(self, intent: str, cancellation_reason: str | None = None) -> dict[str, Any]:
+    def payment_intents_cancel(self, intent: str, cancellation_reason: str | None = None,
+                               expand: list[str] | None = None) -> dict[str, Any]:
         pi = self._intent(intent)
         if pi.status in ("succeeded", "canceled"):
             raise invalid(f"You cannot cancel this PaymentIntent because it has a status of {pi.status}. Only a "
@@ -207,16 +220,16 @@ class Payments:
         self.db.payment_intents[pi.id] = pi
         out = ser.payment_intent(pi, self.db)
         self.event("payment_intent.canceled", out)
-        return out
+        return self.expand(out, expand)
 
     @api("stripe.paymentIntents.list", "GET v1/payment_intents", "List PaymentIntents, newest first.",
          params={"customer": "cus_ id", **_PAGE})
     def payment_intents_list(self, customer: str | None = None, limit: int | None = None,
                              starting_after: str | None = None, ending_before: str | None = None,
-                             expand: list[str] | None = None) -> dict[str, Any]:
+                             expand: list[str] | None = None, created: IntRange | None = None) -> dict[str, Any]:
         rows = [p for p in self.db.payment_intents.values() if customer is None or p.customer_id == customer]
         return self.page(rows, lambda p: ser.payment_intent(p, self.db), "/v1/payment_intents", limit,
-                         starting_after, ending_before, expand)
+                         starting_after, ending_before, expand, created)
 
     @api("stripe.paymentIntents.retrieve", "GET v1/payment_intents/{intent}", "Retrieve a PaymentIntent.",
          params={"intent": "pi_ id", "expand": ""})
@@ -230,12 +243,17 @@ class Payments:
     def payment_intents_update(self, intent: str, amount: int | None = None, description: str | None = None,
                                metadata: dict | None = None, payment_method: str | None = None,
                                customer: str | None = None, receipt_email: str | None = None,
+                               statement_descriptor: str | None = None, setup_future_usage: str | None = None,
                                expand: list[str] | None = None) -> dict[str, Any]:
         pi = self._intent(intent)
         if pi.status in ("succeeded", "canceled", "processing"):
             raise invalid(f"This PaymentIntent's status is {pi.status}; it can no longer be updated.",
                           code="payment_intent_unexpected_state")
         update: dict[str, Any] = {"metadata_json": self.merge_meta(pi.metadata_json, metadata)}
+        if statement_descriptor is not None:
+            update["statement_descriptor"] = statement_descriptor or None
+        if setup_future_usage is not None:
+            update["setup_future_usage"] = setup_future_usage or None
         if amount is not None:
             self._amount(amount, pi.currency)
             update["amount"] = amount
@@ -274,7 +292,8 @@ class Payments:
         else:
             raise missing("source")
         ch = self.charge_card(pm, amount, cur, customer_id=cust.id if cust else None, description=description,
-                              metadata_json=self.merge_meta("{}", metadata), capture=capture)
+                              metadata_json=self.merge_meta("{}", metadata), capture=capture,
+                              receipt_email=receipt_email, statement_descriptor=statement_descriptor)
         if ch.status == "failed":
             raise self._card_error(ch, pm, None)
         return self.expand(ser.charge(ch, self.db), expand)
@@ -283,11 +302,11 @@ class Payments:
          params={"customer": "cus_ id", "payment_intent": "pi_ id", **_PAGE})
     def charges_list(self, customer: str | None = None, payment_intent: str | None = None, limit: int | None = None,
                      starting_after: str | None = None, ending_before: str | None = None,
-                     expand: list[str] | None = None) -> dict[str, Any]:
+                     expand: list[str] | None = None, created: IntRange | None = None) -> dict[str, Any]:
         rows = [c for c in self.db.charges.values() if (customer is None or c.customer_id == customer)
                 and (payment_intent is None or c.payment_intent_id == payment_intent)]
         return self.page(rows, lambda c: ser.charge(c, self.db), "/v1/charges", limit, starting_after, ending_before,
-                         expand)
+                         expand, created)
 
     @api("stripe.charges.retrieve", "GET v1/charges/{charge}", "Retrieve a charge.",
          params={"charge": "ch_ id", "expand": ""})

@@ -81,24 +81,24 @@ def charge(ch: Charge, db: StripeDB) -> dict[str, Any]:
             "metadata": meta(ch.metadata_json), "outcome": _loads(ch.outcome_json), "paid": ch.paid,
             "payment_intent": ch.payment_intent_id, "payment_method": ch.payment_method_id,
             "payment_method_details": _loads(ch.payment_method_details_json) or payment_method_details(pm),
-            "receipt_email": None, "receipt_url": ch.receipt_url, "refunded": ch.refunded,
+            "receipt_email": ch.receipt_email, "receipt_url": ch.receipt_url, "refunded": ch.refunded,
             "refunds": {"object": "list", "data": [refund(r, db) for r in refunds[:10]], "has_more": len(refunds) > 10,
                         "total_count": len(refunds), "url": f"/v1/charges/{ch.id}/refunds"},
-            "review": None, "shipping": None, "source": None, "statement_descriptor": None, "status": ch.status}
+            "review": None, "shipping": None, "source": None, "statement_descriptor": ch.statement_descriptor, "status": ch.status}
 
 
 def payment_intent(pi: PaymentIntent, db: StripeDB) -> dict[str, Any]:
     return {"id": pi.id, "object": "payment_intent", "amount": pi.amount,
             "amount_capturable": pi.amount_capturable, "amount_received": pi.amount_received,
-            "automatic_payment_methods": None, "canceled_at": pi.canceled_at,
+            "automatic_payment_methods": _loads(pi.automatic_payment_methods_json), "canceled_at": pi.canceled_at,
             "cancellation_reason": pi.cancellation_reason, "capture_method": pi.capture_method,
             "client_secret": pi.client_secret, "confirmation_method": pi.confirmation_method, "created": pi.created,
             "currency": pi.currency, "customer": pi.customer_id, "description": pi.description,
             "last_payment_error": _loads(pi.last_payment_error_json), "latest_charge": pi.latest_charge_id,
             "livemode": False, "metadata": meta(pi.metadata_json), "next_action": None,
             "payment_method": pi.payment_method_id, "payment_method_types": _loads(pi.payment_method_types_json) or ["card"],
-            "receipt_email": pi.receipt_email, "setup_future_usage": None, "shipping": None,
-            "statement_descriptor": None, "status": pi.status}
+            "receipt_email": pi.receipt_email, "setup_future_usage": pi.setup_future_usage, "shipping": None,
+            "statement_descriptor": pi.statement_descriptor, "status": pi.status}
 
 
 def refund(r: Refund, db: StripeDB) -> dict[str, Any]:

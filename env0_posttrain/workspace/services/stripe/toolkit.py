@@ -12,6 +12,7 @@ import json
 from typing import Any, Callable
 
 from ...base import Service, api
+from ...tool_args import IntRange
 from .data_model import ApiKey, Customer, Event, PaymentMethod, StripeDB
 from .errors import invalid, no_such
 from .money import Money
@@ -25,6 +26,12 @@ DEFAULT_KEY = "sk_test_env_0_51deterministic"  # env0's seeded test-mode secret 
 API_VERSION = "2026-05-27.dahlia"
 PAGE = {"limit": "1 to 100, default 10", "starting_after": "an object id: the page after it",
         "ending_before": "an object id: the page before it", "expand": "fields to expand, e.g. data.customer"}
+CREATED = {"created": "epoch seconds, or {gt, gte, lt, lte}: only objects created then"}
+
+
+def in_range(value: int, bounds: dict[str, int]) -> bool:
+    checks = {"eq": value.__eq__, "gt": value.__gt__, "gte": value.__ge__, "lt": value.__lt__, "lte": value.__le__}
+    return all(checks[k](v) for k, v in bounds.items())
 _TABLE_OF = {"cus": "customers", "ch": "charges", "py": "charges", "pi": "payment_intents", "pm": "payment_methods",
              "card": "payment_methods", "re": "refunds", "txn": "balance_transactions"}
 
@@ -95,7 +102,7 @@ class Stripe(Payments, Money, Search, Service):
 
     def _expand_one(self, obj: dict[str, Any], parts: list[str], path: str) -> None:
         head, rest = parts[0], parts[1:]
-        if head == "data" and obj.get("object") == "list":
+        if head == "data" and obj.get("object") in ("list", "search_result"):
             for item in obj["data"]:
                 if rest:
                     self._expand_one(item, rest, path)
@@ -112,8 +119,12 @@ class Stripe(Payments, Money, Search, Service):
             self._expand_one(value, rest, path)
 
     def page(self, rows: list[Any], to_json: Callable[[Any], dict[str, Any]], url: str, limit: int | None,
-             starting_after: str | None, ending_before: str | None, expand: list[str] | None) -> dict[str, Any]:
-        """A list object, newest first (ties: the later-made first), `limit` objects after/before a cursor."""
+             starting_after: str | None, ending_before: str | None, expand: list[str] | None,
+             created: dict[str, int] | None = None) -> dict[str, Any]:
+        """A list object, newest first (ties: the later-made first), `limit` objects after/before a cursor, only
+        those `created` in the range when given (`eq`, `gt`, `gte`, `lt`, `lte`, as tool_args.IntRange reads it)."""
+        if created:
+            rows = [r for r in rows if in_range(r.created, created)]
         if limit is not None and not 1 <= limit <= 100:
             raise invalid("This value must be greater than or equal to 1 and less than or equal to 100.", "limit")
         if starting_after and ending_before:
@@ -192,12 +203,13 @@ class Stripe(Payments, Money, Search, Service):
         return self.expand(out, expand)
 
     @api("stripe.customers.list", "GET v1/customers", "List customers, newest first; filter by exact email.",
-         params={"email": "exact, case-sensitive", **PAGE})
+         params={"email": "exact, case-sensitive", **PAGE, **CREATED})
     def customers_list(self, email: str | None = None, limit: int | None = None, starting_after: str | None = None,
-                       ending_before: str | None = None, expand: list[str] | None = None) -> dict[str, Any]:
+                       ending_before: str | None = None, expand: list[str] | None = None,
+                       created: IntRange | None = None) -> dict[str, Any]:
         rows = [c for c in self.db.customers.values() if not c.deleted and (email is None or c.email == email)]
         return self.page(rows, lambda c: ser.customer(c, self.db), "/v1/customers", limit, starting_after,
-                         ending_before, expand)
+                         ending_before, expand, created)
 
     @api("stripe.customers.retrieve", "GET v1/customers/{customer}", "Retrieve a customer.",
          params={"customer": "cus_ id", "expand": ""})
@@ -269,7 +281,8 @@ class Stripe(Payments, Money, Search, Service):
 
     @api("stripe.paymentMethods.attach", "POST v1/payment_methods/{payment_method}/attach",
          "Attach a PaymentMethod to a customer.", writes=True, params={"payment_method": "pm_ id", "customer": "cus_ id"})
-    def payment_methods_attach(self, payment_method: str, customer: str) -> dict[str, Any]:
+    def payment_methods_attach(self, payment_method: str, customer: str,
+                               expand: list[str] | None = None) -> dict[str, Any]:
         pm = self.resolve_card(payment_method, "payment_method")
         c = self.customer_row(customer, "customer")
         if pm.customer_id and pm.customer_id != c.id:
@@ -278,11 +291,11 @@ class Stripe(Payments, Money, Search, Service):
         self.db.payment_methods[pm.id] = pm = pm.model_copy(update={"customer_id": c.id})
         out = ser.payment_method(pm, self.db)
         self.event("payment_method.attached", out)
-        return out
+        return self.expand(out, expand)
 
     @api("stripe.paymentMethods.detach", "POST v1/payment_methods/{payment_method}/detach",
          "Detach a PaymentMethod from its customer.", writes=True, params={"payment_method": "pm_ id"})
-    def payment_methods_detach(self, payment_method: str) -> dict[str, Any]:
+    def payment_methods_detach(self, payment_method: str, expand: list[str] | None = None) -> dict[str, Any]:
         pm = self.db.payment_methods.get(payment_method)
         if pm is None:
             raise no_such("PaymentMethod", payment_method)
@@ -292,4 +305,4 @@ class Stripe(Payments, Money, Search, Service):
         self.db.payment_methods[pm.id] = pm = pm.model_copy(update={"customer_id": None})
         out = ser.payment_method(pm, self.db)
         self.event("payment_method.detached", out)
-        return out
+        return self.expand(out, expand)

@@ -15,9 +15,10 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote
 
-from ...request_limits import loads
+from ...errors import ApiError
+from ...request_limits import MAX_DEPTH, loads
 from .data_model import IdempotentResponse
-from .errors import idempotency_mismatch, permission_denied, unauthenticated
+from .errors import idempotency_mismatch, invalid, permission_denied, unauthenticated
 
 if TYPE_CHECKING:
     from ...environment import Workspace
@@ -30,11 +31,14 @@ _RESOURCE = {"listPaymentMethods": "payment_methods"}
 
 
 def form_params(pairs: list[tuple[str, str]]) -> dict[str, Any]:
-    """Stripe's form encoding to nested values: a[b]=1 -> {"a": {"b": "1"}}, a[]=x&a[]=y and a[0]=x -> lists."""
+    """Stripe's form encoding to nested values: a[b]=1 -> {"a": {"b": "1"}}, a[]=x&a[]=y and a[0]=x -> lists.
+    Keys nested past MAX_DEPTH (JSON's limit) are refused with Stripe's 400."""
     root: dict[str, Any] = {}
     for key, value in pairs:
         parts = re.findall(r"\[([^\]]*)\]", key)
         head = key.split("[", 1)[0]
+        if len(parts) >= MAX_DEPTH:
+            raise invalid(f"Invalid parameter: {head} is nested more than {MAX_DEPTH} levels deep.", head)
         path = [head, *parts]
         cur = root
         for i, part in enumerate(path):
@@ -128,15 +132,24 @@ def _check_token(ws: "Workspace", token: str, resource: str, mode: str) -> None:
 def answer(ws: "Workspace", spec: "ToolSpec", path_params: dict[str, str], query: list[tuple[str, str]],
            body: bytes, content_type: str, headers: dict[str, str]) -> tuple[int, Any]:
     """(status, JSON body) of one Stripe request."""
+    try:
+        return _answer(ws, spec, path_params, query, body, content_type, headers)
+    except ApiError as e:  # a form the wire format refuses (keys nested too deep)
+        return e.status, e.body
+
+
+def _answer(ws: "Workspace", spec: "ToolSpec", path_params: dict[str, str], query: list[tuple[str, str]],
+            body: bytes, content_type: str, headers: dict[str, str]) -> tuple[int, Any]:
     params = form_params(query)
     if body.strip():
         if content_type.startswith("application/json"):  # not Stripe's wire format, but an agent may send it
             try:
                 value = loads(body)  # past the nesting limit: ValueError, not RecursionError
-            except ValueError:
-                value = None
-            if isinstance(value, dict):
-                params.update(value)
+            except (ValueError, UnicodeDecodeError) as e:  # refused, not dropped: nothing runs without its params
+                raise invalid(f"Invalid JSON request body: {e}"[:300]) from None
+            if not isinstance(value, dict):
+                raise invalid("Invalid JSON request body: expected an object of parameters.")
+            params.update(value)
         else:
             params.update(form_params(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)))
     kwargs = {**params, **{k: unquote(v) for k, v in path_params.items()}}
