@@ -35,7 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from env0_posttrain.tasks.env0.package import Env0Error  # noqa: E402
-from env0_posttrain.tasks.env0.runner import Env0Result, replay_tools, run_and_record  # noqa: E402
+from env0_posttrain.tasks.env0.runner import Env0Result, run_and_record  # noqa: E402
+from env0_posttrain.tasks.env0.verifier import replay_tools  # noqa: E402
 
 
 def packages(paths: list[Path]) -> list[Path]:

@@ -68,7 +68,6 @@ COHESION_TODO: dict[str, str] = {
     "workspace/services/admin/toolkit.py": "resources",
     "workspace/services/calendar/calendars.py": "resources",
     "workspace/services/calendar/settings.py": "resources",
-    "workspace/services/calendar/toolkit.py": "resources",
     "workspace/services/drive/changes.py": "resources",
     "workspace/services/drive/replies.py": "resources",
     "workspace/services/drive/shared_drives.py": "resources",

@@ -17,7 +17,8 @@ import pytest
 from env0_posttrain.tasks.env0.auth_seeding import seed_auth
 from env0_posttrain.tasks.env0.corpus import import_package
 from env0_posttrain.tasks.env0.recording import oracle_calls, replay_http
-from env0_posttrain.tasks.env0.runner import replay_tools, run_and_record
+from env0_posttrain.tasks.env0.runner import run_and_record
+from env0_posttrain.tasks.env0.verifier import replay_tools
 from env0_posttrain.tasks.env0.server import Env0Surface
 from env0_posttrain.workspace import Workspace, call_tool
 

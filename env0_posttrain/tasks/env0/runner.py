@@ -23,7 +23,7 @@ from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
 from .env0_defaults import env0_imports
 from .package import Env0Error, Env0Package, load_package
-from .recording import RecordedRequest, oracle_calls, replay_http
+from .recording import RecordedRequest, replay_http
 from .sandbox import Sandbox, SandboxUnavailable
 from .seeding import seed_package
 
@@ -159,24 +159,6 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
                       seconds={"seed": round(t_seed - t0, 3), "sandbox": round(t_up - t_seed, 3),
                                "solve": round(t_solve - t_up, 3), "verify": round(t_verify - t_solve, 3),
                                "total": round(t_verify - t0, 3)})
-
-
-def replay_tools(package_dir: Path | str, recording: list[RecordedRequest], *, seed: int = 0, now: datetime,
-                 env0_root: Path | None = None) -> Env0Result:
-    """The recording as the in-process oracle teacher plays it (`oracle_calls`, each through `Workspace.call`),
-    judged as an episode is (verifier.run_verifier: the action log is the calls' HTTP requests)."""
-    from .verifier import run_verifier
-
-    t0 = time.perf_counter()
-    pkg = load_package(package_dir)
-    start = seeded_start(pkg, seed, now.replace(microsecond=0), env0_root_of(env0_root))
-    end = start.ws.fork()
-    calls = oracle_calls(recording)
-    for c in calls:
-        end.call(c.name, c.arguments)
-    reward, result = run_verifier(pkg, start.ws, end, start.manifest, start.extras)
-    return Env0Result(package=pkg.name, reward=reward, result=result, calls=len(calls), now=now.isoformat(),
-                      seconds={"total": round(time.perf_counter() - t0, 3)})
 
 
 def run_and_record(package_dir: Path | str, reward_file: Path | None = None, **kw: Any) -> Env0Result:

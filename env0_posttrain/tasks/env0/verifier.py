@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
@@ -22,7 +23,8 @@ from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
 from ..model import Task, VerifierResult
 from .package import Env0Error, Env0Package, load_package
-from .runner import Start, env0_root_of, seeded_start, verify
+from .recording import RecordedRequest, oracle_calls
+from .runner import Env0Result, Start, env0_root_of, seeded_start, verify
 from .sandbox import Sandbox, SandboxUnavailable
 from .server import log_entry
 from .services import PREFIXES
@@ -122,3 +124,19 @@ def verify_env0(task: Task, start: Workspace, end: Workspace, final_answer: str 
     reward, result = run_verifier(pkg, start, end, manifest, extras)
     # env0's metrics have no common meaning (a True may be a pass or a tripped gate): kept in detail, not as checks
     return VerifierResult(reward=max(-1.0, min(1.0, reward)), detail=json.dumps(result, sort_keys=True, default=str)[:2000])
+
+
+def replay_tools(package_dir: Path | str, recording: list[RecordedRequest], *, seed: int = 0, now: datetime,
+                 env0_root: Path | None = None) -> Env0Result:
+    """The recording as the in-process oracle teacher plays it (`oracle_calls`, each through `Workspace.call`),
+    judged as an episode is (verifier.run_verifier: the action log is the calls' HTTP requests)."""
+    t0 = time.perf_counter()
+    pkg = load_package(package_dir)
+    start = seeded_start(pkg, seed, now.replace(microsecond=0), env0_root_of(env0_root))
+    end = start.ws.fork()
+    calls = oracle_calls(recording)
+    for c in calls:
+        end.call(c.name, c.arguments)
+    reward, result = run_verifier(pkg, start.ws, end, start.manifest, start.extras)
+    return Env0Result(package=pkg.name, reward=reward, result=result, calls=len(calls), now=now.isoformat(),
+                      seconds={"total": round(time.perf_counter() - t0, 3)})
