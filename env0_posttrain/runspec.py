@@ -18,18 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from env0_posttrain.fsutil import atomic_write_text
 from env0_posttrain.digests import sha256_hex
 from env0_posttrain.source_lines import yaml_line
+from env0_posttrain.training_options import DEVICE_DOC, Device, Tracker, trackers
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9._-]+$"
 FAMILIES = ("auth", "calendar", "docs", "drive", "mail", "multi-app")
 Surface = Literal["tools", "shell", "both"]  # what the agent acts through (docs/SHELL.md)
-# Where local models run (train/devices.py) and where training curves go (train/tracking.py).
-Device = Literal["auto", "cpu", "cuda"]
-DEVICE_DOC = ("where every local model of the run trains and runs: LoRA training, the sanity probe, the base / sft / rl "
-              "eval arms, GRPO's policy; 'auto' = CUDA when torch sees a GPU, else CPU (bf16 on CUDA, fp32 on CPU)")
-Tracker = Literal["tensorboard", "wandb", "mlflow", "trackio", "comet_ml", "clearml", "neptune", "dvclive", "swanlab",
-                  "codecarbon", "azure_ml", "dagshub", "flyte", "kubeflow"]  # transformers' report_to names
-REPORT_TO_DOC = ("training-curve trackers handed to the trainer's report_to; [] = none. TensorBoard (the default, offline) "
-                 "writes its event files beside what was trained; the others read their own environment variables")
 SURFACE_DOC = "what the agent acts through: 'tools' (a function per API method), 'shell' (terminal + finish), 'both'"
 
 
@@ -135,19 +128,15 @@ class StudentSpec(_Section):
     """The base model that is trained and evaluated."""
 
     model: str = Field(default="tiny-qwen3", min_length=1, description="'tiny-qwen3' (built offline), a local path or a hub id")
-    chat_template: str | None = Field(
-        default=None, description="path to a jinja template that renders SFT rows and the TITO drift re-render; "
-        "None = the tokenizer's own")
+    chat_template: str | None = Field(default=None, description="path to a jinja template that renders SFT rows and "
+                                      "the TITO drift re-render; None = the tokenizer's own")
     pretrain_steps: int = Field(default=1200, ge=0, description="tiny student only: short full pre-training of the base")
     corpus: CorpusMix = Field(default_factory=CorpusMix)
-    tokenizer: str | None = Field(
-        default=None,
-        description="hub id or local path of the student's tokenizer; None = the student's own (for a hosted "
-        "student: hosting.base_model_name, vLLM's default served name being the hub id)",
-    )
+    tokenizer: str | None = Field(default=None, description="hub id or local path of the student's tokenizer; None = the "
+                                  "student's own (for a hosted student: hosting.base_model_name, vLLM's default "
+                                  "served name being the hub id)")
     device: Device = Field(default="auto", description=DEVICE_DOC)
-    report_to: list[Tracker] = Field(default_factory=lambda: ["tensorboard"],
-                                     description="tiny student's base pre-training: " + REPORT_TO_DOC)
+    report_to: list[Tracker] = trackers("the tiny student's base pre-training: ")
 
 
 class SFTDataPolicy(_Section):
@@ -230,11 +219,10 @@ class LoraSpec(_Section):
     )
     gpu_memory_gb: float | None = Field(
         default=None, gt=0.0,
-        description="GPU memory budget in GiB (as torch reports it); None = the device's. The memory plan checkpoints "
-        "the fewest decoder layers that fit (any k of n), offloading their inputs to host memory where that is "
-        "faster (train/memory_plan.py)",
+        description="GPU memory budget in GiB (as torch reports it); None = the device's. The plan checkpoints the "
+        "fewest layers that fit (any k of n), offloading their inputs where faster (train/memory_plan.py)",
     )
-    report_to: list[Tracker] = Field(default_factory=lambda: ["tensorboard"], description=REPORT_TO_DOC)
+    report_to: list[Tracker] = trackers()
     seed: int = 0
 
     @model_validator(mode="after")
@@ -269,7 +257,7 @@ class RLSpec(_Section):
     loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo"] = "dapo"
     max_steps_per_episode: int | None = Field(default=None, ge=1, description="None = eval.max_steps")
     logging_steps: int = Field(default=1, ge=1)
-    report_to: list[Tracker] = Field(default_factory=lambda: ["tensorboard"], description=REPORT_TO_DOC)
+    report_to: list[Tracker] = trackers()
     seed: int = 0
 
 
