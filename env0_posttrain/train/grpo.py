@@ -216,7 +216,8 @@ def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft
         per_device_train_batch_size=rl.prompts_per_step * rl.num_generations, gradient_accumulation_steps=1,
         num_generations=rl.num_generations, temperature=rl.temperature, beta=rl.beta, loss_type=rl.loss_type,
         max_completion_length=None, logging_steps=rl.logging_steps, save_strategy="no",
-        report_to=report_to_list(rl.report_to), seed=rl.seed, bf16=gpu and model_dtype(device) == torch.bfloat16, use_cpu=not gpu, gradient_checkpointing=gpu, dataloader_num_workers=0, disable_tqdm=True,
+        report_to=report_to_list(rl.report_to), seed=rl.seed, bf16=gpu and model_dtype(device) == torch.bfloat16,
+        use_cpu=not gpu, gradient_checkpointing=gpu, dataloader_num_workers=0, disable_tqdm=True,
     )
     records: list[dict[str, Any]] = []
     t0 = time.perf_counter()
