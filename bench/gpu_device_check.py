@@ -17,7 +17,7 @@ fla 0.6.0 refuses its gated backward on Hopper with Triton < 3.7.1 (a Triton mis
 project's own) off for the Qwen3.5 parts and says so: their timings stand, their gradients are only as right as
 the `fla vs torch` row shows.
 
-    PYTHONPATH=/tmp/site:$PWD python3 bench/gpu_device_check.py --out "$OUT"     # on the lent H100
+    PYTHONPATH=/tmp/pack/site-packages:$PWD python3 bench/gpu_device_check.py --out "$OUT"   # on the lent H100
     python bench/gpu_device_check.py --cpu-tiny --out /tmp/check                  # the code path, here (seconds)
 
 Writes device_check.md and device_check.json to --out and prints the table.

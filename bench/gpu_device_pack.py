@@ -11,8 +11,10 @@ installs them into a folder, strips what no check needs (STRIP) and packs it as 
     python bench/gpu_device_pack.py --rehearse      # + a cp311 twin, run bench/gpu_device_check.py --cpu-tiny here
                                                     #   against it and the image's packages alone
 
-There: `mkdir -p /tmp/site && tar -xJf .gpu-pack/site.tar.xz -C /tmp/site` then
-`PYTHONPATH=/tmp/site:$PWD python3 bench/gpu_device_check.py` (docs/GPU.md).
+There: `mkdir -p /tmp/pack/site-packages && tar -xJf .gpu-pack/site.tar.xz -C /tmp/pack/site-packages` then
+`PYTHONPATH=/tmp/pack/site-packages:$PWD python3 bench/gpu_device_check.py` (docs/GPU.md). The folder's name
+must hold `site-packages`: `datasets` hashes its transforms with dill, which pickles a module found anywhere
+else by value (and fails on pyarrow's types).
 """
 
 from __future__ import annotations
@@ -161,12 +163,12 @@ def fake_image_site(dest: Path) -> Path:
 def rehearse(out: Path) -> int:
     """Build the cp311 twin and run the device check's CPU path against it and the image's packages only."""
     twin = build("3.11", out / "rehearse-311")
-    site = out / "rehearse-311" / "unpacked"
+    site = out / "rehearse-311" / "unpacked" / "site-packages"  # as on the device: dill's test for installed code
     shutil.rmtree(site, ignore_errors=True)
-    site.mkdir()
+    site.mkdir(parents=True)
     with tarfile.open(twin) as tar:
         tar.extractall(site, filter="tar")
-    image = fake_image_site(out / "rehearse-311" / "image")
+    image = fake_image_site(out / "rehearse-311" / "image" / "site-packages")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(ROOT), str(image)]))
     base_python = Path(sys.base_prefix) / "bin" / "python3"
     cmd = [str(base_python), "-S", str(ROOT / "bench" / "gpu_device_check.py"), "--cpu-tiny",
