@@ -316,7 +316,8 @@ def run_part(name: str, tiny: bool, box_s: float, work: Path, cmd: list[str] | N
     either way, with what the part wrote to its result file before it ended."""
     result = work / f"{name}.json"
     result.unlink(missing_ok=True)
-    cmd = cmd or [sys.executable, str(Path(__file__).resolve()), "--part", name, "--result", str(result)] + (
+    no_site = ["-S"] if sys.flags.no_site else []  # a rehearsal's `python3 -S` holds for its parts too
+    cmd = cmd or [sys.executable, *no_site, str(Path(__file__).resolve()), "--part", name, "--result", str(result)] + (
         ["--cpu-tiny"] if tiny else [])
     t0 = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
