@@ -384,6 +384,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     if args.part:
+        tempfile.tempdir = str(args.result.parent)  # a part's scratch lives in the driver's folder, removed with it
         fn = {"env": part_env, "demo": part_demo, "mid": part_mid, "bench9b": part_bench9b}[args.part]
         try:
             row = fn(args.cpu_tiny, args.result) if args.part == "bench9b" else fn(args.cpu_tiny)
