@@ -103,15 +103,21 @@ def rows(n: int, seq: int, vocab: int, varied: bool, seed: int = 0) -> list[list
 
 
 def mode_plan(mode: str, shape, budget, lora, device, model, kernels):
+    """chosen (what train_lora picks), none, full, offload (full + inputs offloaded), layers:N (N of the layers,
+    spread evenly), layers:N+offload, every:K (as many layers as transformers' every_n_layers=K checkpoints)."""
     from env0_posttrain.train.lora_sft import apply_memory_plan
     from env0_posttrain.train.memory_plan import plan_memory, plan_option
 
     if mode == "chosen":  # what train_lora does; on CPU (no plan there) what the model says for no budget
         return apply_memory_plan(lora, device, model, kernels) or plan_memory(shape, budget)
+    L = shape.num_layers
     if mode.startswith("every:"):
-        return plan_option(shape, int(mode.split(":")[1]), False, budget)
-    return {"none": lambda: plan_option(shape, None, False, budget), "full": lambda: plan_option(shape, 1, False, budget),
-            "offload": lambda: plan_option(shape, 1, True, budget)}[mode]()
+        return plan_option(shape, -(-L // int(mode.split(":")[1])), False, budget)
+    if mode.startswith("layers:"):
+        n, _, off = mode.split(":")[1].partition("+")
+        return plan_option(shape, int(n), off == "offload", budget)
+    return {"none": lambda: plan_option(shape, 0, False, budget), "full": lambda: plan_option(shape, L, False, budget),
+            "offload": lambda: plan_option(shape, L, True, budget)}[mode]()
 
 
 def run_row(args, config_shape, liger: bool, mode: str, layout: str, status) -> dict:
@@ -131,7 +137,7 @@ def run_row(args, config_shape, liger: bool, mode: str, layout: str, status) -> 
     lora = LoraSpec(max_seq_length=args.seq, grad_accumulation=args.grad_acc, max_steps=args.steps, save_steps=10**6,
                     logging_steps=1, use_liger=liger, eval_fraction=0.0, allow_slow_kernels=True,
                     per_device_batch_size=args.batch, packing=layout == "packing", gpu_memory_gb=args.gpu_memory_gb)
-    if mode == "offload" and not cuda:
+    if "offload" in mode and not cuda:
         raise RuntimeError("activation offloading moves GPU activations to host memory: nothing to move on CPU")
     kernels = check_kernels(lora, status, linear_attention=True)
     device = resolve_device_settings(lora, kernels)
@@ -149,10 +155,15 @@ def run_row(args, config_shape, liger: bool, mode: str, layout: str, status) -> 
     n = args.steps * args.grad_acc * args.batch * (3 if layout == "packing" else 1)
     ids = rows(n, args.seq, config_shape["vocab_size"], varied=args.batch > 1)
     timer = StepTimer()
+    callbacks = [timer.callback()]
+    if device.get("checkpoint_layers") is not None:
+        from env0_posttrain.train.layer_checkpointing import LayerCheckpointing
+
+        callbacks.append(LayerCheckpointing(device["checkpoint_layers"]))
     with tempfile.TemporaryDirectory() as out:
         trainer = SFTTrainer(model=model, args=build_sft_config(lora, Path(out), False, device, token_rows=True),
                              train_dataset=Dataset.from_dict({"input_ids": ids, "labels": ids}),
-                             processing_class=build_tokenizer(["bench"], [], 300), callbacks=[timer.callback()])
+                             processing_class=build_tokenizer(["bench"], [], 300), callbacks=callbacks)
         trainer.remove_callback(PrinterCallback)  # the table is the output
         if cuda:
             torch.cuda.reset_peak_memory_stats()
@@ -164,12 +175,14 @@ def run_row(args, config_shape, liger: bool, mode: str, layout: str, status) -> 
     peak = peak_tflops(torch.cuda.get_device_name()) if cuda else None
     result = {
         "kernels": ("fla" if kernels.fla else "torch") + ("+liger" if device["use_liger_kernel"] else ""),
-        "checkpointing": mode if mode != "chosen" else f"chosen: {plan.mode}" + (
-            f" k={plan.every_n_layers}" if plan.mode == "partial" else ""),
+        "checkpointing": mode if mode != "chosen" else "chosen: " + (
+            f"{plan.checkpointed_layers}/{plan.num_layers} layers" if plan.mode == "partial" else plan.mode) + (
+            "+offload" if plan.offload else ""),
         "layout": layout, "attn": attn, "first_step_s": timer.times[0], "step_s": step_s,
         "steps_300_min": step_s * 300 / 60, "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if cuda else None,
         "reserved_gib": torch.cuda.max_memory_reserved() / 2**30 if cuda else None,
-        "model_gib": plan.predicted_peak_gib, "tokens_per_s": tokens_s,
+        "model_gib": plan.predicted_peak_gib, "model_step_s": plan.predicted_microbatch_s * args.grad_acc,
+        "tokens_per_s": tokens_s,
         "mfu": 4 * matmul * tokens_s / (peak * 1e12) if peak else None, "plan": plan.model_dump(),
     }
     del trainer, model
@@ -193,7 +206,7 @@ def main() -> None:
     ap.add_argument("--grad-acc", type=int, default=8)
     ap.add_argument("--batch", type=int, default=1, help="rows per micro-batch; > 1 uses rows of varied length")
     ap.add_argument("--modes", default="chosen,full,none",
-                    help="comma list of chosen, none, full, every:K, offload")
+                    help="comma list of chosen, none, full, offload, every:K, layers:N, layers:N+offload")
     ap.add_argument("--liger", choices=["on", "off", "both"], default="on")
     ap.add_argument("--layouts", default="padded", help=f"comma list of {', '.join(LAYOUTS)} (batch > 1)")
     ap.add_argument("--gpu-memory-gb", type=float, default=None, help="budget for 'chosen' (default: the device's)")
@@ -237,13 +250,13 @@ def main() -> None:
                         torch.cuda.empty_cache()
                     results.append({"kernels": f"liger={liger}", "checkpointing": mode, "layout": layout,
                                     "error": f"{type(err).__name__}: {str(err)[:160]}"})
-    print("| kernels | checkpointing | rows | s/step | 300 steps | peak GiB (model) | tokens/s | MFU |")
+    print("| kernels | checkpointing | rows | s/step (model) | 300 steps | peak GiB (model) | tokens/s | MFU |")
     print("|---|---|---|---|---|---|---|---|")
     for r in results:
         if "error" in r:
             print(f"| {r['kernels']} | {r['checkpointing']} | {r['layout']} | skipped: {r['error']} | | | | |")
             continue
-        print(f"| {r['kernels']} | {r['checkpointing']} | {r['layout']} | {r['step_s']:.2f} | "
+        print(f"| {r['kernels']} | {r['checkpointing']} | {r['layout']} | {r['step_s']:.2f} ({r['model_step_s']:.2f}) | "
               f"{r['steps_300_min']:.1f} min | {fmt(r['peak_gib'], '.1f')} ({fmt(r['model_gib'], '.1f')}) | "
               f"{r['tokens_per_s']:,.0f} | {fmt(r['mfu'] and 100 * r['mfu'], '.1f')}{'' if r['mfu'] is None else ' %'} |")
     chosen = [r for r in results if r.get("checkpointing", "").startswith("chosen")]

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from env0_posttrain.fsutil import atomic_write_text
 from env0_posttrain.digests import sha256_hex
 from env0_posttrain.source_lines import yaml_line
+from env0_posttrain.training_options import DEVICE_DOC, Device, Tracker, trackers
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # also a file name and a folder: never '.', '..' or hidden
 RUN_ID_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, at most 128, no '...'"
@@ -145,11 +146,11 @@ class StudentSpec(_Section):
         "None = the tokenizer's own")
     pretrain_steps: int = Field(default=1200, ge=0, le=MAX_COUNT, description="tiny student only: short full pre-training of the base")
     corpus: CorpusMix = Field(default_factory=CorpusMix)
-    tokenizer: str | None = Field(
-        default=None,
-        description="hub id or local path of the student's tokenizer; None = the student's own (for a hosted "
-        "student: hosting.base_model_name, vLLM's default served name being the hub id)",
-    )
+    tokenizer: str | None = Field(default=None, description="hub id or local path of the student's tokenizer; None = the "
+                                  "student's own (for a hosted student: hosting.base_model_name, vLLM's default "
+                                  "served name being the hub id)")
+    device: Device = Field(default="auto", description=DEVICE_DOC)
+    report_to: list[Tracker] = trackers("the tiny student's base pre-training: ")
 
 
 class SFTDataPolicy(_Section):
@@ -234,9 +235,10 @@ class LoraSpec(_Section):
     )
     gpu_memory_gb: float | None = Field(
         default=None, gt=0.0, le=100_000,
-        description="GPU memory budget in GiB (as torch reports it); None = the device's. Chooses no checkpointing, "
-        "checkpointing every k-th layer, or full checkpointing with activation offloading (train/memory_plan.py)",
+        description="GPU memory budget in GiB (as torch reports it); None = the device's. "
+        "The plan checkpoints the fewest layers that fit (any k of n), offloading their inputs where faster (train/memory_plan.py)",
     )
+    report_to: list[Tracker] = trackers()
     seed: int = Field(default=0, ge=0, le=MAX_SEED)
 
     @model_validator(mode="after")
@@ -276,6 +278,7 @@ class RLSpec(_Section):
     loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo"] = "dapo"
     max_steps_per_episode: int | None = Field(default=None, ge=1, le=MAX_STEPS, description="None = eval.max_steps")
     logging_steps: int = Field(default=1, ge=1, le=MAX_COUNT)
+    report_to: list[Tracker] = trackers()
     seed: int = Field(default=0, ge=0, le=MAX_SEED)
 
 

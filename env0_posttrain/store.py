@@ -88,7 +88,7 @@ def _empty_database() -> duckdb.DuckDBPyConnection:
     return con
 
 
-PATH_KEYS = ("adapter_dir", "base_path")  # the paths a training result names (lora_sft.TrainResult, grpo.RLResult)
+PATH_KEYS = ("adapter_dir", "base_path", "tensorboard_dir")  # the paths a training result names (TrainResult, RLResult)
 
 
 def _paths_in(result: dict, convert: Callable[[str], Any]) -> dict:

@@ -67,6 +67,10 @@ def test_whole_graph_materializes_with_checks_and_report(graph_run):
     report_dir = Path(rep["report_dir"])
     assert (report_dir / "report.html").exists() and (report_dir / "report.md").exists()
     assert rep["headline"] in (report_dir / "report.md").read_text()
+    # where the student trained and played each arm (student.device: auto = CPU here), and its training curves
+    lineage = (report_dir / "report.md").read_text().split("## Lineage")[1]
+    assert "student_device" in lineage and "training: cpu; base: cpu; sft: cpu" in lineage
+    assert list((paths.artifacts(RUN) / "adapter").rglob("tensorboard/events.out.tfevents.*"))
     art = paths.artifacts(RUN)
     for rel in ("tasks/tasks.jsonl", "teacher/results.jsonl", "sft/prime-sft.jsonl", "sft/trl.jsonl"):
         assert (art / rel).stat().st_size > 0, rel

@@ -87,11 +87,11 @@ class FakeStore:
 def patched(monkeypatch, tmp_path):
     """Heavy steps replaced by recorders: no model is built, loaded or called."""
     built: list = []
-    monkeypatch.setattr(models, "register_local_model",
-                        lambda alias, base, adapter_path=None: f"env0-local/{alias}|{base}|{adapter_path}")
+    monkeypatch.setattr(models, "register_local_model", lambda alias, base, adapter_path=None, **kw:
+                        f"env0-local/{alias}|{base}|{adapter_path}|{kw.get('device')}|{kw.get('max_batch_size')}")
 
-    def fake_tiny(models_dir, corpus, entities, config):
-        built.append((content_hash(corpus, sorted(map(str, entities))), config.model_dump(mode="json")))
+    def fake_tiny(models_dir, corpus, entities, config, report_to=()):
+        built.append((content_hash(corpus, sorted(map(str, entities))), config.model_dump(mode="json"), list(report_to)))
         return tmp_path / f"tiny-{len(built)}"
 
     import env0_posttrain.train as train_pkg
@@ -121,6 +121,15 @@ def requests(spec: RunSpec, env) -> Any:
     for arm in ("base", "sft"):
         out[arm] = models.arm_endpoint(spec, arm, store, spec.run_id, Paths.from_env(env["tmp"]), []).model_dump(mode="json")
     return out
+
+
+def local_devices(spec: RunSpec, env) -> Any:
+    """On a machine with a GPU: the device and batch size each local eval arm is registered with."""
+    import torch
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(torch.cuda, "is_available", lambda: True)
+        return requests(spec, env)
 
 
 def student(spec: RunSpec, env) -> Any:
@@ -344,6 +353,10 @@ P["sft.drift_check"] = (False, tito, {"sft": {"format": "tito"}})
 P["lora.allow_slow_kernels"] = (True, gpu_plan, {"lora": {"use_liger": False}})
 P["lora.gpu_memory_gb"] = (40.0, gpu_plan, {"lora": {"allow_slow_kernels": True}})
 P["rl"] = ({}, rl_stage, {})
+P["student.device"] = ("cpu", local_devices, {})
+P["student.report_to"] = ([], student, {})
+P["lora.report_to"] = ([], trainer, {})
+P["rl.report_to"] = ([], rl_stage, {"rl": {}})
 for path, value in {"learning_rate": 0.5, "max_steps": 3, "prompts_per_step": 3, "num_generations": 3, "temperature": 0.3,
                     "beta": 0.5, "loss_type": "grpo", "max_steps_per_episode": 3, "logging_steps": 3, "seed": 9}.items():
     P[f"rl.{path}"] = (value, rl_stage, {"rl": {}})

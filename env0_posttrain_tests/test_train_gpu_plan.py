@@ -23,9 +23,11 @@ from env0_posttrain.train.gpu_kernels import (
 from env0_posttrain.train.memory_plan import (
     MemoryPlan,
     ModelShape,
-    checkpointed_layers,
+    checkpointed_indices,
     checkpointing_settings,
     plan_memory,
+    plan_option,
+    predicted_microbatch_s,
     predicted_peak_gib,
 )
 
@@ -150,44 +152,66 @@ def test_the_model_reproduces_the_measured_h100_peaks():
     assert predicted_peak_gib(NINE_B.model_copy(update={"kernels": "torch"}), 32) == pytest.approx(25.1, abs=0.2)
 
 
-@pytest.mark.parametrize(("budget", "mode", "k"), [
-    (H100_GIB, "none", None),  # 80 GB: the 7.2 s/step row
-    (60.0, "partial", 2),  # half the layers checkpointed
-    (40.0, "full", 1),  # every k >= 2 keeps too many layers at seq 8192
-    (23.0, "offload", 1),  # full checkpointing's 22.5 does not leave the headroom
+def test_the_time_model_reproduces_the_measured_h100_steps():
+    """s/step = 8 micro-batches; measured 7.22 (none), 7.98 (8 layers), 8.67 (16), 10.21 (32)."""
+    for n, measured in ((0, 7.22), (8, 7.98), (16, 8.67), (32, 10.21)):
+        assert 8 * predicted_microbatch_s(NINE_B, n) == pytest.approx(measured, rel=0.01)
+    assert predicted_microbatch_s(NINE_B, 32, offload=True) > predicted_microbatch_s(NINE_B, 32)
+    assert predicted_peak_gib(NINE_B, 16) == pytest.approx(48.1, rel=0.04)  # every:2, measured
+    assert predicted_peak_gib(NINE_B, 8) == pytest.approx(62.1, rel=0.04)  # every:4, measured
+
+
+@pytest.mark.parametrize(("budget", "mode", "n", "offload"), [
+    (H100_GIB, "none", 0, False),  # 80 GB: the 7.2 s/step row
+    (60.0, "partial", 12, False),  # 12 of 32 layers: every-k-th could only have chosen 16
+    (40.0, "partial", 23, False),  # 23 of 32: every-k-th could only have chosen all 32
+    (23.0, "full", 32, True),  # full checkpointing's 22.5 does not leave the headroom: inputs to host memory
 ])
-def test_the_fastest_option_that_fits_the_budget(budget, mode, k):
+def test_the_fastest_option_that_fits_the_budget(budget, mode, n, offload):
     plan = plan_memory(NINE_B, budget)
-    assert (plan.mode, plan.every_n_layers, plan.fits, plan.source) == (mode, k, True, "memory model")
-    assert plan.predicted_peak_gib <= budget - 2.0
+    assert (plan.mode, plan.checkpointed_layers, plan.offload, plan.fits, plan.source) == (
+        mode, n, offload, True, "memory model")
+    assert plan.predicted_peak_gib <= budget - 2.0 and len(plan.layers) == n
     assert plan.options_gib["none"] == pytest.approx(75.1, abs=0.2) and "full+offload" in plan.options_gib
+
+
+def test_at_40_gib_the_plan_uses_the_budget_and_beats_full_checkpointing():
+    plan, full = plan_memory(NINE_B, 40.0), plan_option(NINE_B, 32, False, 40.0)
+    one_more_layer_kept = plan_option(NINE_B, plan.checkpointed_layers - 1, False, 40.0)
+    assert plan.predicted_peak_gib > 0.9 * (40.0 - 2.0) and not one_more_layer_kept.fits
+    assert 8 * plan.predicted_microbatch_s < 8 * full.predicted_microbatch_s - 0.7  # about 0.8 s/step faster
+    assert plan.layers == checkpointed_indices(32, 23) and plan.layers[:4] == [0, 1, 2, 4]
 
 
 def test_more_memory_never_means_more_checkpointing():
     budgets = [21.0 + 2 * i for i in range(30)]
-    layers = [plan_memory(NINE_B, b).checkpointed_layers for b in budgets]
+    plans = [plan_memory(NINE_B, b) for b in budgets]
+    layers = [p.checkpointed_layers for p in plans]
     assert layers == sorted(layers, reverse=True) and layers[0] == 32 and layers[-1] == 0
-    assert len(set(layers)) > 3  # partial options are really used between the extremes
+    assert len(set(layers)) > 20  # any k of n: nearly every budget step changes the plan
+    assert [p.predicted_microbatch_s for p in plans] == sorted((p.predicted_microbatch_s for p in plans), reverse=True)
 
 
 def test_nothing_fits_and_the_spec_overrides():
     tight = plan_memory(NINE_B, 16.0)
-    assert tight.mode == "offload" and not tight.fits
+    assert (tight.mode, tight.offload, tight.fits) == ("full", True, False)
     assert plan_memory(NINE_B, 40.0, forced=False).mode == "none" and not plan_memory(NINE_B, 40.0, forced=False).fits
     forced = plan_memory(NINE_B, H100_GIB, forced=True)
-    assert (forced.mode, forced.source) == ("full", "spec")
-    half = ModelShape(**(NINE_B.model_dump() | {"tokens": 4096}))  # shorter rows: partial fits at 40 GiB
-    assert plan_memory(half, 40.0).mode == "partial"
+    assert (forced.mode, forced.source, forced.offload) == ("full", "spec", False)
+    half = ModelShape(**(NINE_B.model_dump() | {"tokens": 4096}))  # shorter rows: fewer layers checkpointed
+    assert plan_memory(half, 40.0).checkpointed_layers < plan_memory(NINE_B, 40.0).checkpointed_layers
 
 
 def test_settings_for_each_mode():
     assert checkpointing_settings(None)["gradient_checkpointing"] is False
     s = checkpointing_settings(plan_memory(NINE_B, 60.0))
-    assert s == {"gradient_checkpointing": True, "activation_offloading": False,
-                 "gradient_checkpointing_kwargs": {"use_reentrant": False, "every_n_layers": 2}}
+    assert s == {"gradient_checkpointing": True, "gradient_checkpointing_kwargs": {"use_reentrant": False},
+                 "checkpoint_layers": checkpointed_indices(32, 12)}
     s = checkpointing_settings(plan_memory(NINE_B, 23.0))
-    assert s["activation_offloading"] and s["gradient_checkpointing_kwargs"] == {"use_reentrant": False}
-    assert checkpointed_layers(32, 3) == 11 and checkpointed_layers(4, 2) == 2
+    assert s["gradient_checkpointing_kwargs"] == {"use_reentrant": False, "offload": True}
+    assert s["checkpoint_layers"] is None  # every layer: transformers' own flags
+    assert checkpointed_indices(32, 16) == list(range(0, 32, 2)) and checkpointed_indices(4, 3) == [0, 1, 2]
+    assert checkpointed_indices(32, 0) == [] and checkpointed_indices(5, 5) == [0, 1, 2, 3, 4]
 
 
 def test_apply_memory_plan_uses_the_devices_memory_unless_the_spec_sets_a_budget(monkeypatch, tmp_path):
@@ -211,25 +235,39 @@ def test_apply_memory_plan_uses_the_devices_memory_unless_the_spec_sets_a_budget
 
 # partial checkpointing on the real decoder layers ----------------------------------------------
 def _lora_grads(model, ids):
+    """LoRA gradients of one step, and the bytes autograd kept outside checkpointed regions for the backward."""
+    import torch
+
     model.train()
     model.zero_grad()
-    model(input_ids=ids, labels=ids).loss.backward()
-    return {n: p.grad.clone() for n, p in model.named_parameters() if p.requires_grad}
+    kept = [0]
+
+    def pack(t):
+        kept[0] += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    return {n: p.grad.clone() for n, p in model.named_parameters() if p.requires_grad}, kept[0]
 
 
-def test_every_kth_layer_checkpointing_gives_the_same_gradients():
+def test_any_k_of_n_layers_checkpointed_gives_the_same_gradients_and_keeps_less():
     import torch
     from peft import get_peft_model
 
+    from env0_posttrain.train.layer_checkpointing import decoder_layers, set_checkpointed_layers
+
     lora = LoraSpec(r=4, alpha=8, dropout=0.0)
     ids = torch.randint(2, 512, (1, 48), generator=torch.Generator().manual_seed(1))
-    reference = None
-    for k in (None, 2, 1):
+    reference, kept = None, {}
+    for n in (0, 1, 3, 4):
         model = get_peft_model(tiny_qwen3_5(), lora_sft.build_lora_config(lora))
         calls = [0] * 4
-        if k is not None:
-            model.activation_checkpointing_enable(every_n_layers=k, activation_checkpointing_kwargs={"use_reentrant": False})
-            for i, layer in enumerate(model.base_model.model.model.layers):
+        if n:
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+            flags = set_checkpointed_layers(model, checkpointed_indices(4, n))
+            for i, layer in enumerate(decoder_layers(model)):
                 inner = layer._gradient_checkpointing_func
 
                 def counted(fn, *args, _i=i, _inner=inner, **kw):
@@ -237,34 +275,40 @@ def test_every_kth_layer_checkpointing_gives_the_same_gradients():
                     return _inner(fn, *args, **kw)
 
                 layer._gradient_checkpointing_func = counted
-        grads = _lora_grads(model, ids)
-        flags = [layer.gradient_checkpointing for layer in model.base_model.model.model.layers]
-        assert calls == {None: [0, 0, 0, 0], 2: [1, 0, 1, 0], 1: [1, 1, 1, 1]}[k] and calls == [int(f) for f in flags]
+            assert flags == [i in checkpointed_indices(4, n) for i in range(4)]
+        grads, kept[n] = _lora_grads(model, ids)
+        assert calls == {0: [0, 0, 0, 0], 1: [1, 0, 0, 0], 3: [1, 1, 1, 0], 4: [1, 1, 1, 1]}[n]
         if reference is None:
             reference = grads
-        assert grads.keys() == reference.keys() and all(torch.allclose(grads[n], reference[n], atol=1e-6) for n in grads)
+        assert grads.keys() == reference.keys() and all(torch.allclose(grads[k], reference[k], atol=1e-6) for k in grads)
+    assert kept[0] > kept[1] > kept[3] > kept[4]  # each checkpointed layer keeps only its input
+    with pytest.raises(ValueError, match="4 decoder layers"):
+        set_checkpointed_layers(get_peft_model(tiny_qwen3_5(), lora_sft.build_lora_config(lora)), [5])
+    with pytest.raises(RuntimeError, match="enable activation checkpointing"):
+        set_checkpointed_layers(tiny_qwen3_5(), [0])
 
 
-def test_the_trainer_applies_the_plans_every_n_layers(tmp_path):
+def test_the_trainer_checkpoints_the_plans_layers(tmp_path):
     from datasets import Dataset
     from peft import get_peft_model
     from trl import SFTTrainer
 
+    from env0_posttrain.train.layer_checkpointing import LayerCheckpointing, decoder_layers
     from env0_posttrain.train.tokenizer_build import build_tokenizer
 
     lora = LoraSpec(r=4, alpha=8, dropout=0.0, max_steps=1, grad_accumulation=1, save_steps=10, logging_steps=1,
-                    eval_fraction=0.0, max_seq_length=64)
-    device = lora_sft.resolve_device_settings(lora)
-    device.update(checkpointing_settings(MemoryPlan(
-        mode="partial", every_n_layers=2, checkpointed_layers=2, activation_offloading=False, predicted_peak_gib=1.0,
-        budget_gib=2.0, fits=True, source="memory model")))
+                    eval_fraction=0.0, max_seq_length=64, report_to=[])
+    shape = ModelShape(n_params=10**6, trainable_params=10**4, num_layers=4, hidden_size=32, tokens=64)
+    plan = plan_option(shape, 3, False, None)
+    device = lora_sft.resolve_device_settings(lora) | checkpointing_settings(plan)
     model = get_peft_model(tiny_qwen3_5(), lora_sft.build_lora_config(lora))
     ids = [[2 + (i * 7 + j) % 500 for j in range(32)] for i in range(2)]
     trainer = SFTTrainer(model=model, args=lora_sft.build_sft_config(lora, tmp_path, False, device, token_rows=True),
                          train_dataset=Dataset.from_dict({"input_ids": ids, "labels": ids}),
-                         processing_class=build_tokenizer(["bench"], [], 300))
+                         processing_class=build_tokenizer(["bench"], [], 300),
+                         callbacks=[LayerCheckpointing(device["checkpoint_layers"])])
     trainer.train()
-    assert [layer.gradient_checkpointing for layer in model.base_model.model.model.layers] == [True, False, True, False]
+    assert [layer.gradient_checkpointing for layer in decoder_layers(model)] == [True, True, True, False]
 
 
 # padding-free ------------------------------------------------------------------------------------
@@ -337,4 +381,4 @@ def test_the_adapter_stage_shows_the_choice_in_its_metadata():
 
     assert _checkpointing_note(None) == "none (CPU)"
     assert _checkpointing_note(plan_memory(NINE_B, 60.0).model_dump(mode="json")).startswith(
-        "every k-th layer checkpointed (k=2: 16 layers): predicted peak 49.7 of 60.0 GiB")
+        "12 of 32 layers checkpointed: predicted peak 56.5 of 60.0 GiB, 1.16x the step time without checkpointing")

@@ -58,10 +58,14 @@ class LocalModel:
 
         use_free_cores(torch)  # a served model's batches share the cores with the rollout's own work
 
+        from env0_posttrain.devices import model_dtype, resolve_device
+
+        device = resolve_device(device)  # 'auto' -> cuda when present
         self.alias, self.base_path, self.adapter_path, self.device = alias, str(base_path), adapter_path, device
         self.max_batch_size, self.gather_s = max_batch_size, gather_ms / 1000.0
         self._set_tokenizer(AutoTokenizer.from_pretrained(self.base_path))
-        model = AutoModelForCausalLM.from_pretrained(self.base_path, dtype=torch.float32 if device == "cpu" else "auto")
+        # fp32 on CPU (the digits the CPU runs always had), bf16 on a CUDA GPU that has it
+        model = AutoModelForCausalLM.from_pretrained(self.base_path, dtype=model_dtype(device))
         if adapter_path is not None:
             from peft import PeftModel
 

@@ -27,12 +27,12 @@ def train_adapter(ctx: StageContext) -> StageResult:
         tokenizer = load_student_tokenizer(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
     try:
         result = train_lora(rows, None, ctx.spec.lora, base, out_dir, on_log=on_log, tokenizer=tokenizer,
-                            base_ref=ctx.paths.rel(base))
+                            base_ref=ctx.paths.rel(base), device=ctx.spec.student.device)
     except Exception as err:
         ctx.store.finish_training(train_id, "failed", None, None, {"error": repr(err)})
         raise
     revision = file_digest(result.adapter_dir / "adapter_model.safetensors")
-    probe = sanity_probe(base, result.adapter_dir, rows, n=8)
+    probe = sanity_probe(base, result.adapter_dir, rows, n=8, device=result.device)  # where it trained
     plots = plot_training_curves(result.metrics, ctx.artifacts("adapter", "plots"))
     summary = result.model_dump(mode="json", exclude={"metrics"})
     ctx.store.finish_training(train_id, "finished", str(result.adapter_dir), revision,
@@ -43,7 +43,8 @@ def train_adapter(ctx: StageContext) -> StageResult:
             "steps": result.steps, "first_train_loss": result.first_train_loss, "final_train_loss": result.final_train_loss,
             "final_eval_loss": result.final_eval_loss, "best_step": result.best_step, "runtime_s": round(result.runtime_s, 1),
             "train_tokens": result.train_tokens, "trainable_params": result.trainable_params,
-            "checkpointing": _checkpointing_note(result.memory_plan),
+            "checkpointing": _checkpointing_note(result.memory_plan), "device": result.device,
+            **({"tensorboard": result.tensorboard_dir} if result.tensorboard_dir else {}),  # tensorboard --logdir <it>
             **{f"plot_{p.stem}": p for p in plots},
         },
         data_version=revision,

@@ -27,7 +27,7 @@ def student_digest(spec: RunSpec, store: Store, run_id: str) -> str:
     task_set = None
     if spec.student.model in TINY_STUDENTS:
         task_set = (store.task_set_info(run_id) or {}).get("digest")
-    return content_hash(spec.student.model_dump(mode="json", exclude={"chat_template", "tokenizer"}),
+    return content_hash(spec.student.model_dump(mode="json", exclude={"chat_template", "tokenizer", "device", "report_to"}),
                         spec.hosting.kind, task_set)
 
 
@@ -46,7 +46,7 @@ def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) 
     corpus, entities = student_corpus([Task.model_validate_json(j) for j in rows], spec.student.corpus)
     arch = "qwen3_5_text" if spec.student.model == "tiny-qwen3_5" else "qwen3"
     config = TINY_DEMO_STUDENT.model_copy(update={"architecture": arch, "pretrain_steps": spec.student.pretrain_steps})
-    return ensure_tiny_student(paths.models, corpus, entities, config)
+    return ensure_tiny_student(paths.models, corpus, entities, config, report_to=spec.student.report_to)
 
 
 def local_revision(model: str) -> tuple[str, str | None]:
@@ -69,15 +69,18 @@ def build_base_model(ctx: StageContext) -> StageResult:
     t0 = time.time()
     digest = student_digest(spec, ctx.store, ctx.run_id)
     info: dict = {}
+    curves: Path | None = None
     if spec.hosting.kind == "openai_compatible":
         name = spec.hosting.base_model_name or spec.student.model
         source, path, revision = "served", f"{name}@{spec.hosting.api_base}", None
     elif spec.student.model in TINY_STUDENTS:
         from env0_posttrain.train.tiny_student import student_info
+        from env0_posttrain.train.tracking import TENSORBOARD_DIRNAME
 
         built = Path(ensure_base_student(spec, ctx.store, ctx.run_id, ctx.paths))
         source, path, revision = "tiny", str(built), built.name.rsplit("-", 1)[-1]
         info = {k: v for k, v in student_info(built).items() if isinstance(v, (int, float, str, bool))}
+        curves = built / TENSORBOARD_DIRNAME if (built / TENSORBOARD_DIRNAME).is_dir() else None  # student.report_to
     else:
         source, revision = local_revision(spec.student.model)
         path = spec.student.model
@@ -86,7 +89,8 @@ def build_base_model(ctx: StageContext) -> StageResult:
     ctx.log.info(f"base_model: {source} {path} (revision {revision or 'unresolved'}) in {seconds} s")
     return StageResult(
         metadata={"student": spec.student.model, "source": source, "path": Path(path) if source == "tiny" else path,
-                  "revision": revision or "unresolved", "student_digest": digest, "seconds": seconds, **info},
+                  "revision": revision or "unresolved", "student_digest": digest, "seconds": seconds, **info,
+                  **({"tensorboard": curves} if curves else {})},
         data_version=content_hash(source, path if source != "tiny" else None, revision),
     )
 

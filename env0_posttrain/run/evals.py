@@ -82,6 +82,11 @@ def _evaluate_suite(ctx: StageContext, arm: str, suite: str) -> tuple[dict[str, 
         endpoint, settings, tasks, trials, code_version("agent", "workspace", "tasks"),
         lambda: rounds.rollout(ctx, arm, tasks, trials, endpoint, settings, **({"round_arm": key} if key != arm else {})))
     meta = rollout_metadata(round_id, episodes, summary) | {"model": endpoint.model} | served
+    if endpoint.model.startswith("env0-local/"):  # the in-process student: where it ran (the report's lineage)
+        from env0_posttrain.devices import device_label
+        from env0_posttrain.run.arms import student_device
+
+        meta["device"] = device_label(student_device(ctx.spec))
     if summary.get("reused_from"):
         src = summary["reused_from"]
         ctx.log.info(f"{key}: reused round {src['round_id']} of run {src['run_id']} (same student, tasks, trials, "

@@ -50,6 +50,8 @@ def write_report(ctx: StageContext) -> StageResult:
         **({"env0_root": str(ctx.spec.env0.root)} if ctx.spec.env0.root else {}),
         **({"suite_rounds": {name: r for name, (_, _, r) in parts.items()}} if ctx.spec.suites else {}),
     }
+    if (devices := student_devices(ctx, rounds, training)) is not None:
+        lineage["student_device"] = devices
     from env0_posttrain.run.base_eval_reuse import reused_from
 
     if (src := reused_from(ctx.store, rounds.get("base"))) is not None:
@@ -120,3 +122,19 @@ def arm_surfaces(episodes: list, compare_across: bool) -> dict[str, str]:
         raise ValueError(f"the arms acted through different surfaces ({out}); the report compares them only when the "
                          "run spec sets compare_across_surfaces: true")
     return out
+
+
+def student_devices(ctx: StageContext, rounds: dict, training: dict | None) -> str | None:
+    """Where the local student trained and played each eval arm, as recorded by those stages ('cuda (NVIDIA H100
+    80GB HBM3)', 'cpu'); None when nothing recorded a device (a served student)."""
+    import json
+
+    parts = []
+    if training and training.get("result", {}).get("device"):
+        parts.append(f"training: {training['result']['device']}")
+    for arm, rid in rounds.items():
+        rows = ctx.store.query("SELECT summary_json FROM eval_results WHERE round_id = ?", [rid])
+        device = json.loads(rows[0][0] or "{}").get("device") if rows else None
+        if device:
+            parts.append(f"{arm}: {device}")
+    return "; ".join(parts) or None

@@ -48,7 +48,7 @@ def train_rl_adapter(ctx: StageContext) -> StageResult:
         steps, tokens = ctx.spec.eval_limits()  # the eval arms' budget: RL episodes are played as the evals play them
         eval_spec = ctx.spec.eval.model_copy(update={"max_steps": steps, "max_tokens": tokens})
         result = train_rl(tasks, rl, eval_spec, base, sft["adapter_path"], out_dir, ctx.run_id, on_log=on_log,
-                          base_ref=ctx.paths.rel(base))
+                          base_ref=ctx.paths.rel(base), device=ctx.spec.student.device)
     except Exception as err:
         ctx.store.finish_training(train_id, "failed", None, None, {"error": repr(err)})
         raise
@@ -60,7 +60,8 @@ def train_rl_adapter(ctx: StageContext) -> StageResult:
         metadata={"train_id": train_id, "adapter_dir": result.adapter_dir, "revision": revision,
                   "sft_revision": sft["revision"], "steps": result.steps, "episodes": result.episodes,
                   "cut_episodes": result.cut_episodes, "first_reward": result.first_reward,
-                  "final_reward": result.final_reward, "runtime_s": round(result.runtime_s, 1)},
+                  "final_reward": result.final_reward, "runtime_s": round(result.runtime_s, 1), "device": result.device,
+                  **({"tensorboard": result.tensorboard_dir} if result.tensorboard_dir else {})},
         data_version=revision,
         checks=[CheckOutcome("rl_adapter_trained", changed,
                              f"{result.steps} GRPO steps; adapter {'differs from' if changed else 'equals'} the SFT one")],

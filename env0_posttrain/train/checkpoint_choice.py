@@ -36,11 +36,10 @@ def pick_best(scores: dict[int, int]) -> int:
 
 
 def first_call_scores(base_path: str | Path, checkpoints: Sequence[Path], rows: Sequence[dict[str, Any]],
-                      max_new_tokens: int = 96) -> tuple[dict[int, int], int]:
-    """Per checkpoint, how many held-back prompts get their recorded first tool call exactly."""
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM
-
+                      max_new_tokens: int = 96, device: str = "cpu") -> tuple[dict[int, int], int]:
+    """Per checkpoint, how many held-back prompts get their recorded first tool call exactly (scored on `device`,
+    where the adapter trained)."""
+    from env0_posttrain.devices import load_causal_lm
     from env0_posttrain.train.generation import first_call_prompt, greedy_completions, load_tokenizer_with_parser
     from env0_posttrain.train.probe_verdict import first_call_matches
     from env0_posttrain.train.rows import rows_to_dataset
@@ -56,7 +55,7 @@ def first_call_scores(base_path: str | Path, checkpoints: Sequence[Path], rows: 
         raise ValueError("first_call checkpoint choice: no held-back row opens with a tool call")
     scores = {}
     for ckpt in checkpoints:
-        model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(str(base_path)), str(ckpt))
+        model = load_causal_lm(base_path, device, adapter=ckpt)
         scores[checkpoint_step(ckpt)] = sum(first_call_matches(tok, greedy_completions(model, tok, prompts,
                                                                                         max_new_tokens), expected))
     return scores, len(prompts)

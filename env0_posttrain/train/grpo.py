@@ -156,6 +156,8 @@ class RLResult(BaseModel):
     first_reward: float | None
     final_reward: float | None
     metrics: list[dict[str, Any]]
+    device: str = "cpu"
+    tensorboard_dir: Path | None = None
 
 
 def _record(logs: dict[str, Any], step: int, wall_s: float) -> dict[str, Any]:
@@ -173,9 +175,10 @@ def _record(logs: dict[str, Any], step: int, wall_s: float) -> dict[str, Any]:
 
 def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft_adapter: str | Path, out_dir: Path,
              run_id: str, on_log: Callable[[dict[str, Any]], None] | None = None, env: Any = None,
-             base_ref: str | None = None) -> RLResult:
+             base_ref: str | None = None, device: str | None = None) -> RLResult:
     """GRPO on `tasks`, continuing the SFT adapter; saves only the trained adapter to `out_dir`. `base_ref`: how
-    the adapter names its base (default `base` as given; see lora_sft.train_lora)."""
+    the adapter names its base (default `base` as given; see lora_sft.train_lora). `device`: `student.device`
+    (None = 'auto'); the policy trains and plays its episodes there (bf16 and activation checkpointing on CUDA)."""
     import os
 
     import torch
@@ -185,6 +188,9 @@ def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft
     from trl import GRPOConfig, GRPOTrainer
 
     from env0_posttrain.agent.endpoint import DEFAULT_SYSTEM_PROMPT
+    from env0_posttrain.devices import model_dtype, resolve_device
+    from env0_posttrain.train.patch_scope import kernel_patches_undone
+    from env0_posttrain.train.tracking import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
     from env0_posttrain.torch_threads import use_free_cores
 
     use_free_cores(torch)
@@ -192,8 +198,9 @@ def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     set_seed(rl.seed)
     random.seed(rl.seed)
-    gpu = torch.cuda.is_available()
-    model = AutoModelForCausalLM.from_pretrained(str(base), dtype=torch.bfloat16 if gpu else torch.float32)
+    device = resolve_device(device)
+    gpu = device == "cuda"
+    model = AutoModelForCausalLM.from_pretrained(str(base), dtype=model_dtype(device))
     model = PeftModel.from_pretrained(model, str(sft_adapter), is_trainable=True)
     rollouts = HarnessRollouts({t.id: t for t in tasks}, rl, eval_spec, AutoTokenizer.from_pretrained(str(base)),
                                run_id, env=env)
@@ -208,8 +215,9 @@ def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft
         output_dir=str(out_dir / "trainer"), learning_rate=rl.learning_rate, max_steps=rl.max_steps,
         per_device_train_batch_size=rl.prompts_per_step * rl.num_generations, gradient_accumulation_steps=1,
         num_generations=rl.num_generations, temperature=rl.temperature, beta=rl.beta, loss_type=rl.loss_type,
-        max_completion_length=None, logging_steps=rl.logging_steps, save_strategy="no", report_to=[],
-        seed=rl.seed, bf16=gpu, use_cpu=not gpu, gradient_checkpointing=gpu, dataloader_num_workers=0, disable_tqdm=True,
+        max_completion_length=None, logging_steps=rl.logging_steps, save_strategy="no",
+        report_to=report_to_list(rl.report_to), seed=rl.seed, bf16=gpu and model_dtype(device) == torch.bfloat16,
+        use_cpu=not gpu, gradient_checkpointing=gpu, dataloader_num_workers=0, disable_tqdm=True,
     )
     records: list[dict[str, Any]] = []
     t0 = time.perf_counter()
@@ -222,9 +230,12 @@ def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft
                 if on_log is not None:
                     on_log(dict(row))
 
-    trainer = GRPOTrainer(model=model, reward_funcs=[verifier_reward], args=config, train_dataset=Dataset.from_list(rows),
-                          processing_class=trl_tokenizer, rollout_func=rollouts, callbacks=[_Log()])
-    trainer.train()
+    with kernel_patches_undone():
+        trainer = GRPOTrainer(model=model, reward_funcs=[verifier_reward], args=config,
+                              train_dataset=Dataset.from_list(rows), processing_class=trl_tokenizer,
+                              rollout_func=rollouts, callbacks=[_Log()])
+        tensorboard_dir = route_tensorboard(trainer, out_dir / TENSORBOARD_DIRNAME)
+        trainer.train()
     adapter_dir = out_dir / "adapter"
     trainer.model.save_pretrained(str(adapter_dir), selected_adapters=["default"])
     rewards = [r["reward"] for r in records if "reward" in r]
@@ -235,4 +246,5 @@ def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft
     return RLResult(adapter_dir=adapter_dir, steps=trainer.state.global_step, runtime_s=time.perf_counter() - t0,
                     episodes=rollouts.calls * rl.prompts_per_step * rl.num_generations,
                     cut_episodes=rollouts.cut_episodes, first_reward=rewards[0] if rewards else None,
-                    final_reward=rewards[-1] if rewards else None, metrics=records)
+                    final_reward=rewards[-1] if rewards else None, metrics=records, device=device,
+                    tensorboard_dir=tensorboard_dir)

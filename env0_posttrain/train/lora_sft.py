@@ -30,7 +30,9 @@ from env0_posttrain.train.memory_plan import (
 )
 from env0_posttrain.train.checkpoint_choice import CheckpointChoice, checkpoint_step, first_call_scores, pick_best
 from env0_posttrain.train.metrics_callback import MetricsCallback
+from env0_posttrain.train.patch_scope import kernel_patches_undone
 from env0_posttrain.train.rows import rows_to_dataset
+from env0_posttrain.train.tracking import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
 from env0_posttrain.fsutil import replace_dir
 from env0_posttrain.train.model_card import CardInfo, finish_adapter_dir
 
@@ -61,6 +63,7 @@ class TrainResult(BaseModel):
     memory_plan: dict[str, Any] | None = Field(default=None, description="the checkpointing chosen on CUDA and why")
     metrics: list[dict[str, Any]] = Field(default_factory=list)
     checkpoint: CheckpointChoice | None = Field(default=None, description="which checkpoint became the adapter, and why")
+    tensorboard_dir: Path | None = Field(default=None, description="TensorBoard's event files (lora.report_to)")
 
 
 def last_checkpoint(checkpoints_dir: Path) -> Path | None:
@@ -72,13 +75,13 @@ def last_checkpoint(checkpoints_dir: Path) -> Path | None:
     return Path(found) if found else None
 
 
-def resolve_device_settings(lora: LoraSpec, kernels: KernelChoice | None = None) -> dict[str, Any]:
+def resolve_device_settings(lora: LoraSpec, kernels: KernelChoice | None = None, device: str | None = None) -> dict[str, Any]:
     """CPU: fp32, no checkpointing, padding-free where the rows can be kept apart. GPU: bf16, the checked kernels,
     and checkpointing as the spec says (None: decided by `apply_memory_plan` once the model is loaded; every layer
-    until then)."""
+    until then). `device`: the run's `student.device`, resolved ('cuda' / 'cpu'); None = CUDA when present."""
     import torch
 
-    cuda = torch.cuda.is_available()
+    cuda = torch.cuda.is_available() if device is None else device.startswith("cuda")
     if kernels is None:
         kernels = check_kernels(lora, probe_kernels(cuda), linear_attention=False)
     bf16 = cuda and torch.cuda.is_bf16_supported() if lora.bf16 is None else lora.bf16
@@ -90,7 +93,7 @@ def resolve_device_settings(lora: LoraSpec, kernels: KernelChoice | None = None)
         "bf16": bool(bf16),
         "gradient_checkpointing": bool(checkpointing),
         "gradient_checkpointing_kwargs": {"use_reentrant": False} if checkpointing else None,
-        "activation_offloading": False,
+        "checkpoint_layers": None,  # a memory plan's partial checkpointing: these layers only (LayerCheckpointing)
         "padding_free": padding_free_supported(lora, kernels),
         # flash-attention's varlen kernel whenever rows are concatenated (padding-free or packed) and it is there.
         "attn_implementation": "flash_attention_2" if cuda and kernels.flash_attn and (
@@ -121,7 +124,8 @@ def padding_free_supported(lora: LoraSpec, kernels: KernelChoice) -> bool:
 
 
 def apply_memory_plan(lora: LoraSpec, device: dict[str, Any], model, kernels: KernelChoice) -> MemoryPlan | None:
-    """On CUDA, choose the checkpointing for `lora.gpu_memory_gb` (default: the device's) and put it in `device`."""
+    """On CUDA, choose the checkpointing for `lora.gpu_memory_gb` (default: the device's) and put it in `device`:
+    which layers are checkpointed and whether their inputs are offloaded (memory_plan.py)."""
     if device["use_cpu"]:
         return None
     shape = ModelShape.of(model, lora.per_device_batch_size * lora.max_seq_length, 2 if device["bf16"] else 4,
@@ -201,13 +205,12 @@ def build_sft_config(lora: LoraSpec, out_dir: Path, has_eval: bool, device: dict
         include_num_input_tokens_seen="non_padding",
         seed=lora.seed,
         data_seed=lora.seed,
-        report_to=[],
+        report_to=report_to_list(lora.report_to),
         disable_tqdm=True,
         dataloader_num_workers=0,
         dataset_num_proc=None,
         activation_checkpointing=device["gradient_checkpointing"],
         activation_checkpointing_kwargs=device["gradient_checkpointing_kwargs"],
-        activation_offloading=device.get("activation_offloading", False),
         **{k: device[k] for k in ("use_cpu", "bf16", "use_liger_kernel")},
     )
 
@@ -246,13 +249,18 @@ def train_lora(
     resume: bool = True,
     tokenizer: Any = None,
     base_ref: str | None = None,
+    device: str | None = None,
 ) -> TrainResult:
     """Train a LoRA adapter on TRL rows; returns where it is and how training went.
 
     `tokenizer` is the student's (run spec `student.tokenizer` / `student.chat_template`): the one that
     rendered the rows' lengths and the drift check; None loads the base's own. `base_ref` is how the
     adapter's config and card name the base (default: `base_path` as given); the pipeline passes the
-    base's path relative to the data dir, so the data dir can move (model_card.py)."""
+    base's path relative to the data dir, so the data dir can move (model_card.py). `device`: the run's
+    `student.device` ('auto', 'cpu', 'cuda'; None = 'auto'): training and the first-call scoring run there.
+
+    The kernels the trainer patches in (Liger) stay with this model: transformers' modules are put back when
+    training ends (patch_scope.py), so a model loaded later in this process runs plain torch."""
     import torch
     from peft import get_peft_model
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, set_seed
@@ -260,15 +268,19 @@ def train_lora(
 
     from env0_posttrain.torch_threads import use_free_cores
 
+    from env0_posttrain.devices import resolve_device
+
     use_free_cores(torch)  # per stage: in the CLI's process and in the Pipes worker alike
+    device_name = resolve_device(device)
     # Checked before anything is written or loaded: a CUDA run without its kernels stops here, not at step 1.
-    kernels = check_kernels(lora, probe_kernels(), uses_linear_attention(AutoConfig.from_pretrained(str(base_path))))
+    kernels = check_kernels(lora, probe_kernels(device_name == "cuda"),
+                            uses_linear_attention(AutoConfig.from_pretrained(str(base_path))))
     for note in kernels.notes:
         log.warning("slow kernels allowed by the spec: %s", note)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     train_rows, eval_rows = split_eval(train_rows, eval_rows, lora)
-    device = resolve_device_settings(lora, kernels)
+    device = resolve_device_settings(lora, kernels, device_name)
     tokenizer = tokenizer if tokenizer is not None else AutoTokenizer.from_pretrained(str(base_path))
     train_ds = _truncate_to_max_length(rows_to_dataset(train_rows, "train_rows"), tokenizer, lora, device)
     eval_ds = _truncate_to_max_length(rows_to_dataset(eval_rows, "eval_rows"), tokenizer, lora, device) if eval_rows else None
@@ -284,26 +296,33 @@ def train_lora(
     if plan is not None:
         (log.info if plan.fits else log.warning)("checkpointing: %s", plan.describe())
     callback = MetricsCallback(on_log)
+    callbacks: list[Any] = [callback]
+    if device.get("checkpoint_layers") is not None:
+        from env0_posttrain.train.layer_checkpointing import LayerCheckpointing
+
+        callbacks.append(LayerCheckpointing(device["checkpoint_layers"]))
     weighted = "weight" in train_ds.column_names  # TITO rows with per-turn loss weights
     if weighted:
         from env0_posttrain.train.weighted_loss import WeightedSFTTrainer as trainer_class
     else:
         trainer_class = SFTTrainer
-    trainer = trainer_class(
-        model=model,
-        args=build_sft_config(lora, out_dir, eval_ds is not None, device, token_rows="input_ids" in train_ds.column_names),
-        train_dataset=train_ds,
-        eval_dataset=eval_ds,
-        processing_class=tokenizer,
-        callbacks=[callback],
-    )
     from .progress import show_progress
 
-    show_progress(trainer, "LoRA training")
     resume_from = last_checkpoint(out_dir / CHECKPOINTS_DIRNAME) if resume else None
-    t0 = time.perf_counter()
-    trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
-    runtime = time.perf_counter() - t0
+    with kernel_patches_undone(log):  # the trainer applies Liger here; put transformers back afterwards
+        trainer = trainer_class(
+            model=model,
+            args=build_sft_config(lora, out_dir, eval_ds is not None, device, token_rows="input_ids" in train_ds.column_names),
+            train_dataset=train_ds,
+            eval_dataset=eval_ds,
+            processing_class=tokenizer,
+            callbacks=callbacks,
+        )
+        tensorboard_dir = route_tensorboard(trainer, out_dir / TENSORBOARD_DIRNAME)
+        show_progress(trainer, "LoRA training")
+        t0 = time.perf_counter()
+        trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+        runtime = time.perf_counter() - t0
     evals = [h["eval_loss"] for h in trainer.state.log_history if "eval_loss" in h]
     final_eval = evals[-1] if evals else None
 
@@ -313,7 +332,7 @@ def train_lora(
     choice = CheckpointChoice(rule=lora.checkpoint_choice, step=_best_step(trainer.state))
     if lora.checkpoint_choice == "first_call" and eval_rows:
         ckpts = sorted((out_dir / CHECKPOINTS_DIRNAME).glob("checkpoint-*"), key=checkpoint_step)
-        scores, n_prompts = first_call_scores(base_path, ckpts, eval_rows)
+        scores, n_prompts = first_call_scores(base_path, ckpts, eval_rows, device=device_name)
         choice = CheckpointChoice(rule="first_call", step=pick_best(scores), scores=scores, n_prompts=n_prompts)
         tmp.mkdir(parents=True)
         for f in (out_dir / CHECKPOINTS_DIRNAME / f"checkpoint-{choice.step}").glob("adapter_*"):
@@ -351,12 +370,13 @@ def train_lora(
         n_train_rows=len(train_ds),
         n_eval_rows=len(eval_ds) if eval_ds is not None else 0,
         resumed_from=str(resume_from) if resume_from else None,
-        device="cuda" if not device["use_cpu"] else "cpu",
+        device=device_name,
         trainable_params=trainable,
         kernels=kernels.model_dump(mode="json"),
         memory_plan=plan.model_dump(mode="json") if plan else None,
         metrics=callback.records,
         checkpoint=choice,
+        tensorboard_dir=tensorboard_dir,
     )
 
 

@@ -43,10 +43,12 @@ def assistant_loss(model, tok, rows: Sequence[dict[str, Any]]) -> float:
 
 
 def sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Sequence[dict[str, Any]], n: int = 8,
-                 max_new_tokens: int = 96) -> ProbeResult:
-    """Compare base and adapter on the first `n` training rows; `passed` only if both signals agree."""
+                 max_new_tokens: int = 96, device: str = "cpu") -> ProbeResult:
+    """Compare base and adapter on the first `n` training rows; `passed` only if both signals agree. Runs on `device`:
+    the one the adapter trained on (train_lora's result.device)."""
     from peft import PeftModel
-    from transformers import AutoModelForCausalLM
+
+    from env0_posttrain.devices import load_causal_lm
 
     rows = list(rows)[:n]
     if not rows:
@@ -54,14 +56,14 @@ def sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Sequence
     if "input_ids" in rows[0]:  # TITO rows: probe on the captured prompt ids
         from env0_posttrain.train.probe_tokens import token_sanity_probe
 
-        return token_sanity_probe(base_path, adapter_path, rows, n=n, max_new_tokens=max_new_tokens)
+        return token_sanity_probe(base_path, adapter_path, rows, n=n, max_new_tokens=max_new_tokens, device=device)
     tok = load_tokenizer_with_parser(base_path)
     prompts, expected = [], []
     for r in rows_to_dataset(rows, "probe_rows"):
         msgs, call = first_call_prompt(r)
         prompts.append((msgs, r["tools"]))
         expected.append(call)
-    base = AutoModelForCausalLM.from_pretrained(str(base_path))
+    base = load_causal_lm(base_path, device)
     base_out = greedy_completions(base, tok, prompts, max_new_tokens)
     base_loss = assistant_loss(base, tok, rows)
     tuned = PeftModel.from_pretrained(base, str(adapter_path))

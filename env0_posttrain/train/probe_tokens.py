@@ -53,9 +53,10 @@ def token_loss(model, rows: Sequence[dict[str, Any]]) -> float:
 
 
 def token_sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Sequence[dict[str, Any]],
-                       n: int = 8, max_new_tokens: int = 96):
+                       n: int = 8, max_new_tokens: int = 96, device: str = "cpu"):
     from peft import PeftModel
-    from transformers import AutoModelForCausalLM
+
+    from env0_posttrain.devices import load_causal_lm
 
     from env0_posttrain.train.probe_verdict import probe_verdict
 
@@ -67,7 +68,7 @@ def token_sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Se
         prompts.append(prompt)
         calls = parse_tool_calls(tok, tok.decode(target, skip_special_tokens=False))
         expected.append(calls[0] if calls else None)
-    base = AutoModelForCausalLM.from_pretrained(str(base_path))
+    base = load_causal_lm(base_path, device)
     base_out = greedy_from_ids(base, tok, prompts, max_new_tokens)
     base_loss = token_loss(base, data)
     tuned = PeftModel.from_pretrained(base, str(adapter_path))

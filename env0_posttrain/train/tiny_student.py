@@ -121,11 +121,15 @@ def pretrain_blocks(docs: Sequence[list[int]], n_blocks: int, block_len: int, se
     return blocks
 
 
-def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, work: Path) -> dict[str, float]:
-    """Full causal-LM pre-training with transformers' Trainer on freshly mixed blocks (`pretrain_blocks`)."""
+def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, work: Path,
+              report_to: Sequence[str] = ()) -> dict[str, float]:
+    """Full causal-LM pre-training with transformers' Trainer on freshly mixed blocks (`pretrain_blocks`); curves go
+    to `report_to` (TensorBoard's event files to `work/tensorboard`, kept with the student)."""
     import torch
     from datasets import Dataset
     from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
+
+    from env0_posttrain.train.tracking import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
 
     from env0_posttrain.torch_threads import use_free_cores
 
@@ -146,7 +150,7 @@ def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, wor
         adam_beta2=0.98,
         logging_steps=max(1, config.pretrain_steps // 10),
         save_strategy="no",
-        report_to=[],
+        report_to=report_to_list(report_to),
         use_cpu=not torch.cuda.is_available(),
         seed=config.seed,
         disable_tqdm=True,
@@ -155,6 +159,7 @@ def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, wor
     # The pad token doubles as the document separator; it must stay a training target here.
     collator = DataCollatorForLanguageModeling(tokenizer=tokenizer, mlm=False)
     trainer = Trainer(model=model, args=args, train_dataset=ds, data_collator=_keep_separators(collator, tokenizer))
+    route_tensorboard(trainer, work / TENSORBOARD_DIRNAME)
     from .progress import show_progress
 
     show_progress(trainer, f"base student ({config.architecture}) pre-training")
@@ -189,7 +194,8 @@ def _without(texts: Sequence[str], whole: Sequence[str]):
         yield text
 
 
-def _build(dest: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str], config: TinyStudentConfig) -> None:
+def _build(dest: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str], config: TinyStudentConfig,
+           report_to: Sequence[str] = ()) -> None:
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -204,7 +210,7 @@ def _build(dest: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str
     model = AutoModelForCausalLM.from_config(build_model_config(config, tokenizer))
     stats: dict[str, Any] = {}
     if config.pretrain_steps > 0:
-        stats = _pretrain(model, tokenizer, texts, config, dest)
+        stats = _pretrain(model, tokenizer, texts, config, dest, report_to)
         shutil.rmtree(dest / "pretrain", ignore_errors=True)
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
@@ -222,9 +228,11 @@ def _build(dest: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str
 
 
 def ensure_tiny_student(
-    cache_dir: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str], config: TinyStudentConfig | None = None
+    cache_dir: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str], config: TinyStudentConfig | None = None,
+    report_to: Sequence[str] = (),
 ) -> Path:
-    """Return the student directory for (config, corpus, entities), building it at most once.
+    """Return the student directory for (config, corpus, entities), building it at most once. `report_to`: where the
+    pre-training's curves go (logging only: not part of the directory's digest).
 
     Concurrent callers serialise on a file lock; the build happens in a temporary directory that
     is renamed into place, so a crash never leaves a half-written student behind.
@@ -243,7 +251,7 @@ def ensure_tiny_student(
             return dest
         tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=cache_dir))
         try:
-            _build(tmp, corpus, entity_tokens, config)
+            _build(tmp, corpus, entity_tokens, config, report_to)
             replace_dir(tmp, dest)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
