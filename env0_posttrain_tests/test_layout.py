@@ -34,8 +34,8 @@ DAGSTER_SIDE = ("defs", "orchestration", "definitions")  # the only places that 
 # module may sit in another layer than its package (the two orchestration modules a run worker needs).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("helpers", ("digests", "fsutil", "markdown_table", "processes", "parent_watch", "process_env", "torch_threads",
-                 "console", "source_lines", "read_lock", "paths")),
-    ("run spec", ("shell_spec", "suite_spec", "runspec")),
+                 "console", "source_lines", "read_lock", "paths", "devices")),
+    ("run spec", ("training_options", "shell_spec", "suite_spec", "runspec")),
     ("workspace", ("workspace",)),
     ("tasks", ("tasks",)),
     ("agent", ("agent",)),
