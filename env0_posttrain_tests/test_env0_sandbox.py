@@ -184,3 +184,23 @@ def test_an_unknown_sandbox_mode_is_the_packages_named_error(tmp_path: Path, mon
     assert main(["env0", str(FIXTURE), "--oracle", "--reward-file", str(out)]) == 2
     err = json.loads(out.read_text())["verifier_error"]
     assert err.startswith("lay out sandbox: ") and "ENV0_SANDBOX='docker'" in err and "'unconfined'" in err
+
+
+def test_a_package_python_in_a_venv_under_tmp_works_in_the_sandbox(tmp_path: Path, monkeypatch) -> None:
+    """ENV0_PACKAGE_PYTHON may name a venv anywhere (here under /tmp, which the sandbox replaces by its own): its
+    pyvenv.cfg, its site-packages and the base interpreter it points at are all there for the package's python3."""
+    import sys
+    import sysconfig
+
+    venv = tmp_path / "venv"
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)],
+                   check=True)
+    site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
+    (site / "env0_probe_module.py").write_text("WHERE = 'the venv'\n")
+    monkeypatch.setenv("ENV0_PACKAGE_PYTHON", str(venv / "bin" / "python"))
+    with Sandbox(Workspace.seeded(0), package_dir=FIXTURE, manifest=MANIFEST, mode="namespaces") as box:
+        rc, out = sh(box, "python3 -c 'import sys, env0_probe_module as m; print(m.WHERE, sys.prefix)'")
+    assert (rc, out) == (0, f"the venv {venv}\n")
+    pkg = tmp_path / "pkg"
+    shutil.copytree(FIXTURE, pkg)
+    assert run_and_record(pkg, oracle=True).reward == 1.0  # the oracle's own python3 steps run on that venv
