@@ -50,11 +50,16 @@ class ConfinedSandbox:
 
 @contextmanager
 def open_task_sandbox(task: Any, ws: Any, limits: ShellSpec) -> Iterator[ConfinedSandbox]:
-    from env0_posttrain.tasks.env0.sandbox import Sandbox, SandboxLimits, sandbox_mode
+    from env0_posttrain.tasks.env0.sandbox import Sandbox, SandboxLimits, containment_problem, sandbox_mode
 
     if sandbox_mode() != "namespaces":
         raise RuntimeError("the shell surface runs an agent's commands only inside the confined sandbox; unset "
                            "ENV0_SANDBOX=unconfined (or use the tools surface)")
+    problem = containment_problem()
+    if problem is not None:  # the package sandbox's own message would offer the unconfined mode, refused here
+        raise RuntimeError(f"the shell surface runs an agent's commands only inside the confined sandbox, which "
+                           f"cannot be made here ({problem}): install bubblewrap (Debian's `bubblewrap`) and allow "
+                           f"user namespaces, or use the tools surface")
     package_dir, manifest, extras = package_parts(task)
     box_limits = SandboxLimits(max_processes=limits.max_processes, memory_mb=limits.max_memory_mb, file_cap=FILE_CAP)
     with Sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras, limits=box_limits) as sb:

@@ -335,7 +335,9 @@ class Sandbox:
 
     def _log_tail(self) -> str:
         try:
-            return (self.root / "env0" / "keeper.log").read_bytes()[-2000:].decode(errors="replace").strip()
+            with open(self.root / "env0" / "keeper.log", "rb") as fh:
+                fh.seek(max(fh.seek(0, os.SEEK_END) - 2000, 0))
+                return fh.read(2000).decode(errors="replace").strip()
         except OSError:
             return ""
 
