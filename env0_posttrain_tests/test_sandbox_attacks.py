@@ -310,6 +310,7 @@ FLOOD = ("head -c 600M /dev/zero", "head -c 300M /dev/zero > /proc/1/fd/1", "yes
 
 def _maxrss_kb(argv: list[str], cwd: Path) -> tuple[int, int]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env["PYTHONPATH"] = str(WORKTREE)  # this tree's code, whichever checkout the venv was installed from
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
