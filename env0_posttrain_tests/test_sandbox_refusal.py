@@ -12,13 +12,14 @@ import pytest
 from env0_posttrain.runspec import ShellSpec
 from env0_posttrain.tasks.__main__ import main
 from env0_posttrain.tasks.env0 import sandbox as sandbox_mod
+from env0_posttrain.tasks.env0 import sandbox_root
 
 FIXTURE = Path(__file__).parent / "fixtures" / "env0_invoice"
 
 
 @pytest.fixture()
 def no_bwrap(monkeypatch):
-    monkeypatch.setattr(sandbox_mod, "bwrap_path", lambda: None)
+    monkeypatch.setattr(sandbox_root, "bwrap_path", lambda: None)
 
 
 def test_a_package_fails_naming_the_setting_for_the_weaker_mode(no_bwrap, tmp_path: Path) -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import binascii
 import fcntl
-import functools
 import itertools
 import json
 import os
@@ -32,7 +31,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import tempfile
 import threading
 from concurrent.futures import Future
@@ -44,7 +42,8 @@ from pydantic import BaseModel, ValidationError
 
 from ...workspace.environment import Workspace
 from .sandbox_cgroup import SandboxCgroup
-from .sandbox_root import bwrap_argv, bwrap_path, interpreter_paths, make_etc
+from .sandbox_root import (InterpreterError, base_python, bwrap_argv, bwrap_path, containment_problem, interpreters,
+                           make_etc, open_dir_inside, shims)
 from .server import Env0Surface, serve_services
 from .services import SERVICES, service_urls
 
@@ -53,7 +52,6 @@ Mode = Literal["namespaces", "unconfined"]
 LAYOUT = ("/tmp", "/data", "/logs", "/tasks", "/solution", "/tests")
 PATH_INSIDE = "/.env0/bin:/usr/local/bin:/usr/bin:/bin"
 _INIT = Path(__file__).with_name("sandbox_init.py")
-_GWS = Path(__file__).with_name("gws.py")
 _HOST_LOCK = threading.Lock()
 
 
@@ -101,84 +99,6 @@ def _why(detail: str) -> str:
             f"script at a time), set {MODE_ENV}=unconfined")
 
 
-def _base_python() -> str:
-    return getattr(sys, "_base_executable", None) or sys.executable
-
-
-@functools.lru_cache(maxsize=1)
-def _probe(bwrap: str) -> str | None:
-    """None when a bwrap container with the sandbox's own flags runs here (checked once per process), else why not."""
-    with tempfile.TemporaryDirectory(prefix="env0-sandbox-probe-") as tmp:
-        root = Path(tmp)
-        for d in ("tmp", "data", "logs", "solution", "tests", "tasks", "env0/bin"):
-            (root / d).mkdir(parents=True)
-        make_etc(root / "env0" / "etc")
-        argv = [*bwrap_argv(bwrap, root, package_data=None, task_name=None, extra_ro=[]), "--", "/bin/sh", "-c",
-                "echo ok"]
-        try:
-            out = subprocess.run(argv, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
-        except (OSError, subprocess.SubprocessError) as e:
-            return f"{bwrap}: {e}"
-        if out.returncode != 0 or out.stdout.strip() != "ok":
-            return f"bwrap refused: {(out.stderr or out.stdout).strip()[:300]}"
-    return None
-
-
-def containment_problem() -> str | None:
-    """None when confined sandboxes can be made on this machine, else why not (tests skip with it)."""
-    bwrap = bwrap_path()
-    if bwrap is None:
-        return "bubblewrap (`bwrap`) is not installed"
-    if shutil.which("unshare") is None:
-        return "util-linux `unshare` is not installed"
-    return _probe(bwrap)
-
-
-def _shims(bin_dir: Path, seen_as: str) -> None:
-    """`gws` (our shim) and `python3` first on PATH. env0 packages' `python3` steps use the standard library only:
-    the base interpreter with -S starts in a third of the venv's time (no .pth files); a solve.sh makes ~100 such
-    calls. ENV0_PACKAGE_PYTHON names another interpreter (run as is). gws.py is copied in: the checkout stays out."""
-    bin_dir.mkdir(parents=True)
-    base = _base_python()
-    pkg_python = os.environ.get("ENV0_PACKAGE_PYTHON")
-    shutil.copyfile(_GWS, bin_dir / "gws.py")
-    for name, body in (("gws", f'exec "{base}" -S "{seen_as}/gws.py" "$@"'),
-                       ("python3", f'exec "{pkg_python}" "$@"' if pkg_python else f'exec "{base}" -S "$@"')):
-        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
-        (bin_dir / name).chmod(0o755)
-
-
-def _interpreters() -> list[str]:
-    """The host folders the shims' interpreters need inside the sandbox."""
-    paths = {os.path.dirname(os.path.realpath(_base_python())), os.path.realpath(sys.base_prefix),
-             os.path.realpath(sys.base_exec_prefix)}
-    pkg_python = os.environ.get("ENV0_PACKAGE_PYTHON")
-    if pkg_python:
-        try:
-            paths.update(interpreter_paths(pkg_python))
-        except (OSError, ValueError) as e:
-            raise SandboxUnavailable(f"ENV0_PACKAGE_PYTHON={pkg_python!r}: {e}") from None
-    return sorted(paths)
-
-
-def _open_dir_inside(root: Path, inside: str) -> tuple[int, str]:
-    """(an fd of the folder holding `inside`, its last name), walking from `root` without following any link: a
-    command may have replaced any folder of its layout by a link to a host path."""
-    parts = [p for p in inside.strip("/").split("/") if p not in ("", ".")]
-    if not parts or ".." in parts:
-        raise ValueError(f"{inside!r}: not a path inside the sandbox")
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for p in parts[:-1]:
-            nxt = os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            os.close(fd)
-            fd = nxt
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, parts[-1]
-
-
 class Sandbox:
     """One package's (or one episode's) sandbox: `with Sandbox(ws, package_dir=..., manifest=...) as sb:
     sb.run(["bash", "/tests/test.sh"], timeout=120, output_cap=1 << 20)`. Without a package (a built-in task)
@@ -217,7 +137,7 @@ class Sandbox:
     def read_file(self, inside: str, cap: int) -> bytes:
         """A regular file a command wrote (e.g. /logs/verifier/reward.json), at most `cap` bytes. A link, a fifo or
         a device in its place, or a folder on the way replaced by a link, is an OSError; a larger file a ValueError."""
-        fd, name = _open_dir_inside(self.root, inside)
+        fd, name = open_dir_inside(self.root, inside)
         try:
             f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
         finally:
@@ -233,7 +153,7 @@ class Sandbox:
     def remove_file(self, inside: str) -> None:
         """Remove `inside` if it is there (a link is removed itself, never what it points at)."""
         try:
-            fd, name = _open_dir_inside(self.root, inside)
+            fd, name = open_dir_inside(self.root, inside)
         except FileNotFoundError:
             return
         try:
@@ -255,7 +175,7 @@ class Sandbox:
             (self.root / d).mkdir(parents=True)
         (self.root / "tmp").chmod(0o1777)
         bin_dir = self.root / "env0" / "bin"
-        _shims(bin_dir, "/.env0/bin" if self.mode == "namespaces" else str(bin_dir))
+        shims(bin_dir, "/.env0/bin" if self.mode == "namespaces" else str(bin_dir))
         if self.mode == "namespaces":
             make_etc(self.root / "env0" / "etc")
         if self.package_dir is not None and self.manifest is not None:
@@ -306,15 +226,18 @@ class Sandbox:
     def _start(self) -> None:
         bwrap = bwrap_path()
         assert bwrap is not None
+        try:
+            extra = interpreters()
+        except InterpreterError as e:
+            raise SandboxUnavailable(str(e)) from None
         self.cgroup = SandboxCgroup.make(self.limits.max_processes, self.limits.memory_mb << 20)
         data = self.package_dir / "data" if self.package_dir is not None else None
-        conf = {"bwrap": bwrap_argv(bwrap, self.root, package_data=data, task_name=self.name,
-                                    extra_ro=_interpreters()),
+        conf = {"bwrap": bwrap_argv(bwrap, self.root, package_data=data, task_name=self.name, extra_ro=extra),
                 "ports": {s.port: str(self.root / "env0" / "sock" / f"{s.port}.sock") for s in SERVICES},
                 "rlimits": {"RLIMIT_FSIZE": self.limits.file_cap, "RLIMIT_CORE": 0},
                 "cgroups": self.cgroup.procs_files if self.cgroup is not None else []}
         unshare = ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--map-root-user", "--net"]
-        argv = [*unshare, "--", _base_python(), "-S", str(_INIT), json.dumps(conf)]
+        argv = [*unshare, "--", base_python(), "-S", str(_INIT), json.dumps(conf)]
         log = open(self.root / "env0" / "keeper.log", "wb")
         self._stack.callback(log.close)
         try:

@@ -7,6 +7,10 @@ a venv anywhere, /tmp included), a fresh /proc and a minimal /dev, and env0's la
 /tmp, /data, /logs writable; /solution, /tests, /tasks/<name>/data and /.env0/bin read-only. Every mount is
 read-only except those three, the command's uid is 1000 (not root) in a user namespace of its own with every
 capability dropped, and nested user namespaces are refused where bwrap can (--disable-userns).
+
+Also here: whether such a container can be made on this machine (`containment_problem`, checked once per
+process), the shims and the interpreters they need, and the walk the runner uses to read back a file a command
+may have planted links around (`open_dir_inside`).
 """
 
 from __future__ import annotations
@@ -16,8 +20,11 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
+_GWS = Path(__file__).with_name("gws.py")
 UID = 1000
 TOP = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")  # the host's own layout of these (links or folders)
 HOST_ETC = ("ld.so.cache", "alternatives")  # bound from the host at each command: dynamic linking, Debian's links
@@ -124,3 +131,85 @@ def bwrap_argv(bwrap: str, root: Path, *, package_data: Path | None, task_name: 
         a += ["--ro-bind", p, p]
     a += ["--remount-ro", "/"]
     return a
+
+
+class InterpreterError(ValueError):
+    """ENV0_PACKAGE_PYTHON names an interpreter that cannot be run to find its prefixes."""
+
+
+def base_python() -> str:
+    return getattr(sys, "_base_executable", None) or sys.executable
+
+
+@functools.lru_cache(maxsize=1)
+def _probe(bwrap: str) -> str | None:
+    """None when a bwrap container with the sandbox's own flags runs here (checked once per process), else why not."""
+    with tempfile.TemporaryDirectory(prefix="env0-sandbox-probe-") as tmp:
+        root = Path(tmp)
+        for d in ("tmp", "data", "logs", "solution", "tests", "tasks", "env0/bin"):
+            (root / d).mkdir(parents=True)
+        make_etc(root / "env0" / "etc")
+        argv = [*bwrap_argv(bwrap, root, package_data=None, task_name=None, extra_ro=[]), "--", "/bin/sh", "-c",
+                "echo ok"]
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"{bwrap}: {e}"
+        if out.returncode != 0 or out.stdout.strip() != "ok":
+            return f"bwrap refused: {(out.stderr or out.stdout).strip()[:300]}"
+    return None
+
+
+def containment_problem() -> str | None:
+    """None when confined sandboxes can be made on this machine, else why not (tests skip with it)."""
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return "bubblewrap (`bwrap`) is not installed"
+    if shutil.which("unshare") is None:
+        return "util-linux `unshare` is not installed"
+    return _probe(bwrap)
+
+
+def shims(bin_dir: Path, seen_as: str) -> None:
+    """`gws` (our shim) and `python3` first on PATH. env0 packages' `python3` steps use the standard library only:
+    the base interpreter with -S starts in a third of the venv's time (no .pth files); a solve.sh makes ~100 such
+    calls. ENV0_PACKAGE_PYTHON names another interpreter (run as is). gws.py is copied in: the checkout stays out."""
+    bin_dir.mkdir(parents=True)
+    base = base_python()
+    pkg_python = os.environ.get("ENV0_PACKAGE_PYTHON")
+    shutil.copyfile(_GWS, bin_dir / "gws.py")
+    for name, body in (("gws", f'exec "{base}" -S "{seen_as}/gws.py" "$@"'),
+                       ("python3", f'exec "{pkg_python}" "$@"' if pkg_python else f'exec "{base}" -S "$@"')):
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+
+
+def interpreters() -> list[str]:
+    """The host folders the shims' interpreters need inside the sandbox."""
+    paths = {os.path.dirname(os.path.realpath(base_python())), os.path.realpath(sys.base_prefix),
+             os.path.realpath(sys.base_exec_prefix)}
+    pkg_python = os.environ.get("ENV0_PACKAGE_PYTHON")
+    if pkg_python:
+        try:
+            paths.update(interpreter_paths(pkg_python))
+        except (OSError, ValueError) as e:
+            raise InterpreterError(f"ENV0_PACKAGE_PYTHON={pkg_python!r}: {e}") from None
+    return sorted(paths)
+
+
+def open_dir_inside(root: Path, inside: str) -> tuple[int, str]:
+    """(an fd of the folder holding `inside`, its last name), walking from `root` without following any link: a
+    command may have replaced any folder of its layout by a link to a host path."""
+    parts = [p for p in inside.strip("/").split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise ValueError(f"{inside!r}: not a path inside the sandbox")
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for p in parts[:-1]:
+            nxt = os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, parts[-1]
