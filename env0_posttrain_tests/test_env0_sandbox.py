@@ -204,3 +204,37 @@ def test_a_package_python_in_a_venv_under_tmp_works_in_the_sandbox(tmp_path: Pat
     pkg = tmp_path / "pkg"
     shutil.copytree(FIXTURE, pkg)
     assert run_and_record(pkg, oracle=True).reward == 1.0  # the oracle's own python3 steps run on that venv
+
+
+SPAWN_CHECK = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import sandbox_init
+tasks, procs = json.loads(sys.argv[2]), json.loads(sys.argv[3])
+found = []
+for spawner in (sandbox_init.Spawner(tasks, procs), sandbox_init.Spawner([], procs)):  # v1 thread, v2 fallback
+    p = spawner.popen(["sleep", "30"])
+    members = {int(x) for f in procs for x in open(f).read().split()}
+    found.append(p.pid in members)
+    p.kill()
+    p.wait()
+print(json.dumps(found))
+"""
+
+
+def test_each_command_is_born_inside_the_sandboxs_cgroups_in_both_ways_of_starting_it() -> None:
+    import sys
+
+    from env0_posttrain.tasks.env0 import sandbox_init
+    from env0_posttrain.tasks.env0.sandbox_cgroup import SandboxCgroup
+
+    cg = SandboxCgroup.make(64, 256 << 20)
+    if cg is None or not cg.tasks_files:
+        pytest.skip("no cgroup v1 hierarchies the runner may write here")
+    try:  # in a process of its own: the v1 way moves one of its threads into the cgroups for good
+        out = subprocess.run([sys.executable, "-c", SPAWN_CHECK, str(Path(sandbox_init.__file__).parent),
+                              json.dumps(cg.tasks_files), json.dumps(cg.procs_files)],
+                             capture_output=True, text=True, timeout=60)
+    finally:
+        cg.remove()
+    assert json.loads(out.stdout or "null") == [True, True], out.stderr

@@ -235,7 +235,8 @@ class Sandbox:
         conf = {"bwrap": bwrap_argv(bwrap, self.root, package_data=data, task_name=self.name, extra_ro=extra),
                 "ports": {s.port: str(self.root / "env0" / "sock" / f"{s.port}.sock") for s in SERVICES},
                 "rlimits": {"RLIMIT_FSIZE": self.limits.file_cap, "RLIMIT_CORE": 0},
-                "cgroups": self.cgroup.procs_files if self.cgroup is not None else []}
+                "cgroup_tasks": self.cgroup.tasks_files if self.cgroup is not None else [],
+                "cgroup_procs": self.cgroup.procs_files if self.cgroup is not None else []}
         unshare = ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--map-root-user", "--net"]
         argv = [*unshare, "--", base_python(), "-S", str(_INIT), json.dumps(conf)]
         log = open(self.root / "env0" / "keeper.log", "wb")

@@ -1,6 +1,6 @@
 """One sandbox's cgroups: a process limit (pids) and a memory limit that every command of the sandbox sits in.
 
-Commands cannot leave them: each command joins them before bwrap starts (sandbox_init.py), runs in a cgroup
+Commands cannot leave them: each command is born inside them (sandbox_init.py's Spawner), runs in a cgroup
 namespace of its own and sees no cgroup filesystem (its root has no /sys), and holds no capability to mount one.
 The sandbox's keeper process and the runner stay outside, so a command that hits a limit fails itself only.
 
@@ -77,6 +77,12 @@ class SandboxCgroup:
     @property
     def procs_files(self) -> list[str]:
         return sorted({str(d / "cgroup.procs") for d in self.dirs.values()})
+
+    @property
+    def tasks_files(self) -> list[str]:
+        """cgroup v1 only (one thread may be moved there alone); empty when any of the directories is v2."""
+        files = sorted({str(d / "tasks") for d in self.dirs.values()})
+        return files if all(Path(f).exists() for f in files) else []
 
     @property
     def kinds(self) -> list[str]:

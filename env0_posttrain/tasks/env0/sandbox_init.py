@@ -9,8 +9,8 @@ namespaces, sharing only this network namespace, so it reaches the services on l
 none of this process: a fresh /proc of its own pid namespace, no inherited descriptors (close_fds), no capabilities
 (a non-root uid, all capabilities dropped), none of the parent's environment. What it prints is read here and cut
 at the request's cap, so the parent never reads more than the cap. Hard rlimits set here at start are inherited by
-every command and cannot be raised without privileges they lack; the sandbox's cgroups (when the parent made them)
-are joined by each command before bwrap starts.
+every command and cannot be raised without privileges they lack; each command is born inside the sandbox's cgroups
+(when the parent made them), see Spawner.
 
 When stdin closes (or the parent dies) it exits; bwrap's --die-with-parent then ends every command.
 """
@@ -22,6 +22,7 @@ import ctypes
 import fcntl
 import json
 import os
+import queue
 import resource
 import signal
 import socket
@@ -111,18 +112,66 @@ def _read_capped(stream, cap: int, out: list) -> None:
 _ANSWER = threading.Lock()
 
 
-def _joiner(procs_files: list[str]):
-    """Runs in the child between fork and exec: the command enters the sandbox's cgroups before bwrap starts, so
-    nothing it forks is ever outside them (os calls only: the child of a threaded process)."""
-    def join() -> None:
-        me = str(os.getpid()).encode()
-        for path in procs_files:
-            fd = os.open(path, os.O_WRONLY)
+def _write_ids(files: list[str], ident: int) -> None:
+    """Write a pid or thread id into cgroup files (os calls only: also runs in a child between fork and exec)."""
+    me = str(ident).encode()
+    for path in files:
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, me)
+        finally:
+            os.close(fd)
+
+
+class Spawner:
+    """Starts every command inside the sandbox's cgroups, so nothing a command forks is ever outside them.
+
+    With cgroup v1 one thread of this process is moved into them once (their `tasks` files) and forks every command:
+    each is born inside, where moving a process per command would cost milliseconds. Only that thread is in them, so
+    a command that fills the process limit stops new commands until it ends, never the forwarders. Elsewhere (v2
+    moves whole processes only) each command joins between fork and exec."""
+
+    def __init__(self, tasks_files: list[str], procs_files: list[str]):
+        self.procs_files = procs_files if not tasks_files else []
+        self.jobs: queue.SimpleQueue | None = None
+        if tasks_files:
+            self.jobs = queue.SimpleQueue()
+            ready: queue.SimpleQueue = queue.SimpleQueue()
+            threading.Thread(target=self._loop, args=(tasks_files, ready), daemon=True, name="spawner").start()
+            failed = ready.get()
+            if failed is not None:
+                raise failed
+
+    def _loop(self, tasks_files: list[str], ready: queue.SimpleQueue) -> None:
+        try:
+            _write_ids(tasks_files, threading.get_native_id())
+        except OSError as e:
+            ready.put(e)
+            return
+        ready.put(None)
+        assert self.jobs is not None
+        while True:
+            argv, kw, box, done = self.jobs.get()
             try:
-                os.write(fd, me)
-            finally:
-                os.close(fd)
-    return join
+                box.append(subprocess.Popen(argv, **kw))
+            except OSError as e:
+                box.append(e)
+            done.set()
+
+    def popen(self, argv: list[str], **kw) -> subprocess.Popen:
+        if self.jobs is None:
+            files = self.procs_files
+            return subprocess.Popen(argv, preexec_fn=(lambda: _write_ids(files, os.getpid())) if files else None, **kw)
+        box: list = []
+        done = threading.Event()
+        self.jobs.put((argv, kw, box, done))
+        done.wait()
+        if isinstance(box[0], OSError):
+            raise box[0]
+        return box[0]
+
+
+SPAWNER: list[Spawner] = []
 
 
 def run_one(conf: dict, req: dict) -> None:
@@ -130,9 +179,8 @@ def run_one(conf: dict, req: dict) -> None:
     answer = {"id": req["id"], "returncode": 127, "timed_out": False, "truncated": False}
     argv = [*conf["bwrap"], "--chdir", req["cwd"], "--", *req["argv"]]
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=req["env"], close_fds=True, start_new_session=True,
-                                preexec_fn=_joiner(conf["cgroups"]) if conf["cgroups"] else None)
+        proc = SPAWNER[0].popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=req["env"], close_fds=True, start_new_session=True)
     except OSError as e:
         err[0] = f"bwrap: {e.strerror}\n".encode()
     else:
@@ -182,8 +230,9 @@ def main() -> int:
         resource.setrlimit(getattr(resource, name), (value, value))
     try:
         loopback_up()
+        SPAWNER.append(Spawner(conf["cgroup_tasks"], conf["cgroup_procs"]))
     except OSError as e:
-        sys.stdout.write(f"error: loopback: {e}\n")
+        sys.stdout.write(f"error: {e}\n")
         sys.stdout.flush()
         return 1
     serve(conf)
