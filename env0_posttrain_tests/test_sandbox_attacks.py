@@ -22,7 +22,7 @@ from env0_posttrain.runspec import ShellSpec
 
 FIXTURE = Path(__file__).parent / "fixtures" / "env0_invoice"
 WORKTREE = Path(__file__).resolve().parents[1]
-LIMITS = ShellSpec(timeout_s=30, max_timeout_s=60, output_cap=20000, max_processes=48, max_memory_mb=256)
+LIMITS = ShellSpec(timeout_s=30, max_timeout_s=60, output_cap=20000, max_processes=48, max_memory_mb=128)
 DOORS = ("package", "shell")
 
 
@@ -236,10 +236,26 @@ for pid in kids:
     os.waitpid(pid, 0)
 PY
 python3 -c "x = bytearray(600 << 20); print('ALLOC' + 'ATED', len(x))"; echo mem=$?
+python3 -S - <<'PY'
+import os, signal, time
+kids = []
+for _ in range(30):  # each smaller than the keeper (~13 MB), together over the limit
+    pid = os.fork()
+    if pid == 0:
+        x = bytearray(6 << 20)
+        time.sleep(3)
+        os._exit(0)
+    kids.append(pid)
+killed = sum(os.waitpid(pid, 0)[1] == signal.SIGKILL for pid in kids)
+print("small-ones-killed", killed)
+PY
 echo seen-the-end""", tmp_path, task, monkeypatch=monkeypatch)
     started = int(out.split("started ")[1].split()[0])
     assert "seen-the-end" in out and 0 < started < LIMITS.max_processes
     assert "ALLOCATED" not in out and "mem=0" not in out
+    killed = int(out.split("small-ones-killed ")[1].split()[0])
+    assert 0 < killed < 30  # 30 small processes over the limit: some were killed (never the keeper: the next
+    # command, test.sh or `echo alive`, answered)
 
 
 @pytest.mark.parametrize("door", DOORS)

@@ -129,7 +129,8 @@ class Spawner:
     With cgroup v1 one thread of this process is moved into them once (their `tasks` files) and forks every command:
     each is born inside, where moving a process per command would cost milliseconds. Only that thread is in them, so
     a command that fills the process limit stops new commands until it ends, never the forwarders. Elsewhere (v2
-    moves whole processes only) each command joins between fork and exec."""
+    moves whole processes only) each command joins between fork and exec. The kernel picks the process to kill at
+    the memory limit among those whose first thread is in the cgroup: never this one."""
 
     def __init__(self, tasks_files: list[str], procs_files: list[str]):
         self.procs_files = procs_files if not tasks_files else []
