@@ -155,7 +155,7 @@ class Spawner:
             argv, kw, box, done = self.jobs.get()
             try:
                 box.append(subprocess.Popen(argv, **kw))
-            except OSError as e:
+            except Exception as e:  # noqa: BLE001 - handed to the caller; this thread serves the next command
                 box.append(e)
             done.set()
 
@@ -167,7 +167,7 @@ class Spawner:
         done = threading.Event()
         self.jobs.put((argv, kw, box, done))
         done.wait()
-        if isinstance(box[0], OSError):
+        if isinstance(box[0], Exception):
             raise box[0]
         return box[0]
 
@@ -182,8 +182,8 @@ def run_one(conf: dict, req: dict) -> None:
     try:
         proc = SPAWNER[0].popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=req["env"], close_fds=True, start_new_session=True)
-    except OSError as e:
-        err[0] = f"bwrap: {e.strerror}\n".encode()
+    except Exception as e:  # noqa: BLE001 - e.g. the process limit reached by another command: this one fails
+        err[0] = f"bwrap: {getattr(e, 'strerror', None) or e}\n".encode()
     else:
         readers = [threading.Thread(target=_read_capped, args=(s, req["cap"], o), daemon=True)
                    for s, o in ((proc.stdout, out), (proc.stderr, err))]
