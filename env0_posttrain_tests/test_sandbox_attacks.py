@@ -276,6 +276,37 @@ def test_the_control_channel_cannot_be_reached_flooded_or_forged(door, tmp_path,
 
 
 @pytest.mark.parametrize("door", DOORS)
+def test_a_flood_of_connections_or_bytes_to_the_services_fails_itself_only(door, tmp_path, task):
+    out, then = attack(door, """python3 - <<'PY'
+import socket
+held = [socket.create_connection(("127.0.0.1", 9001)) for _ in range(200)]
+for s in held:
+    s.sendall(b"GET /health HTTP/1.0\\r\\nHost: x\\r\\n\\r\\n")
+served = 0
+for s in held:
+    s.settimeout(30)
+    try:
+        served += bool(s.recv(100))
+    except OSError:
+        pass
+print("served", served)
+big = socket.create_connection(("127.0.0.1", 9001))
+big.sendall(b"POST /gmail/v1/users/me/messages/send HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\n"
+            b"Content-Length: 104857600\\r\\n\\r\\n")
+sent = 0
+try:
+    while sent < 100 << 20:
+        sent += big.send(b"a" * (1 << 20))
+except OSError:
+    pass
+print("sent-before-cut", sent >> 20)
+PY""", tmp_path, task, after="curl -s localhost:9001/health")
+    assert "served 32" in out  # at most 32 at once; the rest were closed
+    assert int(out.split("sent-before-cut ")[1].split()[0]) < 100  # the 100 MB body was cut off
+    assert '"status":"ok"' in then  # and the services answer the next command
+
+
+@pytest.mark.parametrize("door", DOORS)
 def test_no_process_outlives_its_command(door, tmp_path, task):
     marker = f"{1000 + uuid.uuid4().int % 1000}.{uuid.uuid4().int % 10**6}"
     out, then = attack(door, f"""

@@ -32,8 +32,8 @@ import sys
 import threading
 
 PR_SET_PDEATHSIG = 1
-CONN_LIMIT = 64  # connections the forwarders hold at once for this sandbox's commands
-UPSTREAM_CAP = 64 << 20  # bytes one connection may send to a service (a flood fails that connection only)
+CONN_LIMIT = 32  # connections the forwarders hold at once for this sandbox's commands
+UPSTREAM_CAP = 8 << 20  # bytes one connection may send to a service (more ends that connection only)
 
 
 def loopback_up() -> None:
