@@ -1,10 +1,12 @@
-"""What the env0 sandbox costs: laying one out (namespaces, mounts, the services' sockets) and taking it down, and
-the time a command takes in it against the same command started on the host.
+"""What the env0 sandbox costs, and what an attack costs the runner: laying one out and taking it down, a command
+in it against the same command on the host, then each attack of the sandbox's tests followed by the next command.
 
-    .venv/bin/python bench/env0_sandbox.py [--n 50]
+    .venv/bin/python bench/env0_sandbox.py [--n 50] [--no-attacks]
 
-Prints a table (median and p95 in milliseconds). The difference in the `true` row is what the sandbox adds to each
-command of the shell surface; the `curl` rows add the forwarder between the private loopback and the service.
+Prints two tables (milliseconds; median and p95). The difference in the `true` rows is what the sandbox adds to a
+command; the `curl` row adds the forwarder between the private loopback and the service. In the attack table,
+`next command` is a `true` right after the attack in the same sandbox, and the runner's resident memory (this
+process: VmRSS now, VmHWM its peak) is read before the first attack and after each one.
 """
 
 from __future__ import annotations
@@ -19,8 +21,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from env0_posttrain.tasks.env0.sandbox import Sandbox  # noqa: E402
+from env0_posttrain.tasks.env0.sandbox import Sandbox, SandboxLimits  # noqa: E402
 from env0_posttrain.workspace.environment import Workspace  # noqa: E402
+
+ATTACKS = {
+    "print 600 MB": "head -c 600M /dev/zero",
+    "write 300 MB to /proc/1/fd/1": "head -c 300M /dev/zero > /proc/1/fd/1",
+    "forge a request on /proc/1/fd/0": "echo '{\"id\": 0, \"argv\": [\"sleep\", \"1000\"]}' > /proc/1/fd/0",
+    "fork bomb (10 s limit)": ":(){ :|:& };:",
+    "allocate 2x the memory limit": "python3 -c 'x = bytearray(1 << 30)'",
+    "kill -9 -1": "kill -9 -1",
+    "leave 20 processes behind": "for i in $(seq 20); do setsid nohup sleep 1000 >/dev/null 2>&1 & done",
+}
 
 
 def ms(samples: list[float]) -> str:
@@ -37,9 +49,15 @@ def timed(fn, n: int) -> list[float]:
     return out
 
 
+def rss_mb() -> tuple[float, float]:
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    return tuple(int(status[k].split()[0]) / 1024 for k in ("VmRSS", "VmHWM"))  # type: ignore[return-value]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=50)
+    ap.add_argument("--no-attacks", action="store_true")
     args = ap.parse_args()
     ws = Workspace.seeded(0)
     print(f"# {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, n={args.n}")
@@ -64,6 +82,23 @@ def main() -> int:
         }
     for what, samples in rows.items():
         print(f"{what:40s} {ms(samples)}")
+    if args.no_attacks:
+        return 0
+    limits = SandboxLimits(max_processes=256, memory_mb=512)
+    print(f"\n# attacks (limits: {limits.max_processes} processes, {limits.memory_mb} MiB; output cap 1 MiB)")
+    print(f"{'attack':34s} {'attack s':>8s} {'rc':>4s} {'next command ms':>15s} {'runner RSS MB':>13s} {'peak MB':>8s}")
+    with Sandbox(ws, limits=limits) as sb:
+        sb.run(["true"], timeout=10, output_cap=1 << 20)
+        print(f"{'(before)':34s} {'':8s} {'':4s} {'':15s} {rss_mb()[0]:13.0f} {rss_mb()[1]:8.0f}")
+        for what, cmd in ATTACKS.items():
+            t0 = time.perf_counter()
+            res = sb.run(["bash", "-c", cmd], timeout=10, output_cap=1 << 20)
+            t1 = time.perf_counter()
+            nxt = sb.run(["true"], timeout=10, output_cap=1 << 20)
+            t2 = time.perf_counter()
+            assert nxt.returncode == 0, nxt
+            now, peak = rss_mb()
+            print(f"{what:34s} {t1 - t0:8.2f} {res.returncode:4d} {(t2 - t1) * 1000:15.1f} {now:13.0f} {peak:8.0f}")
     return 0
 
 

@@ -8,8 +8,8 @@
    teacher (skill 1.0) plays every task on the `tools` surface (its recorded API calls, in-process) and on the
    `shell` surface (solve.sh verbatim as one `terminal` command in the package's sandbox, then `finish`); each
    episode is judged by the package's own tests/test.sh. Prints passes and episodes per second for each.
-2. The overhead of one command: `true` through the surface (ShellSession.run: the sandbox's pipe to its first
-   process, the per-command pid namespace, bash, the result's text) against `bash -c true` started directly from a
+2. The overhead of one command: `true` through the surface (ShellSession.run: the sandbox's pipe to its keeper,
+   the command's bubblewrap container, bash, the result's text) against `bash -c true` started directly from a
    small process, and against the sandbox's own run() without the shell layer's wrapper. Medians in ms.
 """
 

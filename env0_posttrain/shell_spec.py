@@ -15,3 +15,5 @@ class ShellSpec(BaseModel):
                                  "(600: env0's agent time limit)")
     output_cap: int = Field(default=30000, ge=100, le=10_000_000, description="characters of output the agent sees (OpenHands' cap)")
     max_processes: int = Field(default=256, ge=8, le=65_536, description="processes the sandbox may hold at once (fork bombs)")
+    max_memory_mb: int = Field(default=4096, ge=64, le=1_048_576, description="memory the sandbox's processes may hold together "
+                               "(MiB; more kills the command that asked)")

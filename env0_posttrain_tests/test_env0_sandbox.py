@@ -16,7 +16,7 @@ import pytest
 from env0_posttrain.tasks.__main__ import main
 from env0_posttrain.tasks.env0.package import Env0Error, load_needles
 from env0_posttrain.tasks.env0.runner import run_and_record
-from env0_posttrain.tasks.env0.sandbox import Sandbox
+from env0_posttrain.tasks.env0.sandbox import Sandbox, containment_problem
 from env0_posttrain.tasks.env0.services import SERVICES
 from env0_posttrain.workspace.environment import Workspace
 
@@ -25,13 +25,12 @@ WORKTREE = Path(__file__).resolve().parents[1]
 
 
 def _namespaces() -> str | None:
-    if shutil.which("unshare") is None or shutil.which("curl") is None:
-        return "needs util-linux unshare and curl"
-    probe = subprocess.run(["unshare", "-Urmnpf", "true"], capture_output=True, text=True)
-    return None if probe.returncode == 0 else f"Linux namespaces not allowed here: {probe.stderr.strip()}"
+    if shutil.which("curl") is None:
+        return "needs curl"
+    return containment_problem()
 
 
-pytestmark = pytest.mark.skipif(_namespaces() is not None, reason=str(_namespaces()))
+pytestmark = pytest.mark.skipif(_namespaces() is not None, reason=f"no confined sandbox here: {_namespaces()}")
 MANIFEST = {"task": "env0_invoice", "needles": [{"role": "invoice", "params": {"total": "1"}}]}
 
 
@@ -66,11 +65,24 @@ def test_private_tmp_is_kept_across_commands_and_not_visible_to_the_host(sb: San
 
 def test_writes_outside_the_sandbox_are_refused(sb: Sandbox) -> None:
     target = WORKTREE / f"written-from-sandbox-{uuid.uuid4().hex}"
-    for path in (target, Path("/usr") / target.name, Path("/tasks/env0_invoice/data/x")):
+    for path, why in ((target, "No such file or directory"), (Path("/usr") / target.name, "Read-only file system"),
+                      (Path("/tasks/env0_invoice/data/x"), "Read-only file system"),
+                      (Path("/solution/x"), "Read-only file system")):
         rc, out = sh(sb, f"echo x > {path}")
-        assert rc != 0 and "Read-only file system" in out, (path, out)
+        assert rc != 0 and why in out, (path, out)  # the checkout is not even there
         assert not path.exists()
     assert sh(sb, "echo ok > /logs/verifier/probe && cat /logs/verifier/probe") == (0, "ok\n")
+
+
+def test_a_command_sees_an_allowlist_root_as_a_user_without_capabilities(sb: Sandbox) -> None:
+    rc, out = sh(sb, "ls -A /; echo --; id -u; grep CapEff /proc/self/status; ls /proc | grep -c '^[0-9]'")
+    assert rc == 0, out
+    top, rest = out.split("--\n")
+    assert set(top.split()) <= {"bin", "data", "dev", "etc", "lib", "lib32", "lib64", "libx32", "logs", "proc",
+                                "root", "sbin", "solution", "tasks", "tests", "tmp", "usr", ".env0"}, top
+    uid, cap, procs = rest.split("\n")[:3]
+    assert (uid, cap) == ("1000", "CapEff:\t0000000000000000")
+    assert int(procs) <= 5  # its own pid namespace: bwrap, bash, ls, grep
 
 
 def test_services_answer_at_env0s_ports_on_the_private_loopback(sb: Sandbox) -> None:
@@ -172,3 +184,57 @@ def test_an_unknown_sandbox_mode_is_the_packages_named_error(tmp_path: Path, mon
     assert main(["env0", str(FIXTURE), "--oracle", "--reward-file", str(out)]) == 2
     err = json.loads(out.read_text())["verifier_error"]
     assert err.startswith("lay out sandbox: ") and "ENV0_SANDBOX='docker'" in err and "'unconfined'" in err
+
+
+def test_a_package_python_in_a_venv_under_tmp_works_in_the_sandbox(tmp_path: Path, monkeypatch) -> None:
+    """ENV0_PACKAGE_PYTHON may name a venv anywhere (here under /tmp, which the sandbox replaces by its own): its
+    pyvenv.cfg, its site-packages and the base interpreter it points at are all there for the package's python3."""
+    import sys
+    import sysconfig
+
+    venv = tmp_path / "venv"
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)],
+                   check=True)
+    site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
+    (site / "env0_probe_module.py").write_text("WHERE = 'the venv'\n")
+    monkeypatch.setenv("ENV0_PACKAGE_PYTHON", str(venv / "bin" / "python"))
+    with Sandbox(Workspace.seeded(0), package_dir=FIXTURE, manifest=MANIFEST, mode="namespaces") as box:
+        rc, out = sh(box, "python3 -c 'import sys, env0_probe_module as m; print(m.WHERE, sys.prefix)'")
+    assert (rc, out) == (0, f"the venv {venv}\n")
+    pkg = tmp_path / "pkg"
+    shutil.copytree(FIXTURE, pkg)
+    assert run_and_record(pkg, oracle=True).reward == 1.0  # the oracle's own python3 steps run on that venv
+
+
+SPAWN_CHECK = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import sandbox_init
+tasks, procs = json.loads(sys.argv[2]), json.loads(sys.argv[3])
+found = []
+for spawner in (sandbox_init.Spawner(tasks, procs), sandbox_init.Spawner([], procs)):  # v1 thread, v2 fallback
+    p = spawner.popen(["sleep", "30"])
+    members = {int(x) for f in procs for x in open(f).read().split()}
+    found.append(p.pid in members)
+    p.kill()
+    p.wait()
+print(json.dumps(found))
+"""
+
+
+def test_each_command_is_born_inside_the_sandboxs_cgroups_in_both_ways_of_starting_it() -> None:
+    import sys
+
+    from env0_posttrain.tasks.env0 import sandbox_init
+    from env0_posttrain.tasks.env0.sandbox_cgroup import SandboxCgroup
+
+    cg = SandboxCgroup.make(64, 256 << 20)
+    if cg is None or not cg.tasks_files:
+        pytest.skip("no cgroup v1 hierarchies the runner may write here")
+    try:  # in a process of its own: the v1 way moves one of its threads into the cgroups for good
+        out = subprocess.run([sys.executable, "-c", SPAWN_CHECK, str(Path(sandbox_init.__file__).parent),
+                              json.dumps(cg.tasks_files), json.dumps(cg.procs_files)],
+                             capture_output=True, text=True, timeout=60)
+    finally:
+        cg.remove()
+    assert json.loads(out.stdout or "null") == [True, True], out.stderr

@@ -1,51 +1,23 @@
-"""The episode's sandbox: env0's container layout around the task's workspace (tasks/env0/sandbox.py), plus what
-an agent's commands need beyond a package's own scripts.
+"""The episode's sandbox: env0's container layout around the task's workspace (tasks/env0/sandbox.py), with the
+shell spec's limits, plus what an agent's commands need beyond a package's own scripts.
 
-- A pids cgroup holds every process of the sandbox (its first process and all it starts): `max_processes` is the
-  most it may hold at once, so a fork bomb stops there; the cgroup's own counter says how many forks it refused.
-- Nothing outlives its command: each runs in a pid namespace of its own, which the kernel empties when the command
-  ends (a background job, the rest of a fork bomb), so no command keeps working, or spinning, while the agent
-  thinks; with the cgroup, anything that still escaped is killed after the command.
-- A file a command writes is capped at FILE_CAP bytes (RLIMIT_FSIZE: the sandbox's /tmp is on the host's disk).
-- $WORKSPACE_URL names the workspace's whole API at its real paths (every env0 port serves them; the Admin SDK,
-  which env0 has no port for, is reached there).
-- The shell surface refuses the unconfined mode (ENV0_SANDBOX=unconfined): an agent's commands never run on the
-  host itself.
-
-Without a writable pids cgroup (an unprivileged host), the limit on processes and the kill of leftovers are not
-available; the pid namespace per command and the sandbox's own limits (time, output, a read-only host, private
-loopback) still hold.
+The sandbox itself confines every command (a bubblewrap container per command: allowlist root, no capabilities,
+cleared environment, its own pid namespace so nothing outlives it, hard file-size limit, the sandbox's pids and
+memory cgroups where the machine has them); this layer passes the spec's limits in, names $WORKSPACE_URL (the
+workspace's whole API at its real paths: every env0 port serves them; the Admin SDK, which env0 has no port for, is
+reached there), and reports the forks the process limit refused. The shell surface refuses the unconfined mode
+(ENV0_SANDBOX=unconfined): an agent's commands never run on the host itself.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
 from env0_posttrain.runspec import ShellSpec
 
-FILE_CAP = 1 << 30  # bytes a command may write to one file
-# Each command in a pid namespace of its own: its shell is that namespace's first process, so when the command
-# ends the kernel kills whatever it left behind (background jobs, a fork bomb's rest) and reaps it. Then its
-# files are capped (bash's ulimit: prlimit(1) costs ~8 ms a command, the builtin nothing).
-WRAPPER = ("unshare", "--pid", "--fork", "--kill-child", "--",
-           "bash", "-c", f'ulimit -S -f {FILE_CAP // 1024} && exec "$@"', "confine")
-CGROUP = Path("/sys/fs/cgroup")
-
-
-def _roots() -> Iterator[Path]:
-    """Where a pids cgroup can be made: cgroup v1's pids hierarchy, or v2 with the pids controller delegated."""
-    if (CGROUP / "pids" / "cgroup.procs").is_file():
-        yield CGROUP / "pids"
-    try:
-        if "pids" in (CGROUP / "cgroup.subtree_control").read_text().split():
-            yield CGROUP
-    except OSError:
-        pass
+FILE_CAP = 1 << 30  # bytes a command may write to one file (the sandbox's /tmp is on the host's disk)
 
 
 def package_parts(task: Any) -> tuple[Path | None, dict[str, Any] | None, dict[str, Any] | None]:
@@ -60,95 +32,17 @@ def package_parts(task: Any) -> tuple[Path | None, dict[str, Any] | None, dict[s
     return pkg.root, manifest, extras
 
 
-class PidsCgroup:
-    """A pids cgroup of its own (v1's pids hierarchy, or v2 where the pids controller is enabled), or None."""
-
-    def __init__(self, path: Path):
-        self.path = path
-
-    @classmethod
-    def make(cls, limit: int) -> PidsCgroup | None:
-        for root in _roots():
-            path = root / f"env0-shell-{uuid.uuid4().hex[:12]}"
-            try:
-                path.mkdir()
-                (path / "pids.max").write_text(str(limit))
-                return cls(path)
-            except OSError:
-                try:
-                    path.rmdir()
-                except OSError:
-                    pass
-        return None
-
-    def add(self, pid: int) -> None:
-        (self.path / "cgroup.procs").write_text(str(pid))
-
-    def pids(self) -> list[int]:
-        try:
-            return [int(x) for x in (self.path / "cgroup.procs").read_text().split()]
-        except OSError:
-            return []
-
-    def refused(self) -> int:
-        """Forks refused at pids.max so far."""
-        try:
-            events = dict(line.split() for line in (self.path / "pids.events").read_text().splitlines())
-            return int(events.get("max", 0))
-        except (OSError, ValueError):
-            return 0
-
-    def kill_except(self, keep: set[int], rounds: int = 50) -> int:
-        """SIGKILL every process but `keep` until none is left (a fork bomb forks while it is killed)."""
-        killed = 0
-        for _ in range(rounds):
-            rest = [p for p in self.pids() if p not in keep]
-            if not rest:
-                break
-            for p in rest:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                    killed += 1
-                except ProcessLookupError:
-                    pass
-        return killed
-
-    def remove(self) -> None:
-        self.kill_except(set())
-        try:
-            self.path.rmdir()
-        except OSError:
-            pass
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        return [int(c) for t in Path(f"/proc/{pid}/task").iterdir()
-                for c in (t / "children").read_text().split()]
-    except OSError:
-        return []
-
-
 class ConfinedSandbox:
-    """The sandbox's `run`, with the leftovers of each command killed and the forks it was refused counted."""
+    """The sandbox's `run` with $WORKSPACE_URL set, and the forks its process limit refused."""
 
-    def __init__(self, sandbox: Any, cgroup: PidsCgroup | None):
-        self.sandbox, self.cgroup = sandbox, cgroup
-        proc = getattr(sandbox, "_proc", None)  # `unshare` and the namespaces' first process stay
-        self.keep = {proc.pid, *_children(proc.pid)} if proc is not None else set()
-        if cgroup is not None:
-            for pid in self.keep:
-                cgroup.add(pid)
+    def __init__(self, sandbox: Any):
+        self.sandbox = sandbox
+        self.cgroup = getattr(sandbox, "cgroup", None)
 
     def run(self, argv: list[str], *, timeout: float, output_cap: int, env: dict[str, str] | None = None,
             cwd: str = "/") -> Any:
-        wrapped = [*WRAPPER, *argv]
         env = {"WORKSPACE_URL": self.sandbox.env.get("MOCK_GMAIL_URL", ""), **(env or {})}
-        try:
-            return self.sandbox.run(wrapped, timeout=timeout, output_cap=output_cap, env=env, cwd=cwd)
-        finally:
-            if self.cgroup is not None:
-                self.cgroup.kill_except(self.keep)
+        return self.sandbox.run(argv, timeout=timeout, output_cap=output_cap, env=env, cwd=cwd)
 
     def pids_refused(self) -> int:
         return self.cgroup.refused() if self.cgroup is not None else 0
@@ -156,16 +50,17 @@ class ConfinedSandbox:
 
 @contextmanager
 def open_task_sandbox(task: Any, ws: Any, limits: ShellSpec) -> Iterator[ConfinedSandbox]:
-    from env0_posttrain.tasks.env0.sandbox import Sandbox, sandbox_mode
+    from env0_posttrain.tasks.env0.sandbox import Sandbox, SandboxLimits, containment_problem, sandbox_mode
 
     if sandbox_mode() != "namespaces":
-        raise RuntimeError("the shell surface runs an agent's commands only inside the namespaces sandbox; unset "
+        raise RuntimeError("the shell surface runs an agent's commands only inside the confined sandbox; unset "
                            "ENV0_SANDBOX=unconfined (or use the tools surface)")
+    problem = containment_problem()
+    if problem is not None:  # the package sandbox's own message would offer the unconfined mode, refused here
+        raise RuntimeError(f"the shell surface runs an agent's commands only inside the confined sandbox, which "
+                           f"cannot be made here ({problem}): install bubblewrap (Debian's `bubblewrap`) and allow "
+                           f"user namespaces, or use the tools surface")
     package_dir, manifest, extras = package_parts(task)
-    cgroup = PidsCgroup.make(limits.max_processes)
-    try:
-        with Sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras) as sb:
-            yield ConfinedSandbox(sb, cgroup)
-    finally:
-        if cgroup is not None:
-            cgroup.remove()
+    box_limits = SandboxLimits(max_processes=limits.max_processes, memory_mb=limits.max_memory_mb, file_cap=FILE_CAP)
+    with Sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras, limits=box_limits) as sb:
+        yield ConfinedSandbox(sb)

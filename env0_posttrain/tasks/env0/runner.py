@@ -28,6 +28,7 @@ from .sandbox import Sandbox, SandboxUnavailable
 from .seeding import seed_package
 
 OUTPUT_CAP = 1 << 20  # bytes of a script's stdout / stderr kept (only the tail is reported)
+REWARD = "/logs/verifier/reward.json"
 
 
 class ToolCall(BaseModel):
@@ -100,11 +101,13 @@ def run_script(step: str, sb: Sandbox, script: Path, timeout: float) -> None:
 
 def verify(sb: Sandbox, pkg: Env0Package) -> tuple[float, dict[str, Any]]:
     """tests/test.sh unchanged; (reward, reward.json). A reward.json left from before is removed first."""
-    out = sb.host_path("/logs/verifier/reward.json")
-    out.unlink(missing_ok=True)
+    try:
+        sb.remove_file(REWARD)
+    except OSError as e:
+        raise Env0Error("read reward", pkg.test_sh, f"cannot remove an earlier reward.json: {e}") from None
     run_script("run tests/test.sh", sb, pkg.test_sh, pkg.verifier_timeout_s)
     try:
-        result = json.loads(out.read_text())
+        result = json.loads(sb.read_file(REWARD, OUTPUT_CAP))  # a link or fifo planted there is refused
         return float(result["reward"]), result
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise Env0Error("read reward", pkg.test_sh, f"the verifier wrote no reward to $LOGS_DIR/reward.json "

@@ -1,20 +1,27 @@
-"""env0's container layout without Docker: one sandbox per package (or episode), Linux namespaces, kept alive
-across commands.
+"""env0's container layout without Docker: one sandbox per package (or episode), kept alive across commands.
 
 Inside (as in env0's image): `/tasks/<name>/data` (the package's data, read-only; `TASKS_DIR=/tasks` holds this
 task only), `/data` (the needle manifest `_needle_manifest_<name>.json`), `/logs/verifier`, `/logs/agent`, a
-private `/tmp`, `/solution` and `/tests` (empty until the runner puts the package's scripts there), and every
-service at env0's own URL (`http://localhost:9001` ...) on the sandbox's private loopback. The rest of the host's
-filesystem is visible read-only (python, bash, curl, the venv); nothing outside the sandbox's folders is writable.
+private `/tmp`, `/solution` and `/tests` (read-only, empty until the runner puts the package's scripts there), and
+every service at env0's own URL (`http://localhost:9001` ...) on the sandbox's private loopback. Nothing else of
+the host: the root is an allowlist (sandbox_root.py), and only /tmp, /data and /logs are writable.
 
-The seeded Workspace stays in this process (the in-process agent and the verifier act on it): each service listens
-on a Unix socket in the sandbox's folder, and the sandbox's first process (sandbox_init.py) forwards its env0 port
-to it. `ENV0_SANDBOX=unconfined` runs commands on the host instead (today's mode before sandboxes: services on free
-ports, the layout's folders under a temporary folder, fixed /tmp paths shared, so scripts take a machine-wide lock).
+How: each command is a bubblewrap container of its own (user, pid, mount, ipc, uts and cgroup namespaces; a non-root
+uid with no capabilities; a cleared environment; hard rlimits; the sandbox's pids and memory cgroups where the
+machine lets us make them, sandbox_cgroup.py). They share one network namespace, held by the sandbox's keeper
+(sandbox_init.py, started here by `unshare -n`): it forwards env0's ports on that loopback to the services' Unix
+sockets here (the Workspace stays in this process), runs the commands and answers on a pipe that no command can
+reach. Every answer this process reads is size-checked and validated; a command can fail itself, never the runner.
+
+Where bubblewrap or namespaces are not available the sandbox refuses, naming the setting to force the weaker mode:
+`ENV0_SANDBOX=unconfined` runs commands on the host (services on free ports, the layout's folders under a temporary
+folder, fixed /tmp paths shared, so scripts take a machine-wide lock). The shell surface never runs unconfined.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import fcntl
 import itertools
 import json
@@ -22,8 +29,8 @@ import os
 import select
 import shutil
 import signal
+import stat
 import subprocess
-import sys
 import tempfile
 import threading
 from concurrent.futures import Future
@@ -31,17 +38,20 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ...workspace.environment import Workspace
+from .sandbox_cgroup import SandboxCgroup
+from .sandbox_root import (InterpreterError, base_python, bwrap_argv, bwrap_path, containment_problem, interpreters,
+                           make_etc, open_dir_inside, shims)
 from .server import Env0Surface, serve_services
 from .services import SERVICES, service_urls
 
 MODE_ENV = "ENV0_SANDBOX"
 Mode = Literal["namespaces", "unconfined"]
 LAYOUT = ("/tmp", "/data", "/logs", "/tasks", "/solution", "/tests")
+PATH_INSIDE = "/.env0/bin:/usr/local/bin:/usr/bin:/bin"
 _INIT = Path(__file__).with_name("sandbox_init.py")
-_GWS = Path(__file__).with_name("gws.py")
 _HOST_LOCK = threading.Lock()
 
 
@@ -53,8 +63,26 @@ class SandboxResult(BaseModel):
     truncated: bool = False
 
 
+class SandboxLimits(BaseModel):
+    """What one sandbox's commands may use. The process and memory limits hold where cgroups can be made
+    (sandbox_cgroup.py); the file cap always (a hard RLIMIT_FSIZE)."""
+    max_processes: int = 512  # every process of every command of the sandbox at once
+    memory_mb: int = 4096  # their memory together (no swap beyond it)
+    file_cap: int = 1 << 30  # bytes a command may write to one file
+
+
 class SandboxUnavailable(RuntimeError):
-    """Namespaces could not be made here; the message names the fallback."""
+    """The confined sandbox cannot be made here; the message names why and the fallback."""
+
+
+class _Answer(BaseModel):
+    """One answer of the keeper, as read from its pipe (validated before use)."""
+    id: int
+    returncode: int
+    timed_out: bool
+    truncated: bool
+    stdout: str
+    stderr: str
 
 
 def sandbox_mode() -> Mode:
@@ -64,32 +92,11 @@ def sandbox_mode() -> Mode:
     return mode  # type: ignore[return-value]
 
 
-def _shims(bin_dir: Path) -> None:
-    """`gws` (our shim, this interpreter) and `python3` first on PATH. env0 packages' `python3` steps use the standard
-    library only: the base interpreter with -S starts in a third of the venv's time (no .pth files); a solve.sh makes
-    ~100 such calls. ENV0_PACKAGE_PYTHON names another interpreter."""
-    bin_dir.mkdir(parents=True)
-    base = os.environ.get("ENV0_PACKAGE_PYTHON") or getattr(sys, "_base_executable", None) or sys.executable
-    flag = "" if os.environ.get("ENV0_PACKAGE_PYTHON") else " -S"
-    for name, body in (("gws", f'exec "{sys.executable}" -S "{_GWS}" "$@"'), ("python3", f'exec "{base}"{flag} "$@"')):
-        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
-        (bin_dir / name).chmod(0o755)
-
-
-def _host_paths_in_tmp() -> list[str]:
-    """Host paths under /tmp that commands need (this interpreter, the venv, our checkout for `gws`, PATH entries):
-    the private /tmp would hide them, so they are bound back read-only at the same path. A checkout or venv under
-    /tmp (a CI clone, pytest's tmp_path) then works as anywhere else."""
-    cands = [sys.executable, getattr(sys, "_base_executable", None), sys.prefix, sys.base_prefix, sys.exec_prefix,
-             str(Path(__file__).parents[3]), os.environ.get("ENV0_PACKAGE_PYTHON"),
-             *os.environ.get("PATH", "").split(os.pathsep)]
-    found: set[str] = set()
-    for c in filter(None, cands):
-        for q in {os.path.abspath(c), os.path.realpath(c)}:
-            if q.startswith("/tmp/") and os.path.exists(q):
-                found.add(q if os.path.isdir(q) else os.path.dirname(q))
-    # the outermost of nested paths only (binds are recursive)
-    return sorted(q for q in found if not any(q != o and q.startswith(o + "/") for o in found))
+def _why(detail: str) -> str:
+    return (f"env0 sandbox: cannot confine commands here ({detail}); it needs bubblewrap (`bwrap`, Debian's "
+            f"`bubblewrap` package), util-linux `unshare` and user namespaces. To run the package's scripts "
+            f"unconfined on the host instead (no private /tmp or ports, the host's files and environment visible, one "
+            f"script at a time), set {MODE_ENV}=unconfined")
 
 
 class Sandbox:
@@ -98,18 +105,22 @@ class Sandbox:
     /tasks is empty and the services are still at env0's URLs."""
 
     def __init__(self, ws: Workspace, *, package_dir: Path | None = None, manifest: dict[str, Any] | None = None,
-                 extras: dict[str, Any] | None = None, mode: Mode | None = None):
+                 extras: dict[str, Any] | None = None, mode: Mode | None = None, limits: SandboxLimits | None = None):
         self.ws, self.package_dir, self.manifest = ws, (Path(package_dir) if package_dir else None), manifest
         self.surface = Env0Surface(ws, extras)
         self.mode: Mode = mode or sandbox_mode()
+        self.limits = limits or SandboxLimits()
         self.name = self.package_dir.name if self.package_dir else None
         self.root = Path()
         self.env: dict[str, str] = {}
+        self.cgroup: SandboxCgroup | None = None
         self._stack = ExitStack()
         self._proc: subprocess.Popen | None = None
         self._ids = itertools.count()
-        self._pending: dict[int, Future] = {}
+        self._pending: dict[int, tuple[Future, int]] = {}
         self._write = threading.Lock()
+        self._line_cap = 1 << 16
+        self._broken: str | None = None
 
     # -- layout ------------------------------------------------------------------------------------
     def path(self, inside: str) -> str:
@@ -119,8 +130,38 @@ class Sandbox:
         return inside
 
     def host_path(self, inside: str) -> Path:
-        """The layout path as this process sees it (e.g. /logs/verifier/reward.json after test.sh)."""
+        """The layout path as this process sees it. Only for folders no command can write (/solution, /tests):
+        elsewhere use read_file / remove_file, which follow no link a command may have planted."""
         return self.root / inside.lstrip("/")
+
+    def read_file(self, inside: str, cap: int) -> bytes:
+        """A regular file a command wrote (e.g. /logs/verifier/reward.json), at most `cap` bytes. A link, a fifo or
+        a device in its place, or a folder on the way replaced by a link, is an OSError; a larger file a ValueError."""
+        fd, name = open_dir_inside(self.root, inside)
+        try:
+            f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+        finally:
+            os.close(fd)
+        with os.fdopen(f, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(f).st_mode):
+                raise OSError(f"{inside}: not a regular file")
+            data = fh.read(cap + 1)
+        if len(data) > cap:
+            raise ValueError(f"{inside}: larger than {cap} bytes")
+        return data
+
+    def remove_file(self, inside: str) -> None:
+        """Remove `inside` if it is there (a link is removed itself, never what it points at)."""
+        try:
+            fd, name = open_dir_inside(self.root, inside)
+        except FileNotFoundError:
+            return
+        try:
+            os.unlink(name, dir_fd=fd)
+        except FileNotFoundError:
+            pass
+        finally:
+            os.close(fd)
 
     @property
     def manifest_path(self) -> str:
@@ -133,7 +174,10 @@ class Sandbox:
                   "env0/sock"):
             (self.root / d).mkdir(parents=True)
         (self.root / "tmp").chmod(0o1777)
-        _shims(self.root / "env0" / "bin")
+        bin_dir = self.root / "env0" / "bin"
+        shims(bin_dir, "/.env0/bin" if self.mode == "namespaces" else str(bin_dir))
+        if self.mode == "namespaces":
+            make_etc(self.root / "env0" / "etc")
         if self.package_dir is not None and self.manifest is not None:
             self.host_path(self.manifest_path).write_text(json.dumps(self.manifest, indent=2, default=str))
         if self.mode == "unconfined" and self.package_dir is not None:
@@ -141,11 +185,12 @@ class Sandbox:
             (self.root / "tasks" / self.name / "data").symlink_to(self.package_dir / "data")
 
     def _base_env(self, urls: dict[str, str]) -> dict[str, str]:
-        bin_dir = "/.env0/bin" if self.mode == "namespaces" else str(self.root / "env0" / "bin")
-        env = {"PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": self.path("/tmp"),
-               "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "TASKS_DIR": self.path("/tasks"),
-               "LOGS_DIR": self.path("/logs/verifier"), "SLACK_BOT_TOKEN": "mock-bot-token",
-               "SLACK_USER_TOKEN": "mock-user-token", **service_urls(urls)}
+        """Everything a command's environment holds (nothing of this process's own)."""
+        path = PATH_INSIDE if self.mode == "namespaces" else \
+            f"{self.root / 'env0' / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+        env = {"PATH": path, "HOME": self.path("/tmp"), "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+               "TASKS_DIR": self.path("/tasks"), "LOGS_DIR": self.path("/logs/verifier"),
+               "SLACK_BOT_TOKEN": "mock-bot-token", "SLACK_USER_TOKEN": "mock-user-token", **service_urls(urls)}
         if self.mode == "unconfined":
             env["TMPDIR"] = self.path("/tmp")
         if self.name is not None:
@@ -156,6 +201,10 @@ class Sandbox:
     # -- lifecycle ---------------------------------------------------------------------------------
     def __enter__(self) -> Sandbox:
         try:
+            if self.mode == "namespaces":
+                problem = containment_problem()
+                if problem is not None:
+                    raise SandboxUnavailable(_why(problem))
             self._lay_out()
             sock_dir = self.root / "env0" / "sock" if self.mode == "namespaces" else None
             urls = self._stack.enter_context(serve_services(self.surface, sock_dir))
@@ -170,51 +219,100 @@ class Sandbox:
     def __exit__(self, *exc: Any) -> None:
         if self._proc is not None:
             self._stop()
+        if self.cgroup is not None:
+            self.cgroup.remove()
         self._stack.close()
 
     def _start(self) -> None:
-        binds = [(str(self.root / d), "/" + d, True) for d in ("tmp", "data", "logs")]
-        binds += [(str(self.root / d), "/" + d, False) for d in ("solution", "tests")]
-        binds.append((str(self.root / "env0"), "/.env0", False))
-        binds += [(q, q, False) for q in _host_paths_in_tmp() if not q.startswith(str(self.root))]
-        if self.package_dir is not None:
-            binds.append((str(self.package_dir / "data"), f"/tasks/{self.name}/data", False))
-        else:
-            binds.append((str(self.root / "tasks"), "/tasks", False))
-        conf = {"newroot": str(self.root / "newroot"), "binds": binds,
-                "ports": {s.port: f"/.env0/sock/{s.port}.sock" for s in SERVICES}}
-        (self.root / "newroot").mkdir()
-        python = getattr(sys, "_base_executable", None) or sys.executable
-        argv = ["unshare", "-Urmnpf", "--kill-child", "--", python, "-S", str(_INIT), json.dumps(conf)]
+        bwrap = bwrap_path()
+        assert bwrap is not None
         try:
-            self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            extra = interpreters()
+        except InterpreterError as e:
+            raise SandboxUnavailable(str(e)) from None
+        self.cgroup = SandboxCgroup.make(self.limits.max_processes, self.limits.memory_mb << 20)
+        data = self.package_dir / "data" if self.package_dir is not None else None
+        conf = {"bwrap": bwrap_argv(bwrap, self.root, package_data=data, task_name=self.name, extra_ro=extra),
+                "ports": {s.port: str(self.root / "env0" / "sock" / f"{s.port}.sock") for s in SERVICES},
+                "rlimits": {"RLIMIT_FSIZE": self.limits.file_cap, "RLIMIT_CORE": 0},
+                "cgroup_tasks": self.cgroup.tasks_files if self.cgroup is not None else [],
+                "cgroup_procs": self.cgroup.procs_files if self.cgroup is not None else []}
+        unshare = ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--map-root-user", "--net"]
+        argv = [*unshare, "--", base_python(), "-S", str(_INIT), json.dumps(conf)]
+        log = open(self.root / "env0" / "keeper.log", "wb")
+        self._stack.callback(log.close)
+        try:
+            self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                          env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, close_fds=True)
         except OSError as e:
-            raise SandboxUnavailable(self._why(f"cannot start unshare: {e}")) from None
+            raise SandboxUnavailable(_why(f"cannot start unshare: {e}")) from None
         ready = select.select([self._proc.stdout], [], [], 30)[0]
-        line = self._proc.stdout.readline().decode() if ready else ""
+        line = self._proc.stdout.readline(4096).decode(errors="replace") if ready else ""
         if line.strip() != "ready":
             self._proc.kill()
-            err = self._proc.stderr.read().decode(errors="replace").strip() if ready else "no answer in 30 s"
             self._proc.wait()
+            self._close_pipes()
             self._proc = None
-            raise SandboxUnavailable(self._why((line.strip() + " " + err).strip()))
+            detail = line.strip() or ("no answer in 30 s" if not ready else self._log_tail())
+            raise SandboxUnavailable(_why(detail))
         threading.Thread(target=self._read_answers, daemon=True, name="env0 sandbox answers").start()
 
-    def _why(self, detail: str) -> str:
-        return (f"env0 sandbox: Linux namespaces are not available here ({detail}); it needs util-linux `unshare` "
-                f"and unprivileged user namespaces (or root). To run the package's scripts unconfined on the host "
-                f"instead (no private /tmp or ports, one script at a time), set {MODE_ENV}=unconfined")
+    def _log_tail(self) -> str:
+        try:
+            with open(self.root / "env0" / "keeper.log", "rb") as fh:
+                fh.seek(max(fh.seek(0, os.SEEK_END) - 2000, 0))
+                return fh.read(2000).decode(errors="replace").strip()
+        except OSError:
+            return ""
 
     def _read_answers(self) -> None:
+        """The keeper's answers, one a line: no line may grow past the largest answer a request allows, and each
+        is validated; anything else ends the sandbox (its commands fail, the runner goes on)."""
         assert self._proc is not None and self._proc.stdout is not None
-        for line in self._proc.stdout:
-            msg = json.loads(line)
-            fut = self._pending.pop(msg.pop("id"), None)
-            if fut is not None:
-                fut.set_result(msg)
-        for fut in list(self._pending.values()):
-            if not fut.done():
-                fut.set_exception(RuntimeError("env0 sandbox: its first process ended"))
+        why, buf, seen = "its keeper process ended", bytearray(), 0
+        while chunk := self._proc.stdout.read1(1 << 16):
+            buf += chunk
+            problem = None
+            while problem is None and (end := buf.find(b"\n", seen)) >= 0:
+                problem = self._deliver(bytes(buf[:end + 1]))
+                del buf[:end + 1]
+                seen = 0
+            seen = len(buf)
+            if problem is None and len(buf) > self._line_cap:
+                problem = f"an answer longer than {self._line_cap} bytes"
+            if problem is not None:
+                why = f"protocol error from its keeper ({problem})"
+                self._proc.kill()
+                break
+        self._broken = why
+        for n in list(self._pending):
+            fut, _ = self._pending.pop(n, (None, 0))
+            if fut is not None and not fut.done():
+                fut.set_exception(RuntimeError(f"env0 sandbox: {why}"))
+
+    def _deliver(self, line: bytes) -> str | None:
+        try:
+            msg = _Answer.model_validate_json(line)
+            out, err = base64.b64decode(msg.stdout, validate=True), base64.b64decode(msg.stderr, validate=True)
+        except (ValidationError, ValueError, binascii.Error) as e:
+            return f"unreadable answer: {str(e).splitlines()[0][:200]}"
+        fut, cap = self._pending.pop(msg.id, (None, 0))
+        if fut is None:
+            return f"an answer to no request ({msg.id})"
+        if len(out) > cap or len(err) > cap:
+            return f"an answer beyond its cap of {cap} bytes"
+        fut.set_result(SandboxResult(returncode=msg.returncode, stdout=out.decode("utf-8", "replace"),
+                                     stderr=err.decode("utf-8", "replace"), timed_out=msg.timed_out,
+                                     truncated=msg.truncated))
+        return None
+
+    def _close_pipes(self) -> None:
+        assert self._proc is not None
+        for f in (self._proc.stdin, self._proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
 
     def _stop(self) -> None:
         assert self._proc is not None
@@ -224,16 +322,15 @@ class Sandbox:
         except (OSError, subprocess.TimeoutExpired):
             self._proc.kill()
             self._proc.wait()
-        for f in (self._proc.stdout, self._proc.stderr):
-            f.close()
+        self._close_pipes()
         self._proc = None
 
     # -- commands ----------------------------------------------------------------------------------
     def run(self, argv: list[str], *, timeout: float, output_cap: int, env: dict[str, str] | None = None,
             cwd: str = "/") -> SandboxResult:
-        """Run one command in the sandbox (same namespaces and /tmp as the previous ones); its output is kept up to
-        `output_cap` bytes per stream (`truncated` says so), and it is killed with its process group after
-        `timeout` seconds (`timed_out`)."""
+        """Run one command in the sandbox (same /tmp and services as the previous ones, a container of its own);
+        its output is kept up to `output_cap` bytes per stream (`truncated` says so), and it is killed with every
+        process it started after `timeout` seconds (`timed_out`)."""
         full_env = {**self.env, **(env or {})}
         if self.mode == "unconfined":
             return _run_host(argv, timeout, output_cap, full_env, self.path(cwd))
@@ -241,20 +338,23 @@ class Sandbox:
             raise RuntimeError("env0 sandbox: run() outside its `with` block")
         n = next(self._ids)
         fut: Future = Future()
-        self._pending[n] = fut
         req = {"id": n, "argv": list(argv), "env": full_env, "cwd": cwd, "timeout": timeout, "cap": output_cap}
         with self._write:
-            self._proc.stdin.write((json.dumps(req) + "\n").encode())
-            self._proc.stdin.flush()
+            self._line_cap = max(self._line_cap, 2 * 4 * (output_cap // 3 + 1) + 4096)  # two base64 streams
+            self._pending[n] = (fut, output_cap)
+            try:
+                if self._broken is not None:  # ended while this request was being registered
+                    raise OSError
+                self._proc.stdin.write((json.dumps(req) + "\n").encode())
+                self._proc.stdin.flush()
+            except (OSError, ValueError):
+                self._pending.pop(n, None)
+                raise RuntimeError(f"env0 sandbox: {self._broken or 'its keeper process ended'}") from None
         try:
-            msg = fut.result(timeout=timeout + 60)
+            return fut.result(timeout=timeout + 60)
         except TimeoutError:
             self._pending.pop(n, None)
             raise RuntimeError(f"env0 sandbox: no answer {timeout + 60:.0f} s after the command started") from None
-        if msg.pop("b64", False):
-            import base64
-            msg["stdout"], msg["stderr"] = (base64.b64decode(msg[k]).decode("utf-8", "replace") for k in ("stdout", "stderr"))
-        return SandboxResult.model_validate(msg)
 
 
 @contextmanager

@@ -1,10 +1,18 @@
-"""The first process of an env0 sandbox (standard library only; run by `unshare -Urmnpf` as the namespaces' pid 1).
+"""The keeper of an env0 sandbox (standard library only; started by `unshare -n` in a network namespace of its own).
 
-It builds env0's container layout as the new root (the host's directories bound read-only, the sandbox's own
-/tmp, /data, /logs and /tasks/<name> writable or bound from the package), brings the private loopback up, forwards
-each env0 port on it to the service's Unix socket in the parent (the Workspace stays there), prints "ready", then
-runs the commands the parent sends on stdin (one JSON object a line) and answers each on stdout. When stdin closes
-it exits, and the kernel ends every process of the sandbox with it (pid namespace).
+It stays OUTSIDE every command's view: it brings the private loopback up, listens there on env0's ports and pipes
+each connection to the service's Unix socket in the parent (the Workspace stays there), prints "ready", then runs
+each command the parent sends on stdin (one JSON object a line) through bubblewrap and answers on stdout.
+
+Each command is its own bwrap container (the argv prefix the parent built): its own user, pid, mount, ipc and uts
+namespaces, sharing only this network namespace, so it reaches the services on loopback and nothing else. It sees
+none of this process: a fresh /proc of its own pid namespace, no inherited descriptors (close_fds), no capabilities
+(a non-root uid, all capabilities dropped), none of the parent's environment. What it prints is read here and cut
+at the request's cap, so the parent never reads more than the cap. Hard rlimits set here at start are inherited by
+every command and cannot be raised without privileges they lack; each command is born inside the sandbox's cgroups
+(when the parent made them), see Spawner.
+
+When stdin closes (or the parent dies) it exits; bwrap's --die-with-parent then ends every command.
 """
 
 from __future__ import annotations
@@ -14,6 +22,8 @@ import ctypes
 import fcntl
 import json
 import os
+import queue
+import resource
 import signal
 import socket
 import struct
@@ -21,70 +31,9 @@ import subprocess
 import sys
 import threading
 
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC = 1, 2, 4, 8, 32, 4096, 16384
-MNT_DETACH, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 2, 0x8000, 1
-SYS_PIVOT_ROOT, SYS_MOUNT_SETATTR = 155, 442  # x86_64 / generic numbers (mount_setattr: Linux >= 5.12)
-_libc = ctypes.CDLL(None, use_errno=True)
-# the layout's own top-level entries; everything else at the host's top level is bound read-only
-OWN = {"tmp", "data", "logs", "tasks", "proc", "dev", ".env0"}
-
-
-def _check(rc: int, what: str) -> None:
-    if rc != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
-
-
-def mount(src: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    def enc(s: str | None) -> bytes | None:
-        return s.encode() if s is not None else None
-    _check(_libc.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
-
-
-def read_only(target: str, recursive: bool = True) -> None:
-    """mount_setattr(MOUNT_ATTR_RDONLY), recursively: every submount of a bound host directory turns read-only."""
-    attr = struct.pack("QQQQ", MOUNT_ATTR_RDONLY, 0, 0, 0)
-    buf = ctypes.create_string_buffer(attr, len(attr))
-    rc = _libc.syscall(ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(-100), target.encode(),
-                       ctypes.c_uint(AT_RECURSIVE if recursive else 0), buf, ctypes.c_size_t(len(attr)))
-    _check(rc, f"read-only {target}")
-
-
-def bind(src: str, target: str, writable: bool) -> None:
-    if os.path.isdir(src):
-        os.makedirs(target, exist_ok=True)
-    else:
-        open(target, "a").close()
-    mount(src, target, None, MS_BIND | MS_REC)
-    if not writable:
-        read_only(target)
-
-
-def build_root(conf: dict) -> None:
-    new = conf["newroot"]
-    mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755")
-    for name in sorted(os.listdir("/")):
-        src, dst = "/" + name, os.path.join(new, name)
-        if name in OWN:
-            continue
-        if os.path.islink(src):
-            os.symlink(os.readlink(src), dst)
-        elif os.path.isdir(src) or os.path.isfile(src):
-            bind(src, dst, writable=False)
-    bind("/dev", new + "/dev", writable=False)  # device nodes stay usable on a read-only mount
-    mount("tmpfs", new + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
-    os.makedirs(new + "/proc")
-    try:  # our own pid namespace's /proc; a host that masks parts of its /proc refuses that, then bind it
-        mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    except OSError:
-        bind("/proc", new + "/proc", writable=False)
-    for src, dst, writable in conf["binds"]:
-        bind(src, new + dst, writable)
-    os.chdir(new)
-    _check(_libc.syscall(SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
-    _check(_libc.umount2(b".", MNT_DETACH), "detach the host root")
-    os.chdir("/")
-    read_only("/", recursive=False)
+PR_SET_PDEATHSIG = 1
+CONN_LIMIT = 32  # connections the forwarders hold at once for this sandbox's commands
+UPSTREAM_CAP = 8 << 20  # bytes one connection may send to a service (more ends that connection only)
 
 
 def loopback_up() -> None:
@@ -95,9 +44,16 @@ def loopback_up() -> None:
         fcntl.ioctl(s.fileno(), 0x8914, struct.pack("16sH14x", b"lo", flags | 1))
 
 
-def _pump(src: socket.socket, dst: socket.socket) -> None:
+_CONNS = threading.BoundedSemaphore(CONN_LIMIT)
+
+
+def _pump(src: socket.socket, dst: socket.socket, cap: int | None) -> None:
+    sent = 0
     try:
         while data := src.recv(65536):
+            sent += len(data)
+            if cap is not None and sent > cap:
+                break
             dst.sendall(data)
         dst.shutdown(socket.SHUT_WR)
     except OSError:
@@ -111,13 +67,15 @@ def _forward(conn: socket.socket, sock_path: str) -> None:
     except OSError:
         conn.close()
         up.close()
+        _CONNS.release()
         return
-    back = threading.Thread(target=_pump, args=(up, conn), daemon=True)
+    back = threading.Thread(target=_pump, args=(up, conn, None), daemon=True)
     back.start()
-    _pump(conn, up)
+    _pump(conn, up, UPSTREAM_CAP)
     back.join()
     conn.close()
     up.close()
+    _CONNS.release()
 
 
 def forward(port: int, sock_path: str) -> None:
@@ -134,6 +92,9 @@ def forward(port: int, sock_path: str) -> None:
         def accept(lsock: socket.socket = lsock) -> None:
             while True:
                 conn, _ = lsock.accept()
+                if not _CONNS.acquire(blocking=False):  # too many at once: this one is refused, the rest go on
+                    conn.close()
+                    continue
                 threading.Thread(target=_forward, args=(conn, sock_path), daemon=True).start()
         threading.Thread(target=accept, daemon=True).start()
 
@@ -149,50 +110,91 @@ def _read_capped(stream, cap: int, out: list) -> None:
 
 
 _ANSWER = threading.Lock()
-RUNNING: set[int] = set()  # the commands Popen is waiting for
-_SPAWN = threading.Lock()  # a command enters RUNNING before any reaper can see it exit (else its status is lost)
 
 
-def reap_orphans() -> None:
-    """pid 1's duty: reap the zombies commands left behind (a killed command's children are reparented here, and
-    Popen waits only for the commands themselves); each would hold a pid until the sandbox ends."""
-    with _SPAWN:
-        _reap()
-
-
-def _reap() -> None:
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) in RUNNING:
-            continue
+def _write_ids(files: list[str], ident: int) -> None:
+    """Write a pid or thread id into cgroup files (os calls only: also runs in a child between fork and exec)."""
+    me = str(ident).encode()
+    for path in files:
+        fd = os.open(path, os.O_WRONLY)
         try:
-            with open(f"/proc/{entry}/stat") as f:
-                state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
-            if state == "Z" and ppid == "1":
-                os.waitpid(int(entry), os.WNOHANG)
-        except (OSError, ValueError):
-            pass
+            os.write(fd, me)
+        finally:
+            os.close(fd)
 
 
-def run_one(req: dict) -> None:
+class Spawner:
+    """Starts every command inside the sandbox's cgroups, so nothing a command forks is ever outside them.
+
+    With cgroup v1 one thread of this process is moved into them once (their `tasks` files) and forks every command:
+    each is born inside, where moving a process per command would cost milliseconds. Only that thread is in them, so
+    a command that fills the process limit stops new commands until it ends, never the forwarders. Elsewhere (v2
+    moves whole processes only) each command joins between fork and exec. The kernel picks the process to kill at
+    the memory limit among those whose first thread is in the cgroup: never this one."""
+
+    def __init__(self, tasks_files: list[str], procs_files: list[str]):
+        self.procs_files = procs_files if not tasks_files else []
+        self.jobs: queue.SimpleQueue | None = None
+        if tasks_files:
+            self.jobs = queue.SimpleQueue()
+            ready: queue.SimpleQueue = queue.SimpleQueue()
+            threading.Thread(target=self._loop, args=(tasks_files, ready), daemon=True, name="spawner").start()
+            failed = ready.get()
+            if failed is not None:
+                raise failed
+
+    def _loop(self, tasks_files: list[str], ready: queue.SimpleQueue) -> None:
+        try:
+            _write_ids(tasks_files, threading.get_native_id())
+        except OSError as e:
+            ready.put(e)
+            return
+        ready.put(None)
+        assert self.jobs is not None
+        while True:
+            argv, kw, box, done = self.jobs.get()
+            try:
+                box.append(subprocess.Popen(argv, **kw))
+            except Exception as e:  # noqa: BLE001 - handed to the caller; this thread serves the next command
+                box.append(e)
+            done.set()
+
+    def popen(self, argv: list[str], **kw) -> subprocess.Popen:
+        if self.jobs is None:
+            files = self.procs_files
+            return subprocess.Popen(argv, preexec_fn=(lambda: _write_ids(files, os.getpid())) if files else None, **kw)
+        box: list = []
+        done = threading.Event()
+        self.jobs.put((argv, kw, box, done))
+        done.wait()
+        if isinstance(box[0], Exception):
+            raise box[0]
+        return box[0]
+
+
+SPAWNER: list[Spawner] = []
+
+
+def run_one(conf: dict, req: dict) -> None:
     out, err = [b"", False], [b"", False]
-    answer = {"id": req["id"], "returncode": 127, "timed_out": False, "truncated": False, "b64": True}
+    answer = {"id": req["id"], "returncode": 127, "timed_out": False, "truncated": False}
+    argv = [*conf["bwrap"], "--chdir", req["cwd"], "--", *req["argv"]]
     try:
-        with _SPAWN:
-            proc = subprocess.Popen(req["argv"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=req["env"], cwd=req["cwd"], start_new_session=True)
-            RUNNING.add(proc.pid)
-    except OSError as e:
-        err[0] = f"{req['argv'][0] if req['argv'] else ''}: {e.strerror}\n".encode()
+        proc = SPAWNER[0].popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=req["env"], close_fds=True, start_new_session=True)
+    except Exception as e:  # noqa: BLE001 - e.g. the process limit reached by another command: this one fails
+        err[0] = f"bwrap: {getattr(e, 'strerror', None) or e}\n".encode()
     else:
         readers = [threading.Thread(target=_read_capped, args=(s, req["cap"], o), daemon=True)
                    for s, o in ((proc.stdout, out), (proc.stderr, err))]
         for r in readers:
             r.start()
+
         def kill() -> None:  # a timer, not wait(timeout): Popen polls then, adding up to 50 ms per command
             if proc.returncode is not None:
                 return
             answer["timed_out"] = True
-            try:
+            try:  # bwrap's outer process; its pid 1 inside dies with it (--die-with-parent), and the namespace too
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
@@ -200,11 +202,13 @@ def run_one(req: dict) -> None:
         timer.start()
         proc.wait()
         timer.cancel()
-        for r in readers:  # what the command wrote is in the pipes; a background job holding them is not waited for
-            r.join(0.2)
-        answer.update(returncode=proc.returncode, truncated=bool(out[1] or err[1]))
-        RUNNING.discard(proc.pid)
-        reap_orphans()
+        for r in readers:  # every process of the command is gone with its pid namespace: the pipes are at EOF
+            r.join(5)
+        rc = proc.returncode
+        if rc == 1 and err[0].startswith(b"bwrap: execvp "):  # the command itself was not found / not executable
+            rc = 126 if b"Permission denied" in err[0] else 127
+            err[0] = err[0][len(b"bwrap: execvp "):]
+        answer.update(returncode=rc, truncated=bool(out[1] or err[1]))
     answer.update(stdout=base64.b64encode(out[0]).decode(), stderr=base64.b64encode(err[0]).decode())
     with _ANSWER:
         sys.stdout.write(json.dumps(answer) + "\n")
@@ -217,20 +221,23 @@ def serve(conf: dict) -> None:
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     for line in sys.stdin:
-        threading.Thread(target=run_one, args=(json.loads(line),), daemon=True).start()
+        threading.Thread(target=run_one, args=(conf, json.loads(line)), daemon=True).start()
 
 
 def main() -> int:
     conf = json.loads(sys.argv[1])
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the parent gone, this sandbox goes too
+    for name, value in conf["rlimits"].items():  # hard: a command without privileges cannot raise them
+        resource.setrlimit(getattr(resource, name), (value, value))
     try:
-        build_root(conf)
         loopback_up()
+        SPAWNER.append(Spawner(conf["cgroup_tasks"], conf["cgroup_procs"]))
     except OSError as e:
         sys.stdout.write(f"error: {e}\n")
         sys.stdout.flush()
         return 1
     serve(conf)
-    return 0
+    os._exit(0)  # stdin closed: the sandbox ends now (its commands die with this process); nothing to clean up
 
 
 if __name__ == "__main__":
