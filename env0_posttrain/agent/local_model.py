@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 import uuid
 import weakref
 from dataclasses import dataclass
@@ -22,7 +23,10 @@ from typing import Any
 
 from .llm import litellm, register_free_model, register_provider
 from .messages import template_messages
+from .prefix_cache import CacheStats, PrefixCache, batched_past, row_kv, supports_prefix_cache
 from .provider_base import Env0Provider, fill_response
+
+PREFIX_CACHE_MB = 512.0  # the tiny student: ~1.5 KB a token, so ~350k tokens (every episode of a 64-wide rollout)
 
 
 @dataclass
@@ -44,19 +48,20 @@ class GenResult:
     prompt_ids: list[int]
     completion_ids: list[int]
     finish_reason: str
+    cached_tokens: int = 0  # of prompt_ids, reused from the prefix cache rather than prefilled
 
 
 class LocalModel:
     """A loaded model + tokenizer with a response parser; `generate_batch` is the only heavy call."""
 
     def __init__(self, alias: str, base_path: str | Path, adapter_path: str | Path | None = None, device: str = "cpu",
-                 max_batch_size: int = 16, gather_ms: float = 5.0):
+                 max_batch_size: int = 16, gather_ms: float = 5.0, prefix_cache_mb: float = PREFIX_CACHE_MB):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from env0_posttrain.torch_threads import use_free_cores
+        from env0_posttrain import torch_threads
 
-        use_free_cores(torch)  # a served model's batches share the cores with the rollout's own work
+        torch_threads.apply(torch)  # the run's count: generation numerics depend on it too
 
         self.alias, self.base_path, self.adapter_path, self.device = alias, str(base_path), adapter_path, device
         self.max_batch_size, self.gather_s = max_batch_size, gather_ms / 1000.0
@@ -67,18 +72,19 @@ class LocalModel:
 
             model = PeftModel.from_pretrained(model, str(adapter_path))
         self.model = model.to(device).eval()
-        self._init_runtime()
+        self._init_runtime(prefix_cache_mb)
 
     @classmethod
     def from_loaded(cls, alias: str, model: Any, tokenizer: Any, device: str = "cpu", max_batch_size: int = 16,
-                    gather_ms: float = 5.0) -> "LocalModel":
-        """Wrap a model already in memory (the GRPO policy being trained): same render, parse and batching."""
+                    gather_ms: float = 5.0, prefix_cache_mb: float = 0.0) -> "LocalModel":
+        """Wrap a model already in memory (the GRPO policy being trained): same render, parse and batching. No
+        prefix cache unless asked: a policy in training changes its weights, and cached keys would be stale."""
         self = cls.__new__(cls)
         self.alias, self.base_path, self.adapter_path, self.device = alias, str(tokenizer.name_or_path), None, device
         self.max_batch_size, self.gather_s = max_batch_size, gather_ms / 1000.0
         self._set_tokenizer(tokenizer)
         self.model = model
-        self._init_runtime()
+        self._init_runtime(prefix_cache_mb)
         return self
 
     def _set_tokenizer(self, tok: Any) -> None:
@@ -97,10 +103,21 @@ class LocalModel:
         stops = {tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")}
         self.stop_ids = sorted(i for i in stops if isinstance(i, int) and i >= 0 and i != tok.unk_token_id)
 
-    def _init_runtime(self) -> None:
+    def _init_runtime(self, prefix_cache_mb: float) -> None:
         self._gen_lock = threading.Lock()
         self._batchers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self.batch_sizes: list[int] = []
+        self.stats = CacheStats()
+        self.prefix_cache = None
+        model = getattr(self.model, "get_base_model", lambda: self.model)()
+        if prefix_cache_mb <= 0 or not supports_prefix_cache(model):
+            return
+        self._config = model.config
+        text = self._config.get_text_config()
+        self._n_layers = text.num_hidden_layers
+        head_dim = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
+        kv_heads = getattr(text, "num_key_value_heads", None) or text.num_attention_heads
+        per_token = 2 * self._n_layers * kv_heads * head_dim * next(model.parameters()).element_size()
+        self.prefix_cache = PrefixCache(int(prefix_cache_mb * 2**20 / per_token))
 
     # -- rendering and parsing: the training rules -------------------------------------------------
     def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> list[int]:
@@ -128,17 +145,28 @@ class LocalModel:
 
     # -- generation -------------------------------------------------------------------------------
     def generate_batch(self, requests: list[GenRequest]) -> list[GenResult]:
-        """One left-padded `generate` for requests that share sampling settings."""
+        """One left-padded `generate` for requests that share sampling settings; each row's longest cached
+        prompt prefix is reused (prefix_cache.py), so only its new tokens are prefilled."""
         import torch
 
         prompts = [self.render(r.messages, r.tools) for r in requests]
-        width = max(len(p) for p in prompts)
+        cache = self.prefix_cache
+        hits = [cache.longest(p) for p in prompts] if cache is not None else [(None, 0)] * len(prompts)
+        hits = [(e, min(n, len(p) - 1)) for (e, n), p in zip(hits, prompts)]  # at least one token is fed
+        reused = max(n for _, n in hits)
+        fresh = [len(p) - n for p, (_, n) in zip(prompts, hits)]
+        span = max(fresh)
+        width = reused + span
         pad = self.tokenizer.pad_token_id
-        input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=self.device)
-        attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=self.device)
+        rows, mask = [], []
+        for p, (_, n), f in zip(prompts, hits, fresh):  # [pad][cached part][pad][new part]
+            rows.append([pad] * (reused - n) + p[:n] + [pad] * (span - f) + p[n:])
+            mask.append([0] * (reused - n) + [1] * n + [0] * (span - f) + [1] * f)
+        input_ids = torch.tensor(rows, device=self.device)
+        attention = torch.tensor(mask, device=self.device)
         first = requests[0]
         kwargs: dict[str, Any] = {"max_new_tokens": max(r.max_tokens for r in requests), "pad_token_id": pad,
-                                  "eos_token_id": self.stop_ids}
+                                  "eos_token_id": self.stop_ids, "return_dict_in_generate": True}
         if first.temperature > 0:
             # top_k=0: an OpenAI-style request has no top-k, and GRPO's logprobs assume the full softmax; the
             # model's generation config (transformers' default 50) would otherwise cut the tail off
@@ -146,10 +174,18 @@ class LocalModel:
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         with self._gen_lock, torch.no_grad():
+            if reused:
+                kwargs["past_key_values"] = batched_past(hits, reused, self._n_layers, input_ids, self._config)
+            t0 = time.perf_counter()
             out = self.model.generate(input_ids=input_ids, attention_mask=attention, **kwargs)
-        self.batch_sizes.append(len(requests))
+            self.stats.generate_s += time.perf_counter() - t0
+            self.stats.decode_steps += out.sequences.shape[1] - width - 1
+            if cache is not None:
+                for i, (p, (_, n), f) in enumerate(zip(prompts, hits, fresh)):
+                    kept = torch.cat([torch.arange(reused - n, reused), torch.arange(width - f, width)])
+                    cache.put(p, row_kv(out.past_key_values, i, kept.to(self.device)))
         results = []
-        for req, prompt, row in zip(requests, prompts, out[:, width:].tolist()):
+        for req, prompt, row in zip(requests, prompts, out.sequences[:, width:].tolist()):
             completion, finish = [], "length"
             for tid in row[: req.max_tokens]:
                 completion.append(tid)
@@ -160,7 +196,27 @@ class LocalModel:
             if finish == "stop" and message.get("tool_calls"):
                 finish = "tool_calls"
             results.append(GenResult(message, prompt, completion, finish))
+        self._count(prompts, hits, results)
         return results
+
+    def _count(self, prompts: list[list[int]], hits: list, results: list[GenResult]) -> None:
+        s = self.stats
+        s.batches.append(len(prompts))
+        s.requests += len(prompts)
+        s.prompt_tokens += sum(map(len, prompts))
+        s.reused_tokens += sum(n for _, n in hits)
+        s.generated_tokens += sum(len(r.completion_ids) for r in results)
+        for r, (_, n) in zip(results, hits):
+            r.cached_tokens = n
+
+    @property
+    def batch_sizes(self) -> list[int]:
+        return self.stats.batches
+
+    def clear_prefix_cache(self) -> None:
+        """Forget every cached prompt (call it when the weights change, e.g. between GRPO steps)."""
+        if self.prefix_cache is not None:
+            self.prefix_cache.clear()
 
     async def generate(self, request: GenRequest) -> GenResult:
         loop = asyncio.get_running_loop()
@@ -224,17 +280,18 @@ class LocalProvider(Env0Provider):
                              top_p=float(options.get("top_p") or 1.0), max_tokens=int(options.get("max_tokens") or 512))
         res = await lm.generate(request)
         return fill_response(model_response, model, res.message, prompt_tokens=len(res.prompt_ids),
-                             completion_tokens=len(res.completion_ids), finish_reason=res.finish_reason,
-                             hidden={"env0_prompt_token_ids": res.prompt_ids,
+                             completion_tokens=len(res.completion_ids), cached_tokens=res.cached_tokens,
+                             finish_reason=res.finish_reason, hidden={"env0_prompt_token_ids": res.prompt_ids,
                                      "env0_completion_token_ids": res.completion_ids})
 
 
 def register_local_model(alias: str, base_path: str | Path, adapter_path: str | Path | None = None,
-                         device: str = "cpu", *, max_batch_size: int = 16, gather_ms: float = 5.0) -> str:
+                         device: str = "cpu", *, max_batch_size: int = 16, gather_ms: float = 5.0,
+                         prefix_cache_mb: float = PREFIX_CACHE_MB) -> str:
     """Load the model and serve it as `env0-local/<alias>`; returns that litellm model id."""
     if "/" in alias or not alias:
         raise ValueError(f"local model alias must be a non-empty name without '/', got {alias!r}")
-    _MODELS[alias] = LocalModel(alias, base_path, adapter_path, device, max_batch_size, gather_ms)
+    _MODELS[alias] = LocalModel(alias, base_path, adapter_path, device, max_batch_size, gather_ms, prefix_cache_mb)
     register_provider("env0-local", LocalProvider())
     model_id = f"env0-local/{alias}"
     register_free_model(model_id)

@@ -31,6 +31,7 @@ from .messages import (
 from .model_call import call_model
 from .records import Arm, Episode, Exchange, TokenUsage
 from .shell_tools import FINISH, SHELL_NOTE, TERMINAL, finish_message
+from .stuck import StuckDetector
 
 _install_providers()  # env0-oracle / env0-faulty must be routable before the first call
 
@@ -107,6 +108,7 @@ async def _steps(env: TaskEnv, ws: Any, kwargs: dict[str, Any], messages: list[d
     final_answer: str | None = None
     stop: str | None = None
     error: str | None = None
+    stuck = StuckDetector(settings.stuck_after)
     for step in range(settings.max_steps):
         outcome = await call_model(kwargs, messages, tools, settings, step, episode=episode)
         counts.update(outcome.error_counts)
@@ -163,6 +165,9 @@ async def _steps(env: TaskEnv, ws: Any, kwargs: dict[str, Any], messages: list[d
             consecutive_errors = consecutive_errors + 1 if failed == len(msg["tool_calls"]) else 0
             if final_answer is not None:  # OpenHands ends the conversation on `finish`
                 stop = "agent_completed"
+                break
+            if (reason := stuck.observe(msg["tool_calls"])) is not None:
+                stop, error = "stuck", reason
                 break
         if consecutive_errors >= settings.max_consecutive_agent_errors:
             stop, error = "agent_error", f"{consecutive_errors} malformed replies in a row"

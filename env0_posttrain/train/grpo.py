@@ -185,9 +185,9 @@ def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft
     from trl import GRPOConfig, GRPOTrainer
 
     from env0_posttrain.agent.endpoint import DEFAULT_SYSTEM_PROMPT
-    from env0_posttrain.torch_threads import use_free_cores
+    from env0_posttrain import torch_threads
 
-    use_free_cores(torch)
+    torch_threads.apply(torch)
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     set_seed(rl.seed)
