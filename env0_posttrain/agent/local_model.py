@@ -23,7 +23,8 @@ from typing import Any
 
 from .llm import litellm, register_free_model, register_provider
 from .messages import template_messages
-from .prefix_cache import CacheStats, PrefixCache, batched_past, row_kv, supports_prefix_cache
+from .greedy import greedy_decode
+from .prefix_cache import CacheStats, PrefixCache, batch_cache, row_kv, supports_prefix_cache
 from .provider_base import Env0Provider, fill_response
 
 PREFIX_CACHE_MB = 512.0  # the tiny student: ~1.5 KB a token, so ~350k tokens (every episode of a 64-wide rollout)
@@ -145,8 +146,9 @@ class LocalModel:
 
     # -- generation -------------------------------------------------------------------------------
     def generate_batch(self, requests: list[GenRequest]) -> list[GenResult]:
-        """One left-padded `generate` for requests that share sampling settings; each row's longest cached
-        prompt prefix is reused (prefix_cache.py), so only its new tokens are prefilled."""
+        """One batch of requests that share sampling settings, left-padded. With the prefix cache (plain-attention
+        models) each row reuses its longest cached prompt prefix, so only its new tokens are prefilled, and greedy
+        rows leave the batch as they finish (greedy.py); sampling goes through transformers' `generate`."""
         import torch
 
         prompts = [self.render(r.messages, r.tools) for r in requests]
@@ -164,28 +166,27 @@ class LocalModel:
             mask.append([0] * (reused - n) + [1] * n + [0] * (span - f) + [1] * f)
         input_ids = torch.tensor(rows, device=self.device)
         attention = torch.tensor(mask, device=self.device)
-        first = requests[0]
-        kwargs: dict[str, Any] = {"max_new_tokens": max(r.max_tokens for r in requests), "pad_token_id": pad,
-                                  "eos_token_id": self.stop_ids, "return_dict_in_generate": True}
-        if first.temperature > 0:
-            # top_k=0: an OpenAI-style request has no top-k, and GRPO's logprobs assume the full softmax; the
-            # model's generation config (transformers' default 50) would otherwise cut the tail off
-            kwargs.update(do_sample=True, temperature=first.temperature, top_p=first.top_p, top_k=0)
-        else:
-            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        max_new = max(r.max_tokens for r in requests)
+
+        def keep_prompts(batch_cache_now: Any) -> None:  # each row's prompt KV, before any row leaves the batch
+            for i, (p, (_, n), f) in enumerate(zip(prompts, hits, fresh)):
+                kept = torch.cat([torch.arange(reused - n, reused), torch.arange(width - f, width)])
+                cache.put(p, row_kv(batch_cache_now, i, kept.to(self.device)))
+
         with self._gen_lock, torch.no_grad():
-            if reused:
-                kwargs["past_key_values"] = batched_past(hits, reused, self._n_layers, input_ids, self._config)
+            past = batch_cache(hits, reused, width + max_new, self._config, input_ids.device) if cache is not None else None
             t0 = time.perf_counter()
-            out = self.model.generate(input_ids=input_ids, attention_mask=attention, **kwargs)
+            if past is not None and requests[0].temperature == 0:
+                completions = greedy_decode(self.model, input_ids, attention, past, reused, self.stop_ids,
+                                            [r.max_tokens for r in requests], keep_prompts)
+                self.stats.decode_steps += max(map(len, completions)) - 1
+            else:
+                completions = self._generate(requests, input_ids, attention, past, max_new)
+                if past is not None:
+                    keep_prompts(past)
             self.stats.generate_s += time.perf_counter() - t0
-            self.stats.decode_steps += out.sequences.shape[1] - width - 1
-            if cache is not None:
-                for i, (p, (_, n), f) in enumerate(zip(prompts, hits, fresh)):
-                    kept = torch.cat([torch.arange(reused - n, reused), torch.arange(width - f, width)])
-                    cache.put(p, row_kv(out.past_key_values, i, kept.to(self.device)))
         results = []
-        for req, prompt, row in zip(requests, prompts, out.sequences[:, width:].tolist()):
+        for req, prompt, row in zip(requests, prompts, completions):
             completion, finish = [], "length"
             for tid in row[: req.max_tokens]:
                 completion.append(tid)
@@ -198,6 +199,23 @@ class LocalModel:
             results.append(GenResult(message, prompt, completion, finish))
         self._count(prompts, hits, results)
         return results
+
+    def _generate(self, requests: list[GenRequest], input_ids: Any, attention: Any, past: Any, max_new: int) -> list:
+        """transformers' `generate` for the batch: every row decodes until the longest reply ends."""
+        first = requests[0]
+        kwargs: dict[str, Any] = {"max_new_tokens": max_new, "pad_token_id": self.tokenizer.pad_token_id,
+                                  "eos_token_id": self.stop_ids}
+        if first.temperature > 0:
+            # top_k=0: an OpenAI-style request has no top-k, and GRPO's logprobs assume the full softmax; the
+            # model's generation config (transformers' default 50) would otherwise cut the tail off
+            kwargs.update(do_sample=True, temperature=first.temperature, top_p=first.top_p, top_k=0)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        if past is not None:
+            kwargs["past_key_values"] = past
+        out = self.model.generate(input_ids=input_ids, attention_mask=attention, **kwargs)
+        self.stats.decode_steps += out.shape[1] - input_ids.shape[1] - 1
+        return out[:, input_ids.shape[1]:].tolist()
 
     def _count(self, prompts: list[list[int]], hits: list, results: list[GenResult]) -> None:
         s = self.stats

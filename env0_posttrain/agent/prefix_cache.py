@@ -109,21 +109,24 @@ class PrefixCache:
         self.tokens = 0
 
 
-def batched_past(hits: list[tuple[_Entry | None, int]], width: int, n_layers: int, like: Any, config: Any):
-    """One DynamicCache of `width` positions: row i's first n_i cached keys/values right-aligned, zeros before."""
+def batch_cache(hits: list[tuple[_Entry | None, int]], reused: int, max_len: int, config: Any, device: Any):
+    """A StaticCache of `max_len` positions (decode writes in place instead of growing the cache by a copy every
+    step) holding each row's first n_i cached keys/values right-aligned in its first `reused` positions."""
     import torch
-    from transformers import DynamicCache
+    from transformers import StaticCache
 
-    cache = DynamicCache(config=config)
-    for layer in range(n_layers):
+    cache = StaticCache(config=config, max_cache_len=max_len)
+    if not reused:
+        return cache
+    for layer in range(len(cache.layers)):
         sample = next(e.kv[layer][0] for e, n in hits if e is not None and n)
         heads, _, dim = sample.shape
-        keys = torch.zeros((len(hits), heads, width, dim), dtype=sample.dtype, device=like.device)
+        keys = torch.zeros((len(hits), heads, reused, dim), dtype=sample.dtype, device=device)
         values = torch.zeros_like(keys)
         for row, (entry, n) in enumerate(hits):
             if entry is not None and n:
-                keys[row, :, width - n:] = entry.kv[layer][0][:, :n]
-                values[row, :, width - n:] = entry.kv[layer][1][:, :n]
+                keys[row, :, reused - n:] = entry.kv[layer][0][:, :n]
+                values[row, :, reused - n:] = entry.kv[layer][1][:, :n]
         cache.update(keys, values, layer)
     return cache
 
