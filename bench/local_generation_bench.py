@@ -93,7 +93,7 @@ def main() -> None:
     print(f"\n{args.arm} on {args.suite} ({len(tasks)} tasks x {trials} trials), {max_steps} steps x {max_tokens} tokens, "
           f"concurrency {spec.eval.concurrency}; {platform.node()}, {os.cpu_count()} CPUs, commit {commit}, "
           f"load {os.getloadavg()[0]:.1f}")
-    print(tabulate(rows, headers="keys", floatfmt=".0f"))
+    print(tabulate(rows, headers="keys", floatfmt=".1f"))
 
 
 if __name__ == "__main__":
