@@ -24,6 +24,7 @@ from typing import Any
 from .llm import litellm, register_free_model, register_provider
 from .messages import template_messages
 from .greedy import greedy_decode
+from .lockstep import LANE
 from .prefix_cache import CacheStats, PrefixCache, batch_cache, row_kv, supports_prefix_cache
 from .provider_base import Env0Provider, fill_response
 
@@ -245,41 +246,73 @@ class LocalModel:
 
 
 class _Batcher:
-    """Collects requests for a few ms (or until the batch is full) and runs them as one batch."""
+    """Runs concurrent requests as batches. A rollout played in lanes (lockstep.py) gets a batch when every lane
+    still playing has its request waiting, rows in lane order; other requests are collected for a few ms (or until
+    the batch is full)."""
 
     def __init__(self, model: LocalModel):
         self.model = model
-        self.pending: list[tuple[GenRequest, asyncio.Future]] = []
+        self.pending: list[tuple[GenRequest, asyncio.Future, tuple | None]] = []
         self.worker: asyncio.Task | None = None
+        self.wake = asyncio.Event()
 
     async def submit(self, request: GenRequest) -> GenResult:
         fut = asyncio.get_running_loop().create_future()
-        self.pending.append((request, fut))
+        lane = LANE.get()
+        if lane is not None:
+            lane[0].listen(self.wake.set)  # a lane that ends may complete a tick
+        self.pending.append((request, fut, lane))
+        self.wake.set()
         if self.worker is None or self.worker.done():
             self.worker = asyncio.ensure_future(self._drain())
         return await fut
 
+    def _tick(self) -> list | None:
+        """The requests of a rollout whose every live lane is waiting, in lane order; None if no rollout is ready."""
+        by_rollout: dict[int, list] = {}
+        for item in self.pending:
+            if item[2] is not None:
+                by_rollout.setdefault(id(item[2][0]), []).append(item)
+        for items in by_rollout.values():
+            lanes = items[0][2][0]
+            if lanes.live <= {lane for _, _, (_, lane) in items}:
+                return sorted(items, key=lambda item: item[2][1])
+        return None
+
     async def _drain(self) -> None:
-        while self.pending:
-            if len(self.pending) < self.model.max_batch_size:
-                await asyncio.sleep(self.model.gather_s)
-            live = [(r, f) for r, f in self.pending if not f.done()]
-            key = live[0][0].sampling_key if live else None
-            batch = [(r, f) for r, f in live if r.sampling_key == key][: self.model.max_batch_size]
-            taken = {id(f) for _, f in batch}
-            self.pending = [(r, f) for r, f in live if id(f) not in taken]
-            if not batch:
-                continue
-            try:
-                results = await asyncio.to_thread(self.model.generate_batch, [r for r, _ in batch])
-            except Exception as exc:  # noqa: BLE001 - every waiter gets the failure
-                for _, f in batch:
-                    if not f.done():
-                        f.set_exception(exc)
-                continue
-            for (_, f), res in zip(batch, results):
+        size = self.model.max_batch_size
+        while True:
+            self.pending = [p for p in self.pending if not p[1].done()]
+            if not self.pending:
+                return
+            batch = self._tick()
+            if batch is None:
+                free = [p for p in self.pending if p[2] is None]
+                if not free:  # lanes still playing tools or verifiers: wait for their requests
+                    self.wake.clear()
+                    await self.wake.wait()
+                    continue
+                if len(free) < size:
+                    await asyncio.sleep(self.model.gather_s)
+                    free = [p for p in self.pending if p[2] is None and not p[1].done()]
+                key = free[0][0].sampling_key
+                batch = [p for p in free if p[0].sampling_key == key][:size]
+            taken = {id(f) for _, f, _ in batch}
+            self.pending = [p for p in self.pending if id(p[1]) not in taken]
+            for i in range(0, len(batch), size):
+                await self._run(batch[i:i + size])
+
+    async def _run(self, batch: list) -> None:
+        try:
+            results = await asyncio.to_thread(self.model.generate_batch, [r for r, _, _ in batch])
+        except Exception as exc:  # noqa: BLE001 - every waiter gets the failure
+            for _, f, _ in batch:
                 if not f.done():
-                    f.set_result(res)
+                    f.set_exception(exc)
+            return
+        for (_, f, _), res in zip(batch, results):
+            if not f.done():
+                f.set_result(res)
 
 
 _MODELS: dict[str, LocalModel] = {}

@@ -28,6 +28,7 @@ from .endpoint import AgentSettings, ModelEndpoint
 from .environment import DEFAULT_ENV, TaskEnv
 from .fail_fast import FAIL_FAST_EPISODES, fail_fast_scope
 from .llm import FatalModelError
+from .lockstep import LANE, Lanes, wants_lanes
 from .loop import STEERABLE_ARMS, run_episode
 from .records import Arm, Episode, TokenUsage
 
@@ -215,7 +216,7 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
                 with fail_fast_scope(min(FAIL_FAST_EPISODES, settings.concurrency, len(todo))):
                     await _run_here(todo, settings, deliver,
                                     lambda task, trial: attempt_episode(task, trial, endpoint, settings, arm, run_id,
-                                                                        env))
+                                                                        env), lanes=wants_lanes(endpoint.model))
     finally:
         bar.close()
     summary.stop_conditions = dict(stops)
@@ -231,15 +232,31 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
 
 async def _run_here(todo: list[tuple[Task, int]], settings: AgentSettings,
                     deliver: Callable[[Task, int, tuple[list[Episode], str | None]], Awaitable[None]],
-                    attempt: Callable[[Task, int], Awaitable[tuple[list[Episode], str | None]]]) -> None:
-    """Every job on this event loop, at most `settings.concurrency` at a time."""
-    sem = asyncio.Semaphore(settings.concurrency)
+                    attempt: Callable[[Task, int], Awaitable[tuple[list[Episode], str | None]]],
+                    lanes: bool = False) -> None:
+    """Every job on this event loop, at most `settings.concurrency` at a time: whichever waits next takes a free slot,
+    or, with `lanes` (a model that batches in this process: lockstep.py), lane j plays jobs j, j+C, ... in turn."""
+    if lanes:
+        n = min(settings.concurrency, len(todo))
+        playing = Lanes(n)
 
-    async def one(task: Task, trial: int) -> None:
-        async with sem:
-            await deliver(task, trial, await attempt(task, trial))
+        async def lane(j: int) -> None:
+            LANE.set((playing, j))  # this task's own context: the lane's model requests carry it
+            try:
+                for task, trial in todo[j::n]:
+                    await deliver(task, trial, await attempt(task, trial))
+            finally:
+                playing.finish(j)
 
-    jobs = [asyncio.ensure_future(one(t, k)) for t, k in todo]
+        jobs = [asyncio.ensure_future(lane(j)) for j in range(n)]
+    else:
+        sem = asyncio.Semaphore(settings.concurrency)
+
+        async def one(task: Task, trial: int) -> None:
+            async with sem:
+                await deliver(task, trial, await attempt(task, trial))
+
+        jobs = [asyncio.ensure_future(one(t, k)) for t, k in todo]
     try:
         await asyncio.gather(*jobs)
     except BaseException:
