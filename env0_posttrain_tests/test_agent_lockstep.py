@@ -29,7 +29,7 @@ class JitteryEnv(NotesEnv):
         self.rng = random.Random(seed)
 
     def verify(self, task, start, end, final_answer):
-        time.sleep(self.rng.uniform(0.0, 0.08))
+        time.sleep(self.rng.uniform(0.0, 0.04))
         return super().verify(task, start, end, final_answer)
 
 
@@ -45,7 +45,7 @@ def batches_of_a_rollout(model: str, seed: int) -> tuple[list, list]:
     episodes = []
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(LocalModel, "generate_batch", recording)
-        run_rollouts_sync([notes_task(i) for i in range(7)], "base", 1, ModelEndpoint(model=model, max_tokens=6),
+        run_rollouts_sync([notes_task(i) for i in range(5)], "base", 1, ModelEndpoint(model=model, max_tokens=6),
                           AgentSettings(max_steps=3, system_prompt="Use the tools.", concurrency=3), "r", set(),
                           episodes.append, env=JitteryEnv(seed), progress=False)
     replies = sorted((e.task_id, [x.completion_token_ids for x in e.exchanges]) for e in episodes)
