@@ -60,3 +60,38 @@ def test_a_rollouts_batches_and_replies_do_not_depend_on_timing(tiny):
     lanes = [notes_task(i).instruction for i in range(3)]
     assert first[0] == [(lanes[0], 2), (lanes[1], 2)] and first[1] == [(lanes[2], 2)]
     assert local_model("lockstep").stats.requests == 2 * sum(map(len, first))
+
+
+class WaitingVerifierEnv(NotesEnv):
+    """Task 0's verifier waits until the model has been asked for lane 0's next episode (task 3): it can only
+    finish on its own if the lane moved on while it was still being verified."""
+
+    def __init__(self):
+        super().__init__()
+        import threading
+
+        self.next_asked = threading.Event()
+        self.released_by_the_lane = None
+
+    def verify(self, task, start, end, final_answer):
+        if task.instruction == notes_task(0).instruction:
+            self.released_by_the_lane = self.next_asked.wait(timeout=60)  # failsafe only
+        return super().verify(task, start, end, final_answer)
+
+
+def test_a_lane_moves_to_its_next_episode_while_the_last_one_is_verified(tiny):
+    env = WaitingVerifierEnv()
+    real = LocalModel.generate_batch
+
+    def watching(self, requests):
+        if any(r.messages[1]["content"] == notes_task(3).instruction for r in requests):
+            env.next_asked.set()
+        return real(self, requests)
+
+    episodes = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(LocalModel, "generate_batch", watching)
+        run_rollouts_sync([notes_task(i) for i in range(5)], "base", 1, ModelEndpoint(model=tiny, max_tokens=6),
+                          AgentSettings(max_steps=2, system_prompt="Use the tools.", concurrency=3), "r", set(),
+                          episodes.append, env=env, progress=False)
+    assert env.released_by_the_lane is True and len(episodes) == 5

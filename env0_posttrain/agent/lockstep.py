@@ -6,8 +6,10 @@ logits of a prompt alone and in a batch differ by up to 5e-6; the matrix kernels
 shapes), and which requests shared a batch depended on timing: a busy machine formed other batches than a quiet
 one, and a greedy reply could turn at a near-tie. With lanes, lane j plays the j-th, (j+C)-th, ... episodes of the
 rollout in turn, and the student's k-th batch of the rollout holds each live lane's next request, in lane order:
-what a row is batched with no longer depends on timing, so neither do the replies. The price is that a tick waits
-for the slowest lane (a verifier at an episode's end) instead of running without it.
+what a row is batched with no longer depends on timing, so neither do the replies. A lane moves to its next episode
+as soon as the last model call of the one before is answered (`MODEL_DONE`); that episode's verifier runs beside
+it, so a slow verifier holds no tick. The price left: a tick waits for the slowest lane's tool calls and for the
+workspace of a lane's next episode to be built.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from contextvars import ContextVar
 from .llm import provider_of
 
 LANE: ContextVar[tuple["Lanes", int] | None] = ContextVar("env0_lane", default=None)
+# Called by an episode when its last model call is done (its verifier may still run): the lane moves on then.
+MODEL_DONE: ContextVar[Callable[[], None] | None] = ContextVar("env0_model_done", default=None)
 LOCKSTEP_PROVIDERS = frozenset({"env0-local"})  # providers that batch concurrent requests in this process
 
 

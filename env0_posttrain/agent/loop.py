@@ -17,6 +17,7 @@ from . import _install_providers, task_registry
 from .endpoint import AgentSettings, ModelEndpoint
 from .environment import DEFAULT_ENV, TaskEnv
 from .llm import is_env0_model, is_offline_model, register_free_model
+from .lockstep import MODEL_DONE
 from .messages import (
     EMPTY_REPLY_NUDGE,
     STRAY_CALL_NUDGE,
@@ -80,6 +81,8 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
         close = getattr(env, "close", None)
         if close is not None:  # the sandbox ends before the verifier reads the end state
             counts.update(await asyncio.to_thread(close))
+    if stop != "infra_error" and (model_done := MODEL_DONE.get()) is not None:
+        model_done()  # a rollout in lanes starts the lane's next episode while this one is verified
 
     verifier = None
     if stop != "infra_error":

@@ -28,7 +28,7 @@ from .endpoint import AgentSettings, ModelEndpoint
 from .environment import DEFAULT_ENV, TaskEnv
 from .fail_fast import FAIL_FAST_EPISODES, fail_fast_scope
 from .llm import FatalModelError
-from .lockstep import LANE, Lanes, wants_lanes
+from .lockstep import LANE, MODEL_DONE, Lanes, wants_lanes
 from .loop import STEERABLE_ARMS, run_episode
 from .records import Arm, Episode, TokenUsage
 
@@ -240,13 +240,25 @@ async def _run_here(todo: list[tuple[Task, int]], settings: AgentSettings,
         n = min(settings.concurrency, len(todo))
         playing = Lanes(n)
 
+        async def play(task: Task, trial: int) -> None:
+            await deliver(task, trial, await attempt(task, trial))
+
         async def lane(j: int) -> None:
             LANE.set((playing, j))  # this task's own context: the lane's model requests carry it
+            started = []
             try:
                 for task, trial in todo[j::n]:
-                    await deliver(task, trial, await attempt(task, trial))
+                    released = asyncio.Event()
+                    MODEL_DONE.set(released.set)  # copied into the episode's task as it is created
+                    started.append(job := asyncio.ensure_future(play(task, trial)))
+                    waiter = asyncio.ensure_future(released.wait())
+                    await asyncio.wait({job, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                    waiter.cancel()
+                    if job.done() and job.exception() is not None:
+                        break
             finally:
                 playing.finish(j)
+            await asyncio.gather(*started)  # the verifiers still running, and any error
 
         jobs = [asyncio.ensure_future(lane(j)) for j in range(n)]
     else:
