@@ -60,7 +60,8 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
     system = settings.system_prompt if surface == "tools" else f"{settings.system_prompt}\n\n{SHELL_NOTE}"
     messages: list[dict[str, Any]] = [system_message(system, steering),
                                       {"role": "user", "content": task.instruction}]
-    start_ws = env.build(task)
+    # off the event loop: seeding an env0 package takes a while, and the other episodes' model calls go on meanwhile
+    start_ws = await asyncio.to_thread(env.build, task)
     fork = getattr(env, "fork", None)
     ws = fork(start_ws) if fork is not None else env.build(task)  # the live copy; start_ws stays for the verifier
 
