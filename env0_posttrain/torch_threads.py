@@ -1,12 +1,14 @@
 """How many threads torch uses: a number fixed for the run, so that its results do not depend on the machine's load.
 
-torch splits a matrix product or a reduction among its threads, and the split sets the order in which floating-point
-sums are added: the same training at 1 and at 2 threads ends with different weights (test_torch_threads.py), and a
-tiny student's greedy replies, pass counts and report digits follow. Choosing the count from the cores free at the
-start of a stage therefore made a run's digits depend on what else the machine was doing. The count is part of the
-experiment instead: the run spec's `torch_threads` (default: the cores this process may use, from
+torch splits a reduction among its threads, and the split sets the order in which floating-point sums are added
+(the float32 sum of the tiny student's embedding matrix differs at 1 and at 2 threads). For the tiny student's own
+shapes the forward pass, training steps and trained weights measured the same at 1 and 2 threads, but that is a
+property of today's kernels and shapes, not a promise; so the count is part of the experiment rather than a reading
+of the cores free at a stage's start: the run spec's `torch_threads` (default: the cores this process may use, from
 `os.sched_getaffinity`, which load does not change), set in every process that trains or runs a model (a stage
-exports it as ENV0_TORCH_THREADS for the libraries and child processes it starts) and named in the report's lineage.
+exports it as ENV0_TORCH_THREADS for the libraries and child processes it starts), part of the tiny student's cache
+key, and named in the report's lineage. (What did move a run's digits with the load was which requests the local
+student batched together: agent/lockstep.py.)
 
 Speed under load: threads that spin while they wait for each other at every parallel region made a step far slower
 than the share of the CPU the run lost (3.7x at 2 threads beside 2 busy processes on 2 cores, where a fair share is
