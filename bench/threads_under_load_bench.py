@@ -1,5 +1,6 @@
 """torch threads under load: seconds per training step of the demo student's shape, quiet and beside N busy
-processes, with torch's default threads (one per core), one thread, and the count `torch_threads` chooses.
+processes, with torch's default threads (one per core) and OpenMP's default wait policy (threads spin while they
+wait), one thread, and what the project runs at: the cores allowed with OMP_WAIT_POLICY=PASSIVE (torch_threads.py).
 
 Each measurement runs in a fresh process (threads do not carry over), the busy processes are plain Python
 loops started before it and stopped after it. The "fair" column is the slowdown a fair share of the CPU would
@@ -28,9 +29,9 @@ from transformers import AutoConfig, AutoModelForCausalLM
 from env0_posttrain.train.tiny_student import TinyStudentConfig
 setting, steps = sys.argv[1], int(sys.argv[2])
 choice = None
-if setting == "chosen":
-    from env0_posttrain.torch_threads import use_free_cores
-    choice = str(use_free_cores(torch))
+if setting == "project":
+    from env0_posttrain import torch_threads
+    choice = str(torch_threads.apply(torch)) + ", OMP_WAIT_POLICY=" + os.environ.get("OMP_WAIT_POLICY", "")
 elif setting != "default":
     torch.set_num_threads(int(setting))
 c = TinyStudentConfig()
@@ -58,8 +59,10 @@ def _spin() -> None:
 
 
 def measure(setting: str, steps: int) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, setting, str(steps)], capture_output=True, text=True,
-                         env={k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "ENV0_TORCH_THREADS")})
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "ENV0_TORCH_THREADS", "OMP_WAIT_POLICY")}
+    if setting == "project":
+        env["OMP_WAIT_POLICY"] = "PASSIVE"  # what importing env0_posttrain sets before torch loads
+    out = subprocess.run([sys.executable, "-c", CHILD, setting, str(steps)], capture_output=True, text=True, env=env)
     if out.returncode:
         raise SystemExit(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -81,12 +84,12 @@ def main() -> None:
         time.sleep(args.settle_s if procs else 0)
         load = os.getloadavg()[0]
         try:
-            for setting in ("default", "1", "chosen"):
+            for setting in ("default", "1", "project"):
                 r = measure(setting, args.steps)
-                key = setting if setting != "chosen" else f"chosen:{r['threads']}"
-                base = quiet.get(str(r["threads"])) if procs else None
+                key = setting if setting != "project" else f"project:{r['threads']} passive"
+                base = quiet.get(key) if procs else None
                 if not procs:
-                    quiet.setdefault(str(r["threads"]), r["s_per_step"])
+                    quiet[key] = r["s_per_step"]
                 n = busy if procs else 0
                 fair = max(1.0, (n + r["threads"]) / cores) if procs else None
                 rows.append({"condition": condition, "setting": key, "threads": r["threads"],

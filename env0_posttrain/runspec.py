@@ -261,6 +261,7 @@ class EvalSpec(_Section):
     processes: int = Field(default=1, ge=1, le=MAX_PROCESSES, description=PROCESSES_DOC)
     nightly: bool = False
     surface: Surface = Field(default="tools", description="base, sft and rl arms: " + SURFACE_DOC)
+    stuck_after: int | None = Field(default=3, ge=2, description="the same tool calls N turns in a row end an episode (stuck)")
 
 
 class RLSpec(_Section):
@@ -325,9 +326,10 @@ class RunSpec(_Section):
     budget: Budget = Field(default_factory=Budget)
     rl: RLSpec | None = Field(default=None, description="None = no RL stage (rl_adapter and rl_eval_trajectories skip)")
     shell: ShellSpec = Field(default_factory=ShellSpec)
-    compare_across_surfaces: bool = Field(
-        default=False, description="allow teacher.surface != eval.surface: the report then sets arms that acted "
-        "through different surfaces side by side (refused otherwise)")
+    compare_across_surfaces: bool = Field(default=False, description="allow teacher.surface != eval.surface: the report "
+                                          "then sets arms that acted through different surfaces side by side (else refused)")
+    torch_threads: int | None = Field(default=None, ge=1, description="torch's threads wherever a model trains or "
+                                      "runs (they set the float sums' order); None = the cores allowed (torch_threads.py)")
     env0: Env0Spec = Field(default_factory=Env0Spec)
     suites: list[SuiteSpec] = Field(
         default_factory=list, description="named eval suites beside the tasks.n_eval split (none = that split only)")

@@ -1,85 +1,81 @@
-"""How many threads torch uses: as many as there are cores free now, not as many as the machine has.
+"""How many threads torch uses: a number fixed for the run, so that its results do not depend on the machine's load.
 
-torch's default is one thread per core it may run on. Beside other busy processes its threads then wait for
-each other at every parallel region (OpenMP spins, then sleeps) and a step slows far beyond the CPU share it
-lost: 30 LoRA steps took 3.7x their quiet time beside two busy processes on 2 cores, where a fair share is 2x
-(../shared/FIELD-NOTES.md, "torch threads under load"). One thread is no answer either: it halves the quiet
-speed. So each process that trains or runs a model (the CLI, the Pipes worker, a rollout worker) chooses at the
-start of each stage from the cores it may use (`os.sched_getaffinity`) and how busy they are right now (the
-idle time of those cores over a short sample of /proc/stat; the 1-minute load average where that is missing).
-`ENV0_TORCH_THREADS=N` overrides the choice.
+torch splits a reduction among its threads, and the split sets the order in which floating-point sums are added
+(the float32 sum of the tiny student's embedding matrix differs at 1 and at 2 threads). For the tiny student's own
+shapes the forward pass, training steps and trained weights measured the same at 1 and 2 threads, but that is a
+property of today's kernels and shapes, not a promise; so the count is part of the experiment rather than a reading
+of the cores free at a stage's start: the run spec's `torch_threads` (default: the cores this process may use, from
+`os.sched_getaffinity`, which load does not change), set in every process that trains or runs a model (a stage
+exports it as ENV0_TORCH_THREADS for the libraries and child processes it starts), part of the tiny student's cache
+key, and named in the report's lineage. (What did move a run's digits with the load was which requests the local
+student batched together: agent/lockstep.py.)
+
+Speed under load: threads that spin while they wait for each other at every parallel region made a step far slower
+than the share of the CPU the run lost (3.7x at 2 threads beside 2 busy processes on 2 cores, where a fair share is
+2x). With OpenMP's passive wait policy a waiting thread sleeps instead; the package sets OMP_WAIT_POLICY=PASSIVE
+before torch loads (env0_posttrain/__init__.py) unless the environment says otherwise.
+`bench/threads_under_load_bench.py` measures both.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import time
 from dataclasses import dataclass
 
 log = logging.getLogger("env0_posttrain.train")
 ENV = "ENV0_TORCH_THREADS"
-SAMPLE_S = 0.3
 
 
 @dataclass(frozen=True)
 class ThreadChoice:
     threads: int
-    cores: int
-    free: float  # cores' worth of idle time now
-    source: str  # what `free` came from
+    source: str  # where the number came from
 
     def __str__(self) -> str:
-        return f"torch threads: {self.threads} of {self.cores} cores ({self.free:.1f} free, {self.source})"
+        return f"torch threads: {self.threads} ({self.source})"
 
 
-def _idle_jiffies(cpus: set[int]) -> tuple[int, int] | None:
-    """(idle, total) jiffies summed over `cpus`, from /proc/stat; None where there is no /proc/stat."""
-    try:
-        lines = open("/proc/stat").read().splitlines()
-    except OSError:
-        return None
-    idle = total = 0
-    for line in lines:
-        name, *fields = line.split()
-        if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus:
-            values = [int(v) for v in fields[:8]]  # user nice system idle iowait irq softirq steal
-            idle += values[3] + values[4]
-            total += sum(values)
-    return (idle, total) if total else None
+def allowed_cores() -> int:
+    """The cores this process may run on: the default thread count (a property of the machine, not of its load)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def free_cores(cpus: set[int], sample_s: float = SAMPLE_S) -> tuple[float, str]:
-    """Cores' worth of idle time over the last `sample_s` seconds among `cpus` (the caller is not yet busy)."""
-    first = _idle_jiffies(cpus)
-    if first is not None:
-        time.sleep(sample_s)
-        second = _idle_jiffies(cpus)
-        if second is not None and second[1] > first[1]:
-            idle = (second[0] - first[0]) / (second[1] - first[1])
-            return idle * len(cpus), f"idle over {sample_s:.1f} s"
-    load = os.getloadavg()[0]
-    return max(0.0, len(cpus) - load), f"1-min load {load:.1f}"
+def resolve(spec_threads: int | None) -> ThreadChoice:
+    """The run's thread count: the spec's, else the cores this process may use."""
+    if spec_threads is not None:
+        return ThreadChoice(spec_threads, "run spec torch_threads")
+    return ThreadChoice(allowed_cores(), "the cores this process may use")
 
 
-def choose_threads(cores: int, free: float) -> int:
-    """The free cores, rounded, at least one and at most the cores this process may use."""
-    return max(1, min(cores, int(free + 0.5)))
+def use_run_threads(spec_threads: int | None) -> ThreadChoice:
+    """A stage's start: the run's count for this process (torch, if loaded) and for what it starts."""
+    from env0_posttrain.process_env import export
+
+    choice = resolve(spec_threads)
+    export(ENV, str(choice.threads))
+    import sys
+
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(choice.threads)
+    return choice
 
 
-def use_free_cores(torch_module=None) -> ThreadChoice:
-    """Set torch's intra-op threads for this process from the cores free now; log and return the choice."""
+def current() -> ThreadChoice:
+    """The count this process runs at: ENV0_TORCH_THREADS (a stage sets it from its spec), else the cores allowed."""
+    value = os.environ.get(ENV, "").strip()
+    if not value:
+        return resolve(None)
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{ENV}={value!r}: expected a positive number of threads")
+    return ThreadChoice(int(value), ENV)
+
+
+def apply(torch_module=None) -> ThreadChoice:
+    """Set torch's intra-op threads to `current()`; log and return it. Called where a model is trained or loaded."""
     if torch_module is None:
         import torch as torch_module
-    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
-    forced = os.environ.get(ENV, "").strip()
-    if forced:
-        if not forced.isdigit() or int(forced) < 1:
-            raise ValueError(f"{ENV}={forced!r}: expected a positive number of threads")
-        choice = ThreadChoice(int(forced), len(cpus), float(len(cpus)), ENV)
-    else:
-        free, source = free_cores(set(cpus))
-        choice = ThreadChoice(choose_threads(len(cpus), free), len(cpus), free, source)
+    choice = current()
     torch_module.set_num_threads(choice.threads)
     log.info("%s", choice)
     return choice

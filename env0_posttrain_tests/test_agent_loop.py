@@ -129,6 +129,32 @@ def test_max_steps():
     assert ep.stop_condition == "max_steps" and len(ep.exchanges) == 4 and ep.verifier is not None
 
 
+def test_the_same_call_n_turns_in_a_row_stops_the_episode_as_stuck_and_says_which():
+    provider = scripted([call("notes_list", {})])
+    ep = run(notes_task(1), ModelEndpoint(model="env0-scripted/s"), AgentSettings(max_steps=12, stuck_after=3))
+    assert ep.stop_condition == "stuck" and len(provider.requests) == 3 and ep.n_tool_calls == 3
+    assert "notes_list" in ep.error and "3 turns in a row" in ep.error
+    assert ep.verifier is not None  # scored like any episode the agent did not finish
+    assert ep.messages[-1]["role"] == "tool"  # the third call ran: the trajectory stays whole
+
+
+def test_arguments_are_compared_as_json_and_a_different_call_restarts_the_count():
+    same = [call("notes_create", '{"title": "a", "body": "b"}'), call("notes_create", '{"body":"b","title":"a"}')]
+    other = call("notes_create", {"title": "other"})
+    scripted([*same, other, *same, other], name="env0-scripted")
+    ep = run(notes_task(1), ModelEndpoint(model="env0-scripted/s"), AgentSettings(max_steps=6, stuck_after=3))
+    assert ep.stop_condition == "max_steps" and ep.n_tool_calls == 6
+    scripted([*same, call("notes_create", {"body": "b", "title": "a"})])
+    ep = run(notes_task(1), ModelEndpoint(model="env0-scripted/s"), AgentSettings(max_steps=6, stuck_after=3))
+    assert ep.stop_condition == "stuck" and ep.n_tool_calls == 3
+
+
+def test_without_stuck_after_a_repeating_model_runs_to_the_step_limit():
+    scripted([call("notes_list", {})])
+    ep = run(notes_task(1), ModelEndpoint(model="env0-scripted/s"), AgentSettings(max_steps=5, stuck_after=None))
+    assert ep.stop_condition == "max_steps" and ep.n_tool_calls == 5
+
+
 def test_verifier_error_keeps_the_trajectory():
     ep = run(notes_task(1), oracle_endpoint(), env=NotesEnv(fail_verify=True))
     assert ep.stop_condition == "verifier_error" and "verifier exploded" in ep.error

@@ -303,6 +303,24 @@ def env0_checkout(spec: RunSpec, env) -> Any:
         return os.environ.get("ENV0_ROOT")
 
 
+def run_threads(spec: RunSpec, env) -> Any:
+    """The torch thread count a stage of the run works at (set when its context loads) and passes to its workers."""
+    import os
+
+    import torch
+
+    from env0_posttrain.process_env import export
+    from env0_posttrain.torch_threads import ENV, use_run_threads
+
+    before = torch.get_num_threads()
+    try:
+        use_run_threads(spec.torch_threads)
+        return torch.get_num_threads(), os.environ.get(ENV)
+    finally:
+        export(ENV, None)
+        torch.set_num_threads(before)
+
+
 # proofs: path -> (new value, observer, base overrides) ------------------------------------------
 P = {}
 for path, value in {"run_id": "other", "description": "a note"}.items():
@@ -332,7 +350,8 @@ for path, value in {"r": 4, "alpha": 8, "dropout": 0.2, "target_modules": ["q_pr
                     "bf16": False, "gradient_checkpointing": False, "packing": True, "group_by_length": True,
                     "use_liger": False, "seed": 5, "checkpoint_choice": "first_call"}.items():
     P[f"lora.{path}"] = (value, trainer, {})
-for path, value in {"temperature": 0.5, "max_steps": 4, "max_tokens": 77, "concurrency": 5, "processes": 2}.items():
+for path, value in {"temperature": 0.5, "max_steps": 4, "max_tokens": 77, "concurrency": 5, "processes": 2,
+                    "stuck_after": 5}.items():
     P[f"eval.{path}"] = (value, requests, {})
 P["eval.trials"] = (1, stage_runs, {})
 P["eval.nightly"] = (True, nightly, {})
@@ -365,6 +384,7 @@ for path, value in {"timeout_s": 5.0, "max_timeout_s": 30.0, "output_cap": 500, 
     P[f"shell.{path}"] = (value, requests, {})
 P["teacher.surface"] = ("shell", requests, {"compare_across_surfaces": True})
 P["eval.surface"] = ("shell", requests, {"compare_across_surfaces": True})
+P["torch_threads"] = (13, run_threads, {})
 
 
 def mixed_surfaces(spec: RunSpec, env) -> Any:

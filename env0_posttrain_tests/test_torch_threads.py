@@ -1,72 +1,134 @@
-"""torch's thread count follows the cores free now: one per free core, at least one, at most the cores this
-process may use; the idle time of those cores decides, the load average where /proc/stat is missing; every
-process that loads a model sets it (here: the local student behind env0-local)."""
+"""torch's thread count is the run's: the spec's `torch_threads`, else the cores this process may use, never the cores
+that happen to be free; a stage sets it for its process and its workers, and training at that count gives the same
+weights on a quiet and on a loaded machine."""
 
 from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import subprocess
+import sys
 
 import pytest
 
 from env0_posttrain import torch_threads
-from env0_posttrain.torch_threads import choose_threads, free_cores, use_free_cores
+from env0_posttrain.torch_threads import ENV, allowed_cores, resolve
 
 
-@pytest.mark.parametrize("cores, free, threads", [(2, 0.0, 1), (2, 0.4, 1), (2, 1.2, 1), (2, 1.6, 2), (2, 2.0, 2),
-                                                  (16, 7.6, 8), (16, 30.0, 16), (1, 0.0, 1)])
-def test_one_thread_per_free_core_at_least_one_at_most_the_cores(cores, free, threads):
-    assert choose_threads(cores, free) == threads
+def _spin() -> None:
+    while True:
+        pass
 
 
-def test_free_cores_is_the_idle_share_of_the_allowed_cpus_over_the_sample(monkeypatch):
-    samples = iter([(100, 1000), (100 + 150, 1000 + 1000)])  # 15 % idle over the sample
-    monkeypatch.setattr(torch_threads, "_idle_jiffies", lambda cpus: next(samples))
-    free, source = free_cores({0, 1}, sample_s=0.0)
-    assert free == pytest.approx(0.3) and "idle" in source
+class Busy:
+    """`n` processes spinning on the CPU: the machine's load while the block runs."""
+
+    def __init__(self, n: int):
+        self.procs = [mp.get_context("spawn").Process(target=_spin, daemon=True) for _ in range(n)]
+
+    def __enter__(self):
+        for p in self.procs:
+            p.start()
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.terminate()
+            p.join()
 
 
-def test_without_proc_stat_the_load_average_decides(monkeypatch):
-    monkeypatch.setattr(torch_threads, "_idle_jiffies", lambda cpus: None)
-    monkeypatch.setattr(torch_threads.os, "getloadavg", lambda: (3.5, 2.0, 1.0))
-    assert free_cores({0, 1, 2, 3}, sample_s=0.0) == (pytest.approx(0.5), "1-min load 3.5")
+def test_the_count_is_the_specs_else_the_cores_allowed_whatever_the_load():
+    assert resolve(3).threads == 3 and "spec" in resolve(3).source
+    quiet = resolve(None)
+    assert quiet.threads == len(os.sched_getaffinity(0)) == allowed_cores()
+    with Busy(2):
+        assert resolve(None) == quiet
 
 
-def test_proc_stat_counts_only_the_cpus_this_process_may_use():
-    idle_total = torch_threads._idle_jiffies({0})
-    assert idle_total is None or (0 <= idle_total[0] <= idle_total[1])
-    assert torch_threads._idle_jiffies({10_000}) is None  # no such cpu: nothing to go by
-
-
-class FakeTorch:
-    def __init__(self):
-        self.threads = None
-
-    def set_num_threads(self, n: int) -> None:
-        self.threads = n
-
-
-def test_the_choice_is_set_on_torch_and_the_environment_overrides_it(monkeypatch):
-    monkeypatch.delenv(torch_threads.ENV, raising=False)
-    monkeypatch.setattr(torch_threads, "free_cores", lambda cpus, sample_s=0.3: (0.2, "test"))
-    fake = FakeTorch()
-    assert use_free_cores(fake).threads == 1 == fake.threads
-    monkeypatch.setenv(torch_threads.ENV, "3")
-    assert use_free_cores(fake).threads == 3 == fake.threads
-    monkeypatch.setenv(torch_threads.ENV, "zero")
-    with pytest.raises(ValueError, match=torch_threads.ENV):
-        use_free_cores(fake)
-
-
-def test_loading_the_local_student_sets_torchs_threads_from_the_free_cores(monkeypatch, tmp_path):
+def test_a_stage_sets_the_runs_count_for_its_process_and_the_processes_it_starts(tmp_path, monkeypatch):
     import torch
 
-    from env0_posttrain.agent.local_model import LocalModel
-    from env0_posttrain_tests.test_agent_support import build_tiny_student
+    from env0_posttrain.paths import Paths
+    from env0_posttrain.run.context import StageContext
+    from env0_posttrain.runspec import RunSpec, write_spec
 
-    build_tiny_student(tmp_path)
+    monkeypatch.delenv(ENV, raising=False)
+    paths = Paths.from_env(tmp_path)
+    paths.runs.mkdir(parents=True)
     before = torch.get_num_threads()
-    monkeypatch.delenv(torch_threads.ENV, raising=False)
-    monkeypatch.setattr(torch_threads, "free_cores", lambda cpus, sample_s=0.3: (0.0, "test: all busy"))
+    child = [sys.executable, "-c", "import torch; from env0_posttrain import torch_threads; "
+                                   "print(torch_threads.apply(torch).threads, torch.get_num_threads())"]
     try:
-        LocalModel("threads-test", tmp_path)
-        assert torch.get_num_threads() == 1
+        write_spec(RunSpec(run_id="one", torch_threads=1), paths.runs)
+        StageContext.load("one", paths)
+        assert torch.get_num_threads() == 1 and os.environ[ENV] == "1"
+        assert subprocess.run(child, capture_output=True, text=True, check=True).stdout.split() == ["1", "1"]
+        write_spec(RunSpec(run_id="two"), paths.runs)
+        StageContext.load("two", paths)
+        assert torch.get_num_threads() == allowed_cores() and os.environ[ENV] == str(allowed_cores())
     finally:
+        from env0_posttrain.process_env import export
+
+        export(ENV, None)
         torch.set_num_threads(before)
+
+
+def test_a_bad_thread_variable_is_named(monkeypatch):
+    monkeypatch.setenv(ENV, "zero")
+    with pytest.raises(ValueError, match=ENV):
+        torch_threads.current()
+    monkeypatch.setenv(ENV, "2")
+    assert torch_threads.current().threads == 2
+
+
+def test_importing_the_package_makes_waiting_threads_sleep_unless_told_otherwise():
+    code = "import os, env0_posttrain; print(os.environ['OMP_WAIT_POLICY'])"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "PASSIVE"
+    env["OMP_WAIT_POLICY"] = "ACTIVE"
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "ACTIVE"
+
+
+TRAIN = r"""
+import json, sys
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM
+from env0_posttrain import torch_threads
+from env0_posttrain.train.tiny_student import TinyStudentConfig
+threads = torch_threads.apply(torch).threads
+c = TinyStudentConfig()
+cfg = AutoConfig.for_model("qwen3", vocab_size=2000, hidden_size=c.hidden_size, intermediate_size=c.intermediate_size,
+                           num_hidden_layers=c.num_layers, num_attention_heads=c.num_heads,
+                           num_key_value_heads=c.num_kv_heads, head_dim=c.hidden_size // c.num_heads,
+                           tie_word_embeddings=True)
+torch.manual_seed(0)
+model = AutoModelForCausalLM.from_config(cfg)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+x = torch.randint(0, 2000, (8, 128), generator=torch.Generator().manual_seed(1))
+for _ in range(3):
+    loss = model(input_ids=x, labels=x).loss
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    opt.zero_grad()
+print(json.dumps({"threads": threads, "weights": [p.detach().flatten()[:64].tolist() for p in model.parameters()],
+                  "loss": loss.item()}))
+"""
+
+
+def _train(threads: int) -> dict:
+    env = {**os.environ, ENV: str(threads)}
+    out = subprocess.run([sys.executable, "-c", TRAIN], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_training_at_the_runs_count_gives_the_same_weights_on_a_quiet_and_a_loaded_machine():
+    """Three steps of the tiny student's shape at the run's count (2), alone and beside two busy processes: the
+    weights and the loss are the same to the last bit. Before, the count followed the free cores (2 quiet, 1 here)."""
+    quiet = _train(2)
+    with Busy(2):
+        loaded = _train(2)
+    assert quiet["threads"] == loaded["threads"] == 2
+    assert loaded["weights"] == quiet["weights"] and loaded["loss"] == quiet["loss"]

@@ -102,6 +102,8 @@ class AgentSettings(BaseModel):
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     steering_prompt: str | None = Field(default=None, description="teacher arms only; appended to the system prompt")
     max_consecutive_agent_errors: int = Field(default=3, ge=1, description="malformed replies in a row that end it")
+    stuck_after: int | None = Field(default=None, ge=2, description="the same tool calls with the same arguments "
+                                    "this many turns in a row end the episode as `stuck` (agent/stuck.py); None = never")
     concurrency: int = Field(default=16, ge=1)
     processes: int = Field(default=1, ge=1, description="worker processes sharing the concurrency (one event loop "
                                                           "each; a few slots per loop keep the per-step delay "
@@ -126,7 +128,8 @@ class AgentSettings(BaseModel):
     def for_eval(cls, spec: EvalSpec, **kw: Any) -> "AgentSettings":
         """The run spec's eval section (base and sft arms). An env0-local student is served by a provider of this
         process, so its rollouts stay here whatever `processes` says (run_rollouts logs why)."""
-        kw = {"concurrency": spec.concurrency, "processes": spec.processes, "surface": spec.surface, **kw}
+        kw = {"concurrency": spec.concurrency, "processes": spec.processes, "surface": spec.surface,
+              "stuck_after": spec.stuck_after, **kw}
         if spec.max_steps is not None:  # None only outside a RunSpec (which fills it from its budget)
             kw["max_steps"] = spec.max_steps
         return cls(**kw)

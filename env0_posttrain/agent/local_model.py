@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 import uuid
 import weakref
 from dataclasses import dataclass
@@ -22,7 +23,12 @@ from typing import Any
 
 from .llm import litellm, register_free_model, register_provider
 from .messages import template_messages
+from .greedy import greedy_decode
+from .lockstep import LANE
+from .prefix_cache import CacheStats, PrefixCache, batch_cache, row_kv, supports_prefix_cache
 from .provider_base import Env0Provider, fill_response
+
+PREFIX_CACHE_MB = 512.0  # the tiny student: ~1.5 KB a token, so ~350k tokens (every episode of a 64-wide rollout)
 
 
 @dataclass
@@ -44,19 +50,20 @@ class GenResult:
     prompt_ids: list[int]
     completion_ids: list[int]
     finish_reason: str
+    cached_tokens: int = 0  # of prompt_ids, reused from the prefix cache rather than prefilled
 
 
 class LocalModel:
     """A loaded model + tokenizer with a response parser; `generate_batch` is the only heavy call."""
 
     def __init__(self, alias: str, base_path: str | Path, adapter_path: str | Path | None = None, device: str = "cpu",
-                 max_batch_size: int = 16, gather_ms: float = 5.0):
+                 max_batch_size: int = 16, gather_ms: float = 5.0, prefix_cache_mb: float = PREFIX_CACHE_MB):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from env0_posttrain.torch_threads import use_free_cores
+        from env0_posttrain import torch_threads
 
-        use_free_cores(torch)  # a served model's batches share the cores with the rollout's own work
+        torch_threads.apply(torch)  # the run's count: generation numerics depend on it too
 
         from env0_posttrain.devices import model_dtype, resolve_device
 
@@ -71,18 +78,19 @@ class LocalModel:
 
             model = PeftModel.from_pretrained(model, str(adapter_path))
         self.model = model.to(device).eval()
-        self._init_runtime()
+        self._init_runtime(prefix_cache_mb)
 
     @classmethod
     def from_loaded(cls, alias: str, model: Any, tokenizer: Any, device: str = "cpu", max_batch_size: int = 16,
-                    gather_ms: float = 5.0) -> "LocalModel":
-        """Wrap a model already in memory (the GRPO policy being trained): same render, parse and batching."""
+                    gather_ms: float = 5.0, prefix_cache_mb: float = 0.0) -> "LocalModel":
+        """Wrap a model already in memory (the GRPO policy being trained): same render, parse and batching. No
+        prefix cache unless asked: a policy in training changes its weights, and cached keys would be stale."""
         self = cls.__new__(cls)
         self.alias, self.base_path, self.adapter_path, self.device = alias, str(tokenizer.name_or_path), None, device
         self.max_batch_size, self.gather_s = max_batch_size, gather_ms / 1000.0
         self._set_tokenizer(tokenizer)
         self.model = model
-        self._init_runtime()
+        self._init_runtime(prefix_cache_mb)
         return self
 
     def _set_tokenizer(self, tok: Any) -> None:
@@ -101,10 +109,21 @@ class LocalModel:
         stops = {tok.eos_token_id, tok.convert_tokens_to_ids("<|im_end|>")}
         self.stop_ids = sorted(i for i in stops if isinstance(i, int) and i >= 0 and i != tok.unk_token_id)
 
-    def _init_runtime(self) -> None:
+    def _init_runtime(self, prefix_cache_mb: float) -> None:
         self._gen_lock = threading.Lock()
         self._batchers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self.batch_sizes: list[int] = []
+        self.stats = CacheStats()
+        self.prefix_cache = None
+        model = getattr(self.model, "get_base_model", lambda: self.model)()
+        if prefix_cache_mb <= 0 or not supports_prefix_cache(model):
+            return
+        self._config = model.config
+        text = self._config.get_text_config()
+        self._n_layers = text.num_hidden_layers
+        head_dim = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
+        kv_heads = getattr(text, "num_key_value_heads", None) or text.num_attention_heads
+        per_token = 2 * self._n_layers * kv_heads * head_dim * next(model.parameters()).element_size()
+        self.prefix_cache = PrefixCache(int(prefix_cache_mb * 2**20 / per_token))
 
     # -- rendering and parsing: the training rules -------------------------------------------------
     def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> list[int]:
@@ -132,28 +151,47 @@ class LocalModel:
 
     # -- generation -------------------------------------------------------------------------------
     def generate_batch(self, requests: list[GenRequest]) -> list[GenResult]:
-        """One left-padded `generate` for requests that share sampling settings."""
+        """One batch of requests that share sampling settings, left-padded. With the prefix cache (plain-attention
+        models) each row reuses its longest cached prompt prefix, so only its new tokens are prefilled, and greedy
+        rows leave the batch as they finish (greedy.py); sampling goes through transformers' `generate`."""
         import torch
 
         prompts = [self.render(r.messages, r.tools) for r in requests]
-        width = max(len(p) for p in prompts)
+        cache = self.prefix_cache
+        hits = [cache.longest(p) for p in prompts] if cache is not None else [(None, 0)] * len(prompts)
+        hits = [(e, min(n, len(p) - 1)) for (e, n), p in zip(hits, prompts)]  # at least one token is fed
+        reused = max(n for _, n in hits)
+        fresh = [len(p) - n for p, (_, n) in zip(prompts, hits)]
+        span = max(fresh)
+        width = reused + span
         pad = self.tokenizer.pad_token_id
-        input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts], device=self.device)
-        attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts], device=self.device)
-        first = requests[0]
-        kwargs: dict[str, Any] = {"max_new_tokens": max(r.max_tokens for r in requests), "pad_token_id": pad,
-                                  "eos_token_id": self.stop_ids}
-        if first.temperature > 0:
-            # top_k=0: an OpenAI-style request has no top-k, and GRPO's logprobs assume the full softmax; the
-            # model's generation config (transformers' default 50) would otherwise cut the tail off
-            kwargs.update(do_sample=True, temperature=first.temperature, top_p=first.top_p, top_k=0)
-        else:
-            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        rows, mask = [], []
+        for p, (_, n), f in zip(prompts, hits, fresh):  # [pad][cached part][pad][new part]
+            rows.append([pad] * (reused - n) + p[:n] + [pad] * (span - f) + p[n:])
+            mask.append([0] * (reused - n) + [1] * n + [0] * (span - f) + [1] * f)
+        input_ids = torch.tensor(rows, device=self.device)
+        attention = torch.tensor(mask, device=self.device)
+        max_new = max(r.max_tokens for r in requests)
+
+        def keep_prompts(batch_cache_now: Any) -> None:  # each row's prompt KV, before any row leaves the batch
+            for i, (p, (_, n), f) in enumerate(zip(prompts, hits, fresh)):
+                kept = torch.cat([torch.arange(reused - n, reused), torch.arange(width - f, width)])
+                cache.put(p, row_kv(batch_cache_now, i, kept.to(self.device)))
+
         with self._gen_lock, torch.no_grad():
-            out = self.model.generate(input_ids=input_ids, attention_mask=attention, **kwargs)
-        self.batch_sizes.append(len(requests))
+            past = batch_cache(hits, reused, width + max_new, self._config, input_ids.device) if cache is not None else None
+            t0 = time.perf_counter()
+            if past is not None and requests[0].temperature == 0:
+                completions = greedy_decode(self.model, input_ids, attention, past, reused, self.stop_ids,
+                                            [r.max_tokens for r in requests], keep_prompts)
+                self.stats.decode_steps += max(map(len, completions)) - 1
+            else:
+                completions = self._generate(requests, input_ids, attention, past, max_new)
+                if past is not None:
+                    keep_prompts(past)
+            self.stats.generate_s += time.perf_counter() - t0
         results = []
-        for req, prompt, row in zip(requests, prompts, out[:, width:].tolist()):
+        for req, prompt, row in zip(requests, prompts, completions):
             completion, finish = [], "length"
             for tid in row[: req.max_tokens]:
                 completion.append(tid)
@@ -164,7 +202,44 @@ class LocalModel:
             if finish == "stop" and message.get("tool_calls"):
                 finish = "tool_calls"
             results.append(GenResult(message, prompt, completion, finish))
+        self._count(prompts, hits, results)
         return results
+
+    def _generate(self, requests: list[GenRequest], input_ids: Any, attention: Any, past: Any, max_new: int) -> list:
+        """transformers' `generate` for the batch: every row decodes until the longest reply ends."""
+        first = requests[0]
+        kwargs: dict[str, Any] = {"max_new_tokens": max_new, "pad_token_id": self.tokenizer.pad_token_id,
+                                  "eos_token_id": self.stop_ids}
+        if first.temperature > 0:
+            # top_k=0: an OpenAI-style request has no top-k, and GRPO's logprobs assume the full softmax; the
+            # model's generation config (transformers' default 50) would otherwise cut the tail off
+            kwargs.update(do_sample=True, temperature=first.temperature, top_p=first.top_p, top_k=0)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        if past is not None:
+            kwargs["past_key_values"] = past
+        out = self.model.generate(input_ids=input_ids, attention_mask=attention, **kwargs)
+        self.stats.decode_steps += out.shape[1] - input_ids.shape[1] - 1
+        return out[:, input_ids.shape[1]:].tolist()
+
+    def _count(self, prompts: list[list[int]], hits: list, results: list[GenResult]) -> None:
+        s = self.stats
+        s.batches.append(len(prompts))
+        s.requests += len(prompts)
+        s.prompt_tokens += sum(map(len, prompts))
+        s.reused_tokens += sum(n for _, n in hits)
+        s.generated_tokens += sum(len(r.completion_ids) for r in results)
+        for r, (_, n) in zip(results, hits):
+            r.cached_tokens = n
+
+    @property
+    def batch_sizes(self) -> list[int]:
+        return self.stats.batches
+
+    def clear_prefix_cache(self) -> None:
+        """Forget every cached prompt (call it when the weights change, e.g. between GRPO steps)."""
+        if self.prefix_cache is not None:
+            self.prefix_cache.clear()
 
     async def generate(self, request: GenRequest) -> GenResult:
         loop = asyncio.get_running_loop()
@@ -175,41 +250,73 @@ class LocalModel:
 
 
 class _Batcher:
-    """Collects requests for a few ms (or until the batch is full) and runs them as one batch."""
+    """Runs concurrent requests as batches. A rollout played in lanes (lockstep.py) gets a batch when every lane
+    still playing has its request waiting, rows in lane order; other requests are collected for a few ms (or until
+    the batch is full)."""
 
     def __init__(self, model: LocalModel):
         self.model = model
-        self.pending: list[tuple[GenRequest, asyncio.Future]] = []
+        self.pending: list[tuple[GenRequest, asyncio.Future, tuple | None]] = []
         self.worker: asyncio.Task | None = None
+        self.wake = asyncio.Event()
 
     async def submit(self, request: GenRequest) -> GenResult:
         fut = asyncio.get_running_loop().create_future()
-        self.pending.append((request, fut))
+        lane = LANE.get()
+        if lane is not None:
+            lane[0].listen(self.wake.set)  # a lane that ends may complete a tick
+        self.pending.append((request, fut, lane))
+        self.wake.set()
         if self.worker is None or self.worker.done():
             self.worker = asyncio.ensure_future(self._drain())
         return await fut
 
+    def _tick(self) -> list | None:
+        """The requests of a rollout whose every live lane is waiting, in lane order; None if no rollout is ready."""
+        by_rollout: dict[int, list] = {}
+        for item in self.pending:
+            if item[2] is not None:
+                by_rollout.setdefault(id(item[2][0]), []).append(item)
+        for items in by_rollout.values():
+            lanes = items[0][2][0]
+            if lanes.live <= {lane for _, _, (_, lane) in items}:
+                return sorted(items, key=lambda item: item[2][1])
+        return None
+
     async def _drain(self) -> None:
-        while self.pending:
-            if len(self.pending) < self.model.max_batch_size:
-                await asyncio.sleep(self.model.gather_s)
-            live = [(r, f) for r, f in self.pending if not f.done()]
-            key = live[0][0].sampling_key if live else None
-            batch = [(r, f) for r, f in live if r.sampling_key == key][: self.model.max_batch_size]
-            taken = {id(f) for _, f in batch}
-            self.pending = [(r, f) for r, f in live if id(f) not in taken]
-            if not batch:
-                continue
-            try:
-                results = await asyncio.to_thread(self.model.generate_batch, [r for r, _ in batch])
-            except Exception as exc:  # noqa: BLE001 - every waiter gets the failure
-                for _, f in batch:
-                    if not f.done():
-                        f.set_exception(exc)
-                continue
-            for (_, f), res in zip(batch, results):
+        size = self.model.max_batch_size
+        while True:
+            self.pending = [p for p in self.pending if not p[1].done()]
+            if not self.pending:
+                return
+            batch = self._tick()
+            if batch is None:
+                free = [p for p in self.pending if p[2] is None]
+                if not free:  # lanes still playing tools or verifiers: wait for their requests
+                    self.wake.clear()
+                    await self.wake.wait()
+                    continue
+                if len(free) < size:
+                    await asyncio.sleep(self.model.gather_s)
+                    free = [p for p in self.pending if p[2] is None and not p[1].done()]
+                key = free[0][0].sampling_key
+                batch = [p for p in free if p[0].sampling_key == key][:size]
+            taken = {id(f) for _, f, _ in batch}
+            self.pending = [p for p in self.pending if id(p[1]) not in taken]
+            for i in range(0, len(batch), size):
+                await self._run(batch[i:i + size])
+
+    async def _run(self, batch: list) -> None:
+        try:
+            results = await asyncio.to_thread(self.model.generate_batch, [r for r, _, _ in batch])
+        except Exception as exc:  # noqa: BLE001 - every waiter gets the failure
+            for _, f, _ in batch:
                 if not f.done():
-                    f.set_result(res)
+                    f.set_exception(exc)
+            return
+        for (_, f, _), res in zip(batch, results):
+            if not f.done():
+                f.set_result(res)
 
 
 _MODELS: dict[str, LocalModel] = {}
@@ -228,17 +335,18 @@ class LocalProvider(Env0Provider):
                              top_p=float(options.get("top_p") or 1.0), max_tokens=int(options.get("max_tokens") or 512))
         res = await lm.generate(request)
         return fill_response(model_response, model, res.message, prompt_tokens=len(res.prompt_ids),
-                             completion_tokens=len(res.completion_ids), finish_reason=res.finish_reason,
-                             hidden={"env0_prompt_token_ids": res.prompt_ids,
+                             completion_tokens=len(res.completion_ids), cached_tokens=res.cached_tokens,
+                             finish_reason=res.finish_reason, hidden={"env0_prompt_token_ids": res.prompt_ids,
                                      "env0_completion_token_ids": res.completion_ids})
 
 
 def register_local_model(alias: str, base_path: str | Path, adapter_path: str | Path | None = None,
-                         device: str = "cpu", *, max_batch_size: int = 16, gather_ms: float = 5.0) -> str:
+                         device: str = "cpu", *, max_batch_size: int = 16, gather_ms: float = 5.0,
+                         prefix_cache_mb: float = PREFIX_CACHE_MB) -> str:
     """Load the model and serve it as `env0-local/<alias>`; returns that litellm model id."""
     if "/" in alias or not alias:
         raise ValueError(f"local model alias must be a non-empty name without '/', got {alias!r}")
-    _MODELS[alias] = LocalModel(alias, base_path, adapter_path, device, max_batch_size, gather_ms)
+    _MODELS[alias] = LocalModel(alias, base_path, adapter_path, device, max_batch_size, gather_ms, prefix_cache_mb)
     register_provider("env0-local", LocalProvider())
     model_id = f"env0-local/{alias}"
     register_free_model(model_id)

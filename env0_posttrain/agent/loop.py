@@ -17,6 +17,7 @@ from . import _install_providers, task_registry
 from .endpoint import AgentSettings, ModelEndpoint
 from .environment import DEFAULT_ENV, TaskEnv
 from .llm import is_env0_model, is_offline_model, register_free_model
+from .lockstep import MODEL_DONE
 from .messages import (
     EMPTY_REPLY_NUDGE,
     STRAY_CALL_NUDGE,
@@ -31,6 +32,7 @@ from .messages import (
 from .model_call import call_model
 from .records import Arm, Episode, Exchange, TokenUsage
 from .shell_tools import FINISH, SHELL_NOTE, TERMINAL, finish_message
+from .stuck import StuckDetector
 
 _install_providers()  # env0-oracle / env0-faulty must be routable before the first call
 
@@ -58,7 +60,8 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
     system = settings.system_prompt if surface == "tools" else f"{settings.system_prompt}\n\n{SHELL_NOTE}"
     messages: list[dict[str, Any]] = [system_message(system, steering),
                                       {"role": "user", "content": task.instruction}]
-    start_ws = env.build(task)
+    # off the event loop: seeding an env0 package takes a while, and the other episodes' model calls go on meanwhile
+    start_ws = await asyncio.to_thread(env.build, task)
     fork = getattr(env, "fork", None)
     ws = fork(start_ws) if fork is not None else env.build(task)  # the live copy; start_ws stays for the verifier
 
@@ -79,6 +82,8 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
         close = getattr(env, "close", None)
         if close is not None:  # the sandbox ends before the verifier reads the end state
             counts.update(await asyncio.to_thread(close))
+    if stop != "infra_error" and (model_done := MODEL_DONE.get()) is not None:
+        model_done()  # a rollout in lanes starts the lane's next episode while this one is verified
 
     verifier = None
     if stop != "infra_error":
@@ -107,6 +112,7 @@ async def _steps(env: TaskEnv, ws: Any, kwargs: dict[str, Any], messages: list[d
     final_answer: str | None = None
     stop: str | None = None
     error: str | None = None
+    stuck = StuckDetector(settings.stuck_after)
     for step in range(settings.max_steps):
         outcome = await call_model(kwargs, messages, tools, settings, step, episode=episode)
         counts.update(outcome.error_counts)
@@ -163,6 +169,9 @@ async def _steps(env: TaskEnv, ws: Any, kwargs: dict[str, Any], messages: list[d
             consecutive_errors = consecutive_errors + 1 if failed == len(msg["tool_calls"]) else 0
             if final_answer is not None:  # OpenHands ends the conversation on `finish`
                 stop = "agent_completed"
+                break
+            if (reason := stuck.observe(msg["tool_calls"])) is not None:
+                stop, error = "stuck", reason
                 break
         if consecutive_errors >= settings.max_consecutive_agent_errors:
             stop, error = "agent_error", f"{consecutive_errors} malformed replies in a row"

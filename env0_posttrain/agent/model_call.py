@@ -69,8 +69,10 @@ def _token_ids(response: Any) -> tuple[list[int] | None, list[int] | None]:
 
 def _usage(response: Any) -> TokenUsage:
     u = getattr(response, "usage", None)
+    details = getattr(u, "prompt_tokens_details", None)
     return TokenUsage(prompt_tokens=int(getattr(u, "prompt_tokens", 0) or 0),
                       completion_tokens=int(getattr(u, "completion_tokens", 0) or 0),
+                      cached_tokens=int(getattr(details, "cached_tokens", 0) or 0),
                       cost_usd=response_cost(response))
 
 

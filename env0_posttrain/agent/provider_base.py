@@ -23,15 +23,17 @@ def first_user_text(messages: list[dict[str, Any]]) -> str | None:
 
 
 def fill_response(model_response: ModelResponse, model: str, message: dict[str, Any], *,
-                  prompt_tokens: int = 0, completion_tokens: int = 0, finish_reason: str | None = None,
-                  hidden: dict[str, Any] | None = None) -> ModelResponse:
-    """Put an OpenAI assistant dict into litellm's response object."""
+                  prompt_tokens: int = 0, completion_tokens: int = 0, cached_tokens: int = 0,
+                  finish_reason: str | None = None, hidden: dict[str, Any] | None = None) -> ModelResponse:
+    """Put an OpenAI assistant dict into litellm's response object (`cached_tokens`: of the prompt, reused
+    rather than prefilled, as OpenAI's `usage.prompt_tokens_details` says it)."""
     tool_calls = message.get("tool_calls") or None
     model_response.choices[0].message = Message(content=message.get("content"), tool_calls=tool_calls,
                                                 reasoning_content=message.get("reasoning_content"))
     model_response.choices[0].finish_reason = finish_reason or ("tool_calls" if tool_calls else "stop")
     model_response.usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                                 total_tokens=prompt_tokens + completion_tokens)
+                                 total_tokens=prompt_tokens + completion_tokens,
+                                 prompt_tokens_details={"cached_tokens": cached_tokens} if cached_tokens else None)
     model_response.model = model
     model_response.created = int(time.time())
     if hidden:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from env0_posttrain.tasks.model import VerifierResult
 
 Arm = Literal["teacher", "base", "sft", "teacher_eval", "rl"]
-StopCondition = Literal["agent_completed", "max_steps", "agent_error", "infra_error", "verifier_error"]
+StopCondition = Literal["agent_completed", "max_steps", "stuck", "agent_error", "infra_error", "verifier_error"]
 
 
 class TokenUsage(BaseModel):
@@ -26,6 +26,7 @@ class TokenUsage(BaseModel):
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = Field(default=0, description="of prompt_tokens, served from a prefix cache, not prefilled")
     cost_usd: float | None = None
 
     def __add__(self, other: "TokenUsage") -> "TokenUsage":
@@ -33,6 +34,7 @@ class TokenUsage(BaseModel):
         return TokenUsage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
             cost_usd=cost,
         )
 

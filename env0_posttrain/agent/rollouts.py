@@ -29,6 +29,7 @@ from .endpoint import AgentSettings, ModelEndpoint
 from .environment import DEFAULT_ENV, TaskEnv
 from .fail_fast import FAIL_FAST_EPISODES, fail_fast_scope
 from .llm import FatalModelError
+from .lockstep import LANE, MODEL_DONE, Lanes, wants_lanes
 from .loop import STEERABLE_ARMS
 from .records import Arm, Episode, TokenUsage
 from .workers import run_sharded, shard_refusal
@@ -192,7 +193,7 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
                 with fail_fast_scope(min(FAIL_FAST_EPISODES, settings.concurrency, len(todo))):
                     await _run_here(todo, settings, deliver,
                                     lambda task, trial: attempt_episode(task, trial, endpoint, settings, arm, run_id,
-                                                                        env))
+                                                                        env), lanes=wants_lanes(endpoint.model))
     finally:
         bar.close()
     summary.stop_conditions = dict(stops)
@@ -208,15 +209,43 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
 
 async def _run_here(todo: list[tuple[Task, int]], settings: AgentSettings,
                     deliver: Callable[[Task, int, tuple[list[Episode], str | None]], Awaitable[None]],
-                    attempt: Callable[[Task, int], Awaitable[tuple[list[Episode], str | None]]]) -> None:
-    """Every job on this event loop, at most `settings.concurrency` at a time."""
-    sem = asyncio.Semaphore(settings.concurrency)
+                    attempt: Callable[[Task, int], Awaitable[tuple[list[Episode], str | None]]],
+                    lanes: bool = False) -> None:
+    """Every job on this event loop, at most `settings.concurrency` at a time: whichever waits next takes a free slot,
+    or, with `lanes` (a model that batches in this process: lockstep.py), lane j plays jobs j, j+C, ... in turn."""
+    if lanes:
+        n = min(settings.concurrency, len(todo))
+        playing = Lanes(n)
 
-    async def one(task: Task, trial: int) -> None:
-        async with sem:
+        async def play(task: Task, trial: int) -> None:
             await deliver(task, trial, await attempt(task, trial))
 
-    jobs = [asyncio.ensure_future(one(t, k)) for t, k in todo]
+        async def lane(j: int) -> None:
+            LANE.set((playing, j))  # this task's own context: the lane's model requests carry it
+            started = []
+            try:
+                for task, trial in todo[j::n]:
+                    released = asyncio.Event()
+                    MODEL_DONE.set(released.set)  # copied into the episode's task as it is created
+                    started.append(job := asyncio.ensure_future(play(task, trial)))
+                    waiter = asyncio.ensure_future(released.wait())
+                    await asyncio.wait({job, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                    waiter.cancel()
+                    if job.done() and job.exception() is not None:
+                        break
+            finally:
+                playing.finish(j)
+            await asyncio.gather(*started)  # the verifiers still running, and any error
+
+        jobs = [asyncio.ensure_future(lane(j)) for j in range(n)]
+    else:
+        sem = asyncio.Semaphore(settings.concurrency)
+
+        async def one(task: Task, trial: int) -> None:
+            async with sem:
+                await deliver(task, trial, await attempt(task, trial))
+
+        jobs = [asyncio.ensure_future(one(t, k)) for t, k in todo]
     try:
         await asyncio.gather(*jobs)
     except BaseException:

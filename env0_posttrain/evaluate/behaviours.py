@@ -228,6 +228,11 @@ def hit_max_steps(ep: Episode, task: Task | None) -> bool | None:
     return ep.stop_condition == "max_steps"
 
 
+@behaviour("stopped_stuck", "stopped by the stuck detector: the same tool calls with the same arguments N turns in a row")
+def stopped_stuck(ep: Episode, task: Task | None) -> bool | None:
+    return ep.stop_condition == "stuck"
+
+
 @behaviour("oracle_tools_used", "called every tool the oracle solution uses")
 def oracle_tools_used(ep: Episode, task: Task | None) -> bool | None:
     if task is None or not task.oracle:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from env0_posttrain import torch_threads
 from env0_posttrain.digests import file_digest
 from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult
 
@@ -43,6 +44,7 @@ def train_adapter(ctx: StageContext) -> StageResult:
             "steps": result.steps, "first_train_loss": result.first_train_loss, "final_train_loss": result.final_train_loss,
             "final_eval_loss": result.final_eval_loss, "best_step": result.best_step, "runtime_s": round(result.runtime_s, 1),
             "train_tokens": result.train_tokens, "trainable_params": result.trainable_params,
+            "torch_threads": torch_threads.current().threads,
             "checkpointing": _checkpointing_note(result.memory_plan), "device": result.device,
             **({"tensorboard": result.tensorboard_dir} if result.tensorboard_dir else {}),  # tensorboard --logdir <it>
             **{f"plot_{p.stem}": p for p in plots},

@@ -23,12 +23,15 @@ TINY_STUDENTS = ("tiny-qwen3", "tiny-qwen3_5")
 
 def student_digest(spec: RunSpec, store: Store, run_id: str) -> str:
     """What the base's weights depend on: the student section (and, for the tiny student, the task set whose
-    training requests its corpus reads)."""
-    task_set = None
+    training requests its corpus reads and the torch thread count it is pre-trained at)."""
+    task_set = threads = None
     if spec.student.model in TINY_STUDENTS:
+        from env0_posttrain.torch_threads import resolve
+
         task_set = (store.task_set_info(run_id) or {}).get("digest")
+        threads = resolve(spec.torch_threads).threads
     return content_hash(spec.student.model_dump(mode="json", exclude={"chat_template", "tokenizer", "device", "report_to"}),
-                        spec.hosting.kind, task_set)
+                        spec.hosting.kind, task_set, *([threads] if threads is not None else []))
 
 
 def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) -> Path | str:

@@ -19,6 +19,7 @@ from env0_posttrain.markdown_table import records_table
 from env0_posttrain.paths import Paths
 from env0_posttrain.runspec import RunSpec, load_spec
 from env0_posttrain.store import Store
+from env0_posttrain.torch_threads import use_run_threads
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 MAX_OVERLENGTH_FRACTION = 0.1  # declared drops are counted; more than this many means the seq length is wrong
@@ -59,6 +60,7 @@ class StageContext:
              recollect: frozenset[str] = frozenset()) -> "StageContext":
         spec = load_spec(paths.runs / f"{run_id}.yaml")
         use_env0(spec)
+        use_run_threads(spec.torch_threads)
         store = Store(paths.db)
         store.upsert_run(spec)
         return cls(run_id, spec, store, paths, log or logging.getLogger("env0_posttrain"), reuse_since, recollect)

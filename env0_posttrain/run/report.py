@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from env0_posttrain.run.context import StageContext, StageResult, code_version, content_hash, eval_splits, load_tasks
+from env0_posttrain.torch_threads import resolve as resolve_threads
 
 ARMS_ON_EVAL = ("base", "sft", "teacher_eval", "rl")
 
@@ -45,7 +46,7 @@ def write_report(ctx: StageContext) -> StageResult:
         "train_id": training["train_id"] if training else None, "eval_rounds": rounds,
         **({"rl_adapter_revision": rl_training["revision"], "rl_train_id": rl_training["train_id"]} if rl_training else {}),
         "code_version": code_version("workspace", "tasks", "agent", "sft", "train", "evaluate"),
-        "budget": ctx.spec.budget_line(),
+        "budget": ctx.spec.budget_line(), "torch_threads": str(resolve_threads(ctx.spec.torch_threads)),
         "surfaces": ", ".join(f"{arm}: {s}" for arm, s in surfaces.items()) or ctx.spec.surface_line(),
         **({"env0_root": str(ctx.spec.env0.root)} if ctx.spec.env0.root else {}),
         **({"suite_rounds": {name: r for name, (_, _, r) in parts.items()}} if ctx.spec.suites else {}),

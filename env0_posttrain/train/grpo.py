@@ -191,9 +191,9 @@ def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft
     from env0_posttrain.devices import model_dtype, resolve_device
     from env0_posttrain.train.patch_scope import kernel_patches_undone
     from env0_posttrain.train.tracking import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
-    from env0_posttrain.torch_threads import use_free_cores
+    from env0_posttrain import torch_threads
 
-    use_free_cores(torch)
+    torch_threads.apply(torch)
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     set_seed(rl.seed)

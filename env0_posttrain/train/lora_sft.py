@@ -266,11 +266,11 @@ def train_lora(
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import SFTTrainer
 
-    from env0_posttrain.torch_threads import use_free_cores
+    from env0_posttrain import torch_threads
 
     from env0_posttrain.devices import resolve_device
 
-    use_free_cores(torch)  # per stage: in the CLI's process and in the Pipes worker alike
+    torch_threads.apply(torch)  # the run's count, in the CLI's process and in the Pipes worker alike
     device_name = resolve_device(device)
     # Checked before anything is written or loaded: a CUDA run without its kernels stops here, not at step 1.
     kernels = check_kernels(lora, probe_kernels(device_name == "cuda"),

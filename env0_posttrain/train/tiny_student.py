@@ -58,9 +58,13 @@ def corpus_text(item: CorpusItem, tokenizer=None) -> str:
     return tokenizer.apply_chat_template(list(item["messages"]), tools=item.get("tools"), tokenize=False)
 
 
-def student_digest(corpus: Sequence[CorpusItem], entity_tokens: Sequence[str], config: TinyStudentConfig) -> str:
+def student_digest(corpus: Sequence[CorpusItem], entity_tokens: Sequence[str], config: TinyStudentConfig,
+                   threads: int | None = None) -> str:
+    """What the built weights depend on: recipe, corpus, entities and the torch thread count of the pre-training
+    (it sets the order of floating-point sums; None, for students built before it was recorded, leaves it out)."""
     texts = (chunk for item in corpus for chunk in (corpus_text(item), b"\x00"))
-    return sha256_hex(config.model_dump_json(), *texts, json.dumps(list(entity_tokens)), n=16)
+    extra = () if threads is None else (f"torch_threads={threads}",)
+    return sha256_hex(config.model_dump_json(), *texts, json.dumps(list(entity_tokens)), *extra, n=16)
 
 
 def build_model_config(config: TinyStudentConfig, tokenizer):
@@ -130,10 +134,9 @@ def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, wor
     from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
 
     from env0_posttrain.train.tracking import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
+    from env0_posttrain import torch_threads
 
-    from env0_posttrain.torch_threads import use_free_cores
-
-    use_free_cores(torch)
+    torch_threads.apply(torch)
     docs = [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts]
     n_blocks = config.pretrain_steps * config.pretrain_batch_size
     blocks = pretrain_blocks(docs, n_blocks, config.pretrain_seq_len, tokenizer.pad_token_id, config.seed)
@@ -199,6 +202,8 @@ def _build(dest: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str
     import torch
     from transformers import AutoModelForCausalLM
 
+    from env0_posttrain import torch_threads
+
     torch.manual_seed(config.seed)
     # BPE merges come from exactly the text the base will read (conversations rendered with the
     # template), whole tokens cut out: a merge the base never reads would keep a near-zero embedding.
@@ -208,7 +213,7 @@ def _build(dest: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str
     for text in texts[:20]:
         check_round_trip(tokenizer, text)
     model = AutoModelForCausalLM.from_config(build_model_config(config, tokenizer))
-    stats: dict[str, Any] = {}
+    stats: dict[str, Any] = {"torch_threads": torch_threads.current().threads}
     if config.pretrain_steps > 0:
         stats = _pretrain(model, tokenizer, texts, config, dest, report_to)
         shutil.rmtree(dest / "pretrain", ignore_errors=True)
@@ -242,7 +247,10 @@ def ensure_tiny_student(
         raise ValueError("ensure_tiny_student: the corpus is empty")
     cache_dir = Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    dest = cache_dir / f"tiny-{config.architecture}-{student_digest(corpus, entity_tokens, config)}"
+    from env0_posttrain import torch_threads
+
+    threads = torch_threads.current().threads
+    dest = cache_dir / f"tiny-{config.architecture}-{student_digest(corpus, entity_tokens, config, threads)}"
     if (dest / MARKER_FILE).exists():
         return dest
     with open(cache_dir / f".{dest.name}.lock", "w") as lock:

@@ -1,0 +1,100 @@
+"""The local student's generation on a run's eval suite, through the real harness: wall time and tokens per
+episode with the prefix cache off and on, and with the stuck detector off and on.
+
+Prompt tokens are what the episodes' requests held; prefilled tokens are what the model computed (prompt tokens
+minus those reused from the prefix cache); generated tokens are the replies. The run must have its base model
+(and, for `--arm sft`, its adapter) materialized; tasks are the suite's first `--tasks` in task-id order.
+
+    .venv/bin/python bench/local_generation_bench.py --data-dir data --run seeds --suite standard60 --arm sft --tasks 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+from tabulate import tabulate
+
+VARIANTS = {  # name -> (prefix cache MB, stuck_after)
+    "no cache, no stuck stop": (0.0, None),
+    "prefix cache": (None, None),
+    "prefix cache + stuck stop": (None, "spec"),
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data-dir", required=True)
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--suite", required=True)
+    ap.add_argument("--arm", choices=("base", "sft"), default="sft")
+    ap.add_argument("--tasks", type=int, default=20)
+    ap.add_argument("--trials", type=int, default=None, help="default: the suite's")
+    ap.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
+    args = ap.parse_args()
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+    from env0_posttrain.agent import ModelEndpoint, register_local_model, run_rollouts_sync
+    from env0_posttrain.agent.local_model import PREFIX_CACHE_MB, local_model
+    from env0_posttrain.paths import Paths
+    from env0_posttrain.run.arms import rollout_settings
+    from env0_posttrain.run.base_model import base_student
+    from env0_posttrain.run.context import use_env0
+    from env0_posttrain.run.suite_store import suite_task_json
+    from env0_posttrain.runspec import load_spec
+    from env0_posttrain.store import Store
+    from env0_posttrain.tasks.model import Task
+
+    paths = Paths.from_env(args.data_dir)
+    spec = load_spec(paths.runs / f"{args.run}.yaml")
+    store = Store(paths.db)
+    use_env0(spec)
+    tasks = [Task.model_validate_json(j) for j in suite_task_json(store, args.run, args.suite)][: args.tasks]
+    suite = next(s for s in spec.suites if s.name == args.suite)
+    trials = args.trials or suite.trials or spec.eval.trials
+    base = base_student(spec, store, args.run, paths)
+    adapter = None
+    if args.arm == "sft":
+        training = store.latest_training(args.run)
+        adapter = paths.resolve(training["adapter_path"])
+    max_steps, max_tokens = spec.eval_limits()
+    rows = []
+    for name in args.variants:
+        cache_mb, stuck = VARIANTS[name]
+        settings = rollout_settings(spec, "base").model_copy(
+            update={"stuck_after": spec.eval.stuck_after if stuck == "spec" else None})
+        alias = f"bench-{len(rows)}"
+        model_id = register_local_model(alias, base, adapter_path=adapter,
+                                        prefix_cache_mb=PREFIX_CACHE_MB if cache_mb is None else cache_mb)
+        endpoint = ModelEndpoint(model=model_id, max_tokens=max_tokens, temperature=spec.eval.temperature)
+        episodes = []
+        t0 = time.perf_counter()
+        run_rollouts_sync(tasks, args.arm, trials, endpoint, settings, f"bench-{args.run}",
+                          on_episode=episodes.append, progress=False)
+        wall = time.perf_counter() - t0
+        stats = local_model(alias).stats
+        n = len(episodes)
+        rows.append({
+            "variant": name, "stuck_after": settings.stuck_after, "episodes": n, "passed": sum(e.passed for e in episodes),
+            "wall s": round(wall, 1), "steps/ep": sum(len(e.exchanges) for e in episodes) / n,
+            "prompt tok/ep": stats.prompt_tokens / n, "prefilled tok/ep": stats.prefilled_tokens / n,
+            "generated tok/ep": stats.generated_tokens / n, "mean batch": sum(stats.batches) / max(1, len(stats.batches)),
+            "batches": len(stats.batches), "decode steps": stats.decode_steps, "generate s": round(stats.generate_s, 1),
+            "stops": dict(Counter(e.stop_condition for e in episodes)),
+        })
+        print(rows[-1], flush=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=Path(__file__).parent).stdout.strip()
+    print(f"\n{args.arm} on {args.suite} ({len(tasks)} tasks x {trials} trials), {max_steps} steps x {max_tokens} tokens, "
+          f"concurrency {spec.eval.concurrency}; {platform.node()}, {os.cpu_count()} CPUs, commit {commit}, "
+          f"load {os.getloadavg()[0]:.1f}")
+    print(tabulate(rows, headers="keys", floatfmt=".1f"))
+
+
+if __name__ == "__main__":
+    main()
