@@ -261,7 +261,7 @@ class EvalSpec(_Section):
     processes: int = Field(default=1, ge=1, le=MAX_PROCESSES, description=PROCESSES_DOC)
     nightly: bool = False
     surface: Surface = Field(default="tools", description="base, sft and rl arms: " + SURFACE_DOC)
-    stuck_after: int | None = Field(default=3, ge=2, description="the same tool calls N turns in a row end an episode (stuck)")
+    stuck_after: int | None = Field(default=3, ge=2, le=MAX_STEPS, description="the same tool calls N turns in a row end an episode (stuck)")
 
 
 class RLSpec(_Section):
@@ -328,7 +328,7 @@ class RunSpec(_Section):
     shell: ShellSpec = Field(default_factory=ShellSpec)
     compare_across_surfaces: bool = Field(default=False, description="allow teacher.surface != eval.surface: the report "
                                           "then sets arms that acted through different surfaces side by side (else refused)")
-    torch_threads: int | None = Field(default=None, ge=1, description="torch's threads wherever a model trains or "
+    torch_threads: int | None = Field(default=None, ge=1, le=4_096, description="torch's threads wherever a model trains or "
                                       "runs (they set the float sums' order); None = the cores allowed (torch_threads.py)")
     env0: Env0Spec = Field(default_factory=Env0Spec)
     suites: list[SuiteSpec] = Field(

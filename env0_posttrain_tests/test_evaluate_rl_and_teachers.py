@@ -99,7 +99,8 @@ def test_rl_stage_stores_each_grpo_step_in_duckdb_and_the_report_plots_them(tmp_
     steps = [{"step": s, "reward": 0.2 * s, "reward_std": 0.4, "kl": 0.01 * s, "entropy": 0.5, "completion_tokens": 30.0,
               "episode_model_calls": 2.0, "wall_s": 10.0 * s} for s in (1, 2, 3)]
 
-    def fake_train_rl(tasks, rl, eval_spec, base, sft_adapter, out_dir, run_id, on_log=None, env=None, base_ref=None):
+    def fake_train_rl(tasks, rl, eval_spec, base, sft_adapter, out_dir, run_id, on_log=None, env=None, base_ref=None,
+                      device=None):
         assert sft_adapter == str(tmp_path / "sft") and [t.id for t in tasks] == [TRAIN.id]
         for row in steps:
             on_log(dict(row))

@@ -207,10 +207,11 @@ def test_fewer_episodes_than_expected_fails_loudly_and_keeps_the_old_output(tmp_
     with pytest.raises(ConversionError, match="kept 1 episodes, expected at least 3") as err:
         convert_file(path, out, SFTDataPolicy(min_reward=1.0), expected_episodes=3)
     assert "below_min_reward=2" in str(err.value)
+    failed = _file(tmp_path, [{"i": 0, "reward": 0.0}, {"i": 1, "reward": 0.0}, {"i": 2, "reward": 0.5}], "failed.jsonl")
     with pytest.raises(ConversionError, match="produced 0 rows from 3 input rows"):
-        convert_file(path, out, SFTDataPolicy(min_reward=2.0), fmt="trl")
+        convert_file(failed, out, SFTDataPolicy(min_reward=1.0), fmt="trl")
     assert out.read_text() == "previous rows\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.jsonl", "sft.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["failed.jsonl", "results.jsonl", "sft.jsonl"]
     report = convert_file(path, out, SFTDataPolicy(), expected_episodes=3)
     assert report.curation.n_kept_episodes == 3 and len(out.read_text().splitlines()) == 3
 

@@ -61,6 +61,7 @@ def test_training_rollout_and_eval_rollout_give_identical_messages_and_token_ids
     eval_id = register_local_model("grpo-eval", tiny_dir)
     lm = local_model("grpo-eval")
     lm.model.generate = Scripted(lm.tokenizer)
+    lm.prefix_cache = None  # the scripted `generate` fills no KV cache; the cache's own identity: test_agent_prefix_cache
     endpoint = ModelEndpoint.for_eval(eval_id, eval_spec)
     eval_ep = asyncio.run(run_episode(task, endpoint, AgentSettings.for_eval(eval_spec), "rl", 0, "r", env=NotesEnv()))
     # the training side: the policy object GRPOTrainer holds, played through HarnessRollouts

@@ -145,7 +145,7 @@ def test_the_base_model_stage_builds_once_and_later_stages_read_its_record(tmp_p
         calls["corpus"] += 1
         return [t.instruction for t in tasks], []
 
-    def build(cache_dir, corpus, entities, config):
+    def build(cache_dir, corpus, entities, config, report_to=()):
         calls["build"] += 1
         dest = Path(cache_dir) / f"tiny-qwen3-{config.pretrain_steps:012d}"
         dest.mkdir(parents=True, exist_ok=True)

@@ -20,8 +20,8 @@ def _call_key(call: dict[str, Any]) -> tuple[str, str]:
     if isinstance(args, str):
         try:
             args = json.loads(args)
-        except (json.JSONDecodeError, TypeError):
-            pass
+        except (json.JSONDecodeError, TypeError, RecursionError):
+            pass  # compared as the raw string: a garbled reply repeated is still a repeat
     return str(fn.get("name") or ""), json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
 
 
