@@ -78,6 +78,16 @@ def fla_guard_note() -> str | None:
             "see fla_vs_torch for the gated backward's error")
 
 
+def _free_cuda() -> None:
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
 def _peak_gib() -> float | None:
     import torch
 
@@ -187,7 +197,14 @@ def _fla_vs_torch(tiny: bool) -> dict:
     return rel
 
 
-def part_mid(tiny: bool) -> dict:
+def _phase(name: str, figures: dict, notes: list, result_file: Path | None) -> None:
+    """Say which phase starts (a time-out's log tail names it) and keep the figures so far (a time-out keeps them)."""
+    print(f"[{time.strftime('%H:%M:%S')}] mid: {name}", flush=True)
+    if result_file is not None:
+        result_file.write_text(json.dumps({"figures": figures, "notes": notes}, default=str))
+
+
+def part_mid(tiny: bool, result_file: Path | None = None) -> dict:
     import asyncio
 
     import torch
@@ -206,14 +223,7 @@ def part_mid(tiny: bool) -> dict:
     cuda = _cuda()
     notes = [n for n in [fla_guard_note()] if n]
     figures: dict[str, Any] = {}
-    if cuda:
-        try:
-            rel = _fla_vs_torch(tiny)
-            figures["fla_vs_torch_rel_err"] = rel
-            notes.append(f"fla gated delta rule vs torch: max relative error {max(rel.values()):.3g} "
-                         f"({'agrees' if max(rel.values()) < 0.05 else 'DISAGREES: gradients unreliable here'})")
-        except Exception as err:  # fla missing or refusing: the row says why, the part goes on
-            figures["fla_vs_torch_rel_err"] = f"{type(err).__name__}: {str(err)[:120]}"
+    _phase("build the student", figures, notes, result_file)
     work = Path(tempfile.mkdtemp(prefix="env0-mid-"))
     data = make_synthetic_set(64 if not tiny else 8, 4, seed=3)
     tok_source = ensure_tiny_student(work / "tok", data.corpus, data.entities, TinyStudentConfig(
@@ -236,6 +246,7 @@ def part_mid(tiny: bool) -> dict:
                     report_to=[])
     if cuda:
         torch.cuda.reset_peak_memory_stats()
+    _phase("train_lora", figures, notes, result_file)
     result = lora_sft.train_lora(data.train, [], lora, base, work / "run")
     steady = [m["tokens_per_s"] for m in result.metrics if m.get("tokens_per_s")][len(result.metrics) // 2:]
     figures |= {"lora_steps": result.steps, "lora_s_per_step": round(result.runtime_s / max(result.steps, 1), 3),
@@ -250,7 +261,8 @@ def part_mid(tiny: bool) -> dict:
     lm = local_model(alias)
     prompts = [first_call_prompt(r) for r in data.train]
     new_tokens = 8 if tiny else 128
-    throughput = {}
+    throughput = figures["generate_tokens_per_s"] = {}
+    _phase("generation throughput", figures, notes, result_file)
     for batch in (1, 4) if tiny else (1, 16, 64):
         requests = [GenRequest(messages=prompts[i % len(prompts)][0], tools=data.train[i % len(prompts)]["tools"],
                                temperature=0.0, top_p=1.0, max_tokens=new_tokens) for i in range(batch)]
@@ -262,7 +274,7 @@ def part_mid(tiny: bool) -> dict:
         if cuda:
             torch.cuda.synchronize()
         throughput[f"batch_{batch}"] = round(sum(len(r.completion_ids) for r in out) / (time.perf_counter() - t0), 1)
-    figures["generate_tokens_per_s"] = throughput
+    _phase("one eval arm", figures, notes, result_file)
     tasks = make_task_set(tiny_demo_task_selection(n_train=4, n_eval=4 if tiny else 60, seed=0)).split("eval")
     eval_spec = EvalSpec(max_steps=4, max_tokens=16 if tiny else 96, temperature=0.0)
     endpoint = ModelEndpoint(model=f"env0-local/{alias}", temperature=0.0, max_tokens=eval_spec.max_tokens)
@@ -279,6 +291,15 @@ def part_mid(tiny: bool) -> dict:
                            "calls_per_s": round(calls / seconds, 2), "mean_batch": round(
                                sum(lm.batch_sizes) / max(len(lm.batch_sizes), 1), 1), "device": lm.device}
     notes.append("random weights: pass rates mean nothing here; the eval arm measures the harness on this device")
+    if cuda:  # last: a correctness row, and fla's kernels compile for a while on first use
+        _phase("fla vs torch", figures, notes, result_file)
+        try:
+            rel = _fla_vs_torch(tiny)
+            figures["fla_vs_torch_rel_err"] = rel
+            notes.append(f"fla gated delta rule vs torch: max relative error {max(rel.values()):.3g} "
+                         f"({'agrees' if max(rel.values()) < 0.05 else 'DISAGREES: gradients unreliable here'})")
+        except Exception as err:  # fla missing or refusing: the row says why, the part goes on
+            figures["fla_vs_torch_rel_err"] = f"{type(err).__name__}: {str(err)[:120]}"
     return {"figures": figures, "notes": notes}
 
 
@@ -296,6 +317,7 @@ def part_bench9b(tiny: bool, result_file: Path | None = None) -> dict:
     if status.cuda and not status.fla:  # the torch fallback takes ~56 s a step: no row would finish in its box
         return {"figures": {"skipped": f"fla unavailable ({status.fla_error})"}, "notes": notes}
     for budget in (40.0, 80.0):
+        _free_cuda()  # the previous row's model and trainer: without this the 80 GiB row starts on top of them
         args = argparse.Namespace(seq=64 if tiny else 8192, steps=2 if tiny else 3, grad_acc=1 if tiny else 8,
                                   batch=1, gpu_memory_gb=budget)
         try:
@@ -387,7 +409,7 @@ def main() -> None:
         tempfile.tempdir = str(args.result.parent)  # a part's scratch lives in the driver's folder, removed with it
         fn = {"env": part_env, "demo": part_demo, "mid": part_mid, "bench9b": part_bench9b}[args.part]
         try:
-            row = fn(args.cpu_tiny, args.result) if args.part == "bench9b" else fn(args.cpu_tiny)
+            row = fn(args.cpu_tiny, args.result) if args.part in ("bench9b", "mid") else fn(args.cpu_tiny)
         except Exception as err:
             import traceback
 

@@ -130,7 +130,7 @@ def run_row(args, config_shape, liger: bool, mode: str, layout: str, status) -> 
     from env0_posttrain.runspec import LoraSpec
     from env0_posttrain.train.gpu_kernels import check_kernels
     from env0_posttrain.train.lora_sft import build_lora_config, build_sft_config, resolve_device_settings
-    from env0_posttrain.train.memory_plan import ModelShape, checkpointing_settings, device_memory_gib
+    from env0_posttrain.train.memory_plan import ModelShape, checkpointing_settings, device_memory_gib, memory_budget_gib
     from env0_posttrain.train.tokenizer_build import build_tokenizer
 
     cuda = torch.cuda.is_available()
@@ -149,7 +149,7 @@ def run_row(args, config_shape, liger: bool, mode: str, layout: str, status) -> 
         model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16 if device["bf16"] else torch.float32)
     model = get_peft_model(model, build_lora_config(lora))
     shape = ModelShape.of(model, args.batch * args.seq, 2 if device["bf16"] else 4, kernels.memory_kind)
-    budget = args.gpu_memory_gb or device_memory_gib()
+    budget = memory_budget_gib(args.gpu_memory_gb, device_memory_gib())
     plan = mode_plan(mode, shape, budget, lora, device, model, kernels)
     device.update(checkpointing_settings(plan))
     n = args.steps * args.grad_acc * args.batch * (3 if layout == "packing" else 1)

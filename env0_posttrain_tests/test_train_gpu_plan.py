@@ -21,6 +21,7 @@ from env0_posttrain.train.gpu_kernels import (
     uses_linear_attention,
 )
 from env0_posttrain.train.memory_plan import (
+    memory_budget_gib,
     MemoryPlan,
     ModelShape,
     checkpointed_indices,
@@ -230,6 +231,11 @@ def test_apply_memory_plan_uses_the_devices_memory_unless_the_spec_sets_a_budget
                                     "padding_free": False, "use_liger_kernel": False})
     assert cfg.activation_checkpointing and cfg.activation_checkpointing_kwargs == device["gradient_checkpointing_kwargs"]
     assert lora_sft.apply_memory_plan(LoraSpec(), {"use_cpu": True}, model, kernels) is None
+    # "80 GB" on an H100 (79.19 GiB): the plan fills what the device holds, not what the spec wishes
+    monkeypatch.setattr(lora_sft, "device_memory_gib", lambda: H100_GIB)
+    assert lora_sft.apply_memory_plan(LoraSpec(gpu_memory_gb=80.0), dict(cuda_device), model, kernels).budget_gib == H100_GIB
+    assert plan_memory(NINE_B, memory_budget_gib(80.0, H100_GIB)).predicted_peak_gib <= H100_GIB - 2.0
+    assert memory_budget_gib(40.0, H100_GIB) == 40.0 and memory_budget_gib(None, None) is None
     assert isinstance(MemoryPlan.model_validate(plan.model_dump()), MemoryPlan) and "GiB" in plan.describe()
 
 

@@ -26,6 +26,7 @@ from env0_posttrain.train.memory_plan import (
     ModelShape,
     checkpointing_settings,
     device_memory_gib,
+    memory_budget_gib,
     plan_memory,
 )
 from env0_posttrain.train.checkpoint_choice import CheckpointChoice, checkpoint_step, first_call_scores, pick_best
@@ -130,7 +131,7 @@ def apply_memory_plan(lora: LoraSpec, device: dict[str, Any], model, kernels: Ke
         return None
     shape = ModelShape.of(model, lora.per_device_batch_size * lora.max_seq_length, 2 if device["bf16"] else 4,
                           kernels.memory_kind)
-    budget = lora.gpu_memory_gb if lora.gpu_memory_gb is not None else device_memory_gib()
+    budget = memory_budget_gib(lora.gpu_memory_gb, device_memory_gib())
     plan = plan_memory(shape, budget, forced=lora.gradient_checkpointing)
     device.update(checkpointing_settings(plan))
     return plan

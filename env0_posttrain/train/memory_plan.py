@@ -196,3 +196,11 @@ def device_memory_gib() -> float | None:
     if not torch.cuda.is_available():
         return None
     return torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory / GIB
+
+
+def memory_budget_gib(requested: float | None, device_gib: float | None) -> float | None:
+    """The budget the plan fills: the spec's `gpu_memory_gb`, never more than the device holds (an "80 GB" H100
+    has 79.2 GiB: a plan for 80 would leave no headroom), else the device's memory."""
+    if requested is None:
+        return device_gib
+    return min(requested, device_gib) if device_gib is not None else requested
