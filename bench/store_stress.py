@@ -78,7 +78,7 @@ def trial(writers: int, rows: int, load: int, readers: int, pause: float, workdi
         p.join(600)
     wall = time.monotonic() - t0
     for p in side:
-        p.terminate()
+        p.kill()
         p.join()
     lines = [line.split() for a in acks if os.path.exists(a) for line in open(a) if line.strip()]
     acked = [x[0] for x in lines]

@@ -99,7 +99,7 @@ def main() -> None:
                 print(rows[-1], file=sys.stderr, flush=True)
         finally:
             for p in procs:
-                p.terminate()
+                p.kill()
                 p.join()
     print(f"{cores} cores allowed, {busy} busy processes in the loaded rows, {args.steps} steps of the demo "
           f"student's shape (batch {8}, seq {256})")

@@ -34,7 +34,7 @@ class Busy:
 
     def __exit__(self, *exc):
         for p in self.procs:
-            p.terminate()
+            p.kill()  # not terminate: a runner that ignores SIGTERM hands that to its children
             p.join()
 
 
