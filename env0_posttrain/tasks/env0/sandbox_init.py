@@ -2,7 +2,8 @@
 
 It stays OUTSIDE every command's view: it brings the private loopback up, listens there on env0's ports and pipes
 each connection to the service's Unix socket in the parent (the Workspace stays there), prints "ready", then runs
-each command the parent sends on stdin (one JSON object a line) through bubblewrap and answers on stdout.
+each command the parent sends on stdin (one JSON object a line) through bubblewrap and answers on stdout. The next
+command's container is made ahead (Spares), so a command is handed over rather than started.
 
 Each command is its own bwrap container (the argv prefix the parent built): its own user, pid, mount, ipc and uts
 namespaces, sharing only this network namespace, so it reaches the services on loopback and nothing else. It sees
@@ -180,7 +181,7 @@ class Spares:
     """One container made ahead: the next command's bwrap container, started (in the sandbox's cgroups, like every
     command) while the current command runs or the agent thinks, so a request only hands the command over.
 
-    A spare's pid 1 under bwrap is `sh -s` reading one script on its stdin, a pipe whose other end only this process
+    A spare's command under bwrap is `sh -s`, reading one script on its stdin, a pipe whose other end only this process
     holds: it sets stdin to /dev/null, changes to the request's folder and execs the command through `env -i` with
     the request's environment, so the command holds nothing of the channel. One spare serves one command (taken,
     then the next one is started); spares are started by one long-lived thread, since bwrap's --die-with-parent
