@@ -10,8 +10,9 @@ How: each command is a bubblewrap container of its own (user, pid, mount, ipc, u
 uid with no capabilities; a cleared environment; hard rlimits; the sandbox's pids and memory cgroups where the
 machine lets us make them, sandbox_cgroup.py). They share one network namespace, held by the sandbox's keeper
 (sandbox_init.py, started here by `unshare -n`): it forwards env0's ports on that loopback to the services' Unix
-sockets here (the Workspace stays in this process), runs the commands and answers on a pipe that no command can
-reach. Every answer this process reads is size-checked and validated; a command can fail itself, never the runner.
+sockets here (the Workspace stays in this process), runs the commands (each in a container it made ahead while the
+previous command ran) and answers on a pipe that no command can reach. Every answer this process reads is
+size-checked and validated; a command can fail itself, never the runner.
 
 Where bubblewrap or namespaces are not available the sandbox refuses, naming the setting to force the weaker mode:
 `ENV0_SANDBOX=unconfined` runs commands on the host (services on free ports, the layout's folders under a temporary

@@ -2,7 +2,8 @@
 
 It stays OUTSIDE every command's view: it brings the private loopback up, listens there on env0's ports and pipes
 each connection to the service's Unix socket in the parent (the Workspace stays there), prints "ready", then runs
-each command the parent sends on stdin (one JSON object a line) through bubblewrap and answers on stdout.
+each command the parent sends on stdin (one JSON object a line) through bubblewrap and answers on stdout. The next
+command's container is made ahead (Spares), so a command is handed over rather than started.
 
 Each command is its own bwrap container (the argv prefix the parent built): its own user, pid, mount, ipc and uts
 namespaces, sharing only this network namespace, so it reaches the services on loopback and nothing else. It sees
@@ -24,6 +25,7 @@ import json
 import os
 import queue
 import resource
+import shlex
 import signal
 import socket
 import struct
@@ -175,16 +177,125 @@ class Spawner:
 SPAWNER: list[Spawner] = []
 
 
+class Spares:
+    """One container made ahead: the next command's bwrap container, started (in the sandbox's cgroups, like every
+    command) while the current command runs or the agent thinks, so a request only hands the command over.
+
+    A spare's command under bwrap is `sh -s`, reading one script on its stdin, a pipe whose other end only this process
+    holds: it sets stdin to /dev/null, changes to the request's folder and execs the command through `env -i` with
+    the request's environment, so the command holds nothing of the channel. One spare serves one command (taken,
+    then the next one is started); spares are started by one long-lived thread, since bwrap's --die-with-parent
+    follows the thread that forked it, and die with this process like every command."""
+
+    def __init__(self, conf: dict):
+        self.argv = [*conf["bwrap"], "--chdir", "/", "--", SHELL, "-s"]
+        self.ready: subprocess.Popen | None = None
+        self.making = False
+        self.cond = threading.Condition()
+        self.want = threading.Event()
+        threading.Thread(target=self._loop, daemon=True, name="spares").start()
+
+    def _loop(self) -> None:
+        while True:
+            self.want.wait()
+            self.want.clear()
+            try:
+                proc = SPAWNER[0].popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, env={}, close_fds=True, start_new_session=True)
+            except Exception:  # noqa: BLE001 - e.g. the process limit reached: the next command starts its own
+                proc = None
+            with self.cond:
+                self.ready, self.making = proc, False
+                self.cond.notify_all()
+
+    def refill(self) -> None:
+        with self.cond:
+            if self.ready is None and not self.making:
+                self.making = True
+                self.want.set()
+
+    def take(self) -> subprocess.Popen | None:
+        """The spare (None if there is none or it has ended); the next one is being started on return."""
+        with self.cond:
+            self.cond.wait_for(lambda: not self.making, timeout=10)  # a Popen under way: milliseconds
+            proc, self.ready = (None, self.ready) if self.making else (self.ready, None)
+        self.refill()
+        if proc is not None and proc.poll() is not None:
+            _close(proc)
+            return None
+        return proc
+
+
+SPARES: list[Spares] = []
+SHELL, ENV = "/bin/sh", "/usr/bin/env"
+
+
+def handover_script(req: dict) -> bytes | None:
+    """What a spare's shell runs for `req`, or None where only a fresh container keeps its exact meaning (a name
+    `env` would read as an assignment, a NUL, a relative folder): then the command starts as bwrap's own."""
+    argv, env, cwd = req["argv"], req["env"], req["cwd"]
+    if not argv or "=" in argv[0] or not cwd.startswith("/") or any(not k or "=" in k for k in env):
+        return None
+    words = " ".join(shlex.quote(w) for w in [*(f"{k}={v}" for k, v in env.items()), *argv])
+    text = f"exec </dev/null && {{ cd -P -- {shlex.quote(cwd)} || exit 1; }} && exec {ENV} -i -- {words}\n"
+    if "\0" in text:
+        return None
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return None
+
+
+def _close(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+    for f in (proc.stdin, proc.stdout, proc.stderr):
+        try:
+            f.close()
+        except OSError:
+            pass
+
+
+def _handed_over(proc: subprocess.Popen, script: bytes) -> bool:
+    try:
+        proc.stdin.write(script)
+        proc.stdin.close()
+        return True
+    except OSError:  # the spare ended before it read (e.g. killed at the memory limit): a fresh container instead
+        _close(proc)
+        return False
+
+
+def _exec_error(err: bytes, prefix: bytes) -> bytes | None:
+    """`bwrap: execvp NAME: why` or `/usr/bin/env: 'NAME': why` -> `NAME: why` (the command was not found or not
+    executable); None for anything else."""
+    if not err.startswith(prefix):
+        return None
+    rest = err[len(prefix):]
+    if prefix.endswith(b"'"):
+        name, sep, why = rest.partition(b"': ")
+        return name + b": " + why if sep else None
+    return rest
+
+
 def run_one(conf: dict, req: dict) -> None:
     out, err = [b"", False], [b"", False]
     answer = {"id": req["id"], "returncode": 127, "timed_out": False, "truncated": False}
-    argv = [*conf["bwrap"], "--chdir", req["cwd"], "--", *req["argv"]]
-    try:
-        proc = SPAWNER[0].popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=req["env"], close_fds=True, start_new_session=True)
-    except Exception as e:  # noqa: BLE001 - e.g. the process limit reached by another command: this one fails
-        err[0] = f"bwrap: {getattr(e, 'strerror', None) or e}\n".encode()
-    else:
+    script = handover_script(req)
+    proc = SPARES[0].take() if SPARES and script is not None else None
+    spare = proc is not None and _handed_over(proc, script)
+    if not spare:
+        argv = [*conf["bwrap"], "--chdir", req["cwd"], "--", *req["argv"]]
+        try:
+            proc = SPAWNER[0].popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    env=req["env"], close_fds=True, start_new_session=True)
+        except Exception as e:  # noqa: BLE001 - e.g. the process limit reached by another command: this one fails
+            proc = None
+            err[0] = f"bwrap: {getattr(e, 'strerror', None) or e}\n".encode()
+    if proc is not None:
         readers = [threading.Thread(target=_read_capped, args=(s, req["cap"], o), daemon=True)
                    for s, o in ((proc.stdout, out), (proc.stderr, err))]
         for r in readers:
@@ -205,9 +316,14 @@ def run_one(conf: dict, req: dict) -> None:
         for r in readers:  # every process of the command is gone with its pid namespace: the pipes are at EOF
             r.join(5)
         rc = proc.returncode
-        if rc == 1 and err[0].startswith(b"bwrap: execvp "):  # the command itself was not found / not executable
-            rc = 126 if b"Permission denied" in err[0] else 127
-            err[0] = err[0][len(b"bwrap: execvp "):]
+        if spare:
+            named = _exec_error(err[0], f"{ENV}: '".encode()) if rc in (126, 127) else None
+        else:
+            named = _exec_error(err[0], b"bwrap: execvp ") if rc == 1 else None
+            if named is not None:
+                rc = 126 if b"Permission denied" in err[0] else 127
+        if named is not None:  # the command itself was not found / not executable
+            err[0] = named
         answer.update(returncode=rc, truncated=bool(out[1] or err[1]))
     answer.update(stdout=base64.b64encode(out[0]).decode(), stderr=base64.b64encode(err[0]).decode())
     with _ANSWER:
@@ -220,6 +336,9 @@ def serve(conf: dict) -> None:
         forward(int(port), sock_path)
     sys.stdout.write("ready\n")
     sys.stdout.flush()
+    if os.access(SHELL, os.X_OK) and os.access(ENV, os.X_OK):
+        SPARES.append(Spares(conf))
+        SPARES[0].refill()
     for line in sys.stdin:
         threading.Thread(target=run_one, args=(conf, json.loads(line)), daemon=True).start()
 
