@@ -108,7 +108,7 @@ def part_demo(tiny: bool) -> dict:
     in the same process: the one that crashed on CUDA) on a tiny student."""
     if tiny:
         return _demo_tiny()
-    from env0_posttrain.paths import Paths
+    from env0_posttrain.util.paths import Paths
     from env0_posttrain.store import Store
 
     data = Path(tempfile.mkdtemp(prefix="env0-demo-"))

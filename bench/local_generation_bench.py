@@ -41,7 +41,7 @@ def main() -> None:
 
     from env0_posttrain.agent import ModelEndpoint, register_local_model, run_rollouts_sync
     from env0_posttrain.agent.local_model import PREFIX_CACHE_MB, local_model
-    from env0_posttrain.paths import Paths
+    from env0_posttrain.util.paths import Paths
     from env0_posttrain.run.arms import rollout_settings
     from env0_posttrain.run.base_model import base_student
     from env0_posttrain.run.context import use_env0

@@ -19,7 +19,7 @@ import time
 
 import yaml
 
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.runspec import load_spec, parse_spec, write_spec
 from env0_posttrain.train.demo_recipe import TINY_DEMO_RL
 

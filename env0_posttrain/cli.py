@@ -18,7 +18,7 @@ import yaml
 
 from env0_posttrain.cli_errors import OperatingErrors, ensure_writable
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UI_HOST, UI_PORT
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.runspec import RunSpec, SpecError, parse_spec, run_id_problem, write_spec
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False, cls=OperatingErrors)
@@ -218,7 +218,7 @@ def _selection(select: list[str], extra: list[str]) -> list[str]:
 
 def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, verbose: bool = False,
                            suites: list[str] = [], everything: bool = False, recollect: list[str] | None = None) -> None:
-    from env0_posttrain.console import dagster_log_level, show_logs
+    from env0_posttrain.util.console import dagster_log_level, show_logs
     from env0_posttrain.orchestration.launch import instance_for, materialize_run
     from env0_posttrain.store import Store
 

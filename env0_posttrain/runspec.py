@@ -16,9 +16,9 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from env0_posttrain.fsutil import atomic_write_text
-from env0_posttrain.digests import sha256_hex
-from env0_posttrain.source_lines import yaml_line
+from env0_posttrain.util.fsutil import atomic_write_text
+from env0_posttrain.util.digests import sha256_hex
+from env0_posttrain.util.source_lines import yaml_line
 from env0_posttrain.training_options import DEVICE_DOC, Device, Tracker, trackers
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # also a file name and a folder: never '.', '..' or hidden
@@ -329,7 +329,7 @@ class RunSpec(_Section):
     compare_across_surfaces: bool = Field(default=False, description="allow teacher.surface != eval.surface: the report "
                                           "then sets arms that acted through different surfaces side by side (else refused)")
     torch_threads: int | None = Field(default=None, ge=1, le=4_096, description="torch's threads wherever a model trains or "
-                                      "runs (they set the float sums' order); None = the cores allowed (torch_threads.py)")
+                                      "runs (they set the float sums' order); None = the cores allowed (util/torch_threads.py)")
     env0: Env0Spec = Field(default_factory=Env0Spec)
     suites: list[SuiteSpec] = Field(
         default_factory=list, description="named eval suites beside the tasks.n_eval split (none = that split only)")

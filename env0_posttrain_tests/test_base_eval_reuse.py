@@ -12,7 +12,7 @@ from env0_posttrain.run.report import write_report
 from env0_posttrain.run import rounds
 from env0_posttrain.agent import oracle_endpoint
 from env0_posttrain.orchestration.backfill import clone_for_teacher
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.runspec import RunSpec, parse_spec
 from env0_posttrain.run.context import StageContext
 from env0_posttrain.run.evals import evaluate_arm

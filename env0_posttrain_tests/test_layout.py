@@ -33,8 +33,7 @@ DAGSTER_SIDE = ("defs", "orchestration", "definitions")  # the only places that 
 # Lowest first. Entries are top-level packages or modules of env0_posttrain; the longest matching entry wins, so a
 # module may sit in another layer than its package (the two orchestration modules a run worker needs).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("helpers", ("digests", "fsutil", "markdown_table", "processes", "parent_watch", "process_env", "torch_threads",
-                 "console", "source_lines", "read_lock", "paths", "devices")),
+    ("helpers", ("util", "read_lock")),
     ("run spec", ("training_options", "shell_spec", "suite_spec", "runspec")),
     ("workspace", ("workspace",)),
     ("tasks", ("tasks",)),

@@ -24,7 +24,7 @@ from env0_posttrain.orchestration import backfill as backfill_mod
 from env0_posttrain.orchestration.backfill import BackfillError, backfill_teachers, teacher_run_id, teacher_slug
 from env0_posttrain.orchestration import ui_graphql
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UiError, UiGraphQL
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.runspec import RunSpec, is_valid_run_id, load_spec, write_spec
 from env0_posttrain_tests import toy_run_assets
 from env0_posttrain_tests.toy_run_assets import toy_defs

@@ -14,7 +14,7 @@ import dagster as dg
 import pytest
 from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
 
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.run.pipes_worker import pipes_metadata, resolve_stage
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.runspec import RunSpec, write_spec
 from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult
 

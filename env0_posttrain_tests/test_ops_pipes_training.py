@@ -15,7 +15,7 @@ from env0_posttrain.defs.assets import sft_rows, task_set, teacher_trajectories
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.runspec import parse_spec, write_spec
 
 RUN_ID = "pipes-train"

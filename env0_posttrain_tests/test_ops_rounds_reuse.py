@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, oracle_endpoint, register_tasks
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.run import rounds
 from env0_posttrain.run.context import StageContext, load_tasks
 from env0_posttrain.run.task_set import build_task_set

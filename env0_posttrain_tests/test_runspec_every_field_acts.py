@@ -23,7 +23,7 @@ from env0_posttrain.run import rounds
 from env0_posttrain.run.context import StageContext, content_hash
 from env0_posttrain.run.evals import evaluate_arm
 from env0_posttrain.run.teacher import collect_teacher
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.runspec import RunSpec, parse_spec
 from env0_posttrain.store import Store
 from env0_posttrain_tests.test_sft_support import make_episode, make_task, tiny_tokenizer
@@ -309,8 +309,8 @@ def run_threads(spec: RunSpec, env) -> Any:
 
     import torch
 
-    from env0_posttrain.process_env import export
-    from env0_posttrain.torch_threads import ENV, use_run_threads
+    from env0_posttrain.util.process_env import export
+    from env0_posttrain.util.torch_threads import ENV, use_run_threads
 
     before = torch.get_num_threads()
     try:

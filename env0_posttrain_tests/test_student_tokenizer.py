@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from env0_posttrain.run import arms as models
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.runspec import parse_spec
 from env0_posttrain_tests.test_sft_support import tiny_tokenizer
 

@@ -13,7 +13,7 @@ import pytest
 
 from env0_posttrain.agent import oracle_endpoint
 from env0_posttrain.evaluate.report_model import ComparisonReport
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.run import arms as models
 from env0_posttrain.run.context import StageContext
 from env0_posttrain.run.eval_suites import build_eval_suites

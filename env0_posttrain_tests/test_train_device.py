@@ -119,7 +119,7 @@ def test_a_patch_is_undone_when_training_fails():
 def test_auto_is_cuda_exactly_when_a_gpu_is_there(monkeypatch):
     import torch
 
-    from env0_posttrain.devices import DeviceError, device_label, model_dtype, resolve_device
+    from env0_posttrain.util.devices import DeviceError, device_label, model_dtype, resolve_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert resolve_device("auto") == resolve_device(None) == "cpu" and model_dtype("cpu") == torch.float32
@@ -159,7 +159,7 @@ def test_a_cpu_student_on_a_gpu_machine_trains_on_cpu(monkeypatch, tmp_path, bas
 def test_every_local_arm_is_registered_on_the_students_device(monkeypatch, tmp_path):
     import torch
 
-    from env0_posttrain.paths import Paths
+    from env0_posttrain.util.paths import Paths
     from env0_posttrain.run import arms
 
     seen: list = []

@@ -144,7 +144,7 @@ def test_grpo_continues_the_sft_adapter_and_logs_reward_kl_entropy(tiny_dir, tmp
 def test_runs_without_an_rl_section_skip_both_rl_stages(tmp_path):
     import logging
 
-    from env0_posttrain.paths import Paths
+    from env0_posttrain.util.paths import Paths
     from env0_posttrain.run.rl import evaluate_rl, train_rl_adapter
     from env0_posttrain.run.context import StageContext
     from env0_posttrain.store import Store

@@ -16,7 +16,7 @@ from env0_posttrain.defs.metadata import run_stage, to_result
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.parent_watch import die_with_parent
+from env0_posttrain.util.parent_watch import die_with_parent
 from env0_posttrain.run import base_model as base_model_stage, eval_suites as suites_stage, evals, report, rl
 from env0_posttrain.run import sft_rows as sft_stage
 from env0_posttrain.run import task_set as task_set_stage, teacher, teacher_table as teacher_table_stage
@@ -37,7 +37,7 @@ RECOLLECT_TAG = "env0/recollect"  # comma-separated arms whose finished round is
 
 
 def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> StageContext:
-    die_with_parent()  # a step process must not outlive a killed run worker (parent_watch.py)
+    die_with_parent()  # a step process must not outlive a killed run worker (util/parent_watch.py)
     tags = context.run.tags
     recollect = frozenset(a.strip() for a in tags.get(RECOLLECT_TAG, "").split(",") if a.strip())
     return StageContext.load(context.partition_key, env0.paths(), context.log, reuse_since=_retry_since(context),

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from env0_posttrain import torch_threads
-from env0_posttrain.digests import file_digest
+from env0_posttrain.util import torch_threads
+from env0_posttrain.util.digests import file_digest
 from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult
 
 

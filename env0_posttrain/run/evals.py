@@ -83,7 +83,7 @@ def _evaluate_suite(ctx: StageContext, arm: str, suite: str) -> tuple[dict[str, 
         lambda: rounds.rollout(ctx, arm, tasks, trials, endpoint, settings, **({"round_arm": key} if key != arm else {})))
     meta = rollout_metadata(round_id, episodes, summary) | {"model": endpoint.model} | served
     if endpoint.model.startswith("env0-local/"):  # the in-process student: where it ran (the report's lineage)
-        from env0_posttrain.devices import device_label
+        from env0_posttrain.util.devices import device_label
         from env0_posttrain.run.arms import student_device
 
         meta["device"] = device_label(student_device(ctx.spec))

@@ -75,7 +75,7 @@ def report_stage_result(pipes: PipesContext, result: Any) -> None:
 
 
 def run_stage(pipes: PipesContext) -> None:
-    from env0_posttrain.paths import Paths
+    from env0_posttrain.util.paths import Paths
     from env0_posttrain.run.context import StageContext
 
     run_id = pipes.get_extra("run_id")
@@ -87,7 +87,7 @@ def run_stage(pipes: PipesContext) -> None:
 
 
 def main() -> None:
-    from env0_posttrain.parent_watch import PARENT_PID_ENV, die_with_process
+    from env0_posttrain.util.parent_watch import PARENT_PID_ENV, die_with_process
 
     die_with_process(os.environ.get(PARENT_PID_ENV))  # a killed orchestrator takes its training with it
     with open_dagster_pipes() as pipes:

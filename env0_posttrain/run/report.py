@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from env0_posttrain.run.context import StageContext, StageResult, code_version, content_hash, eval_splits, load_tasks
-from env0_posttrain.torch_threads import resolve as resolve_threads
+from env0_posttrain.util.torch_threads import resolve as resolve_threads
 
 ARMS_ON_EVAL = ("base", "sft", "teacher_eval", "rl")
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult, content_hash, load_tasks
 from env0_posttrain.run.evals import evaluate_arm
-from env0_posttrain.digests import file_digest
+from env0_posttrain.util.digests import file_digest
 
 
 def rl_training_key(run_id: str) -> str:

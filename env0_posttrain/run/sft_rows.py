@@ -81,7 +81,7 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
 def write_skipped(out: Path, skipped_rows, trl) -> None:
     """task id -> why its row was not trained on as played (dropped, or cut into windows for max_seq_length), so
     the report can count it per eval suite instead of leaving it to the asset's metadata."""
-    from env0_posttrain.fsutil import atomic_write_text
+    from env0_posttrain.util.fsutil import atomic_write_text
 
     def task_of(key: str) -> str:
         return key.split("/")[2] if key.count("/") >= 3 else key

@@ -27,7 +27,7 @@ from env0_posttrain.tasks.ledger import build_ledger
 from env0_posttrain.tasks.model import Split, Task
 from env0_posttrain.tasks.taskset import Provenance, TaskSet, said as _said
 from env0_posttrain.tasks.template import Template
-from env0_posttrain.fsutil import atomic_target
+from env0_posttrain.util.fsutil import atomic_target
 
 
 def _share(n_items: int, part: int, whole: int) -> int:

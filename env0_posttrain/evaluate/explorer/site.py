@@ -28,7 +28,7 @@ from env0_posttrain.evaluate.trajectories import (
     task_info,
     task_rows,
 )
-from env0_posttrain.fsutil import atomic_write_text
+from env0_posttrain.util.fsutil import atomic_write_text
 from env0_posttrain.store import Store
 from env0_posttrain.suite_spec import DEFAULT_SUITE
 
