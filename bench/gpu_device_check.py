@@ -115,7 +115,7 @@ def part_demo(tiny: bool) -> dict:
     env = dict(os.environ, ENV0_DATA_DIR=str(data), DAGSTER_DISABLE_TELEMETRY="1", LITELLM_LOCAL_MODEL_COST_MAP="True",
                HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     t0 = time.time()
-    run = subprocess.run([sys.executable, "-c", "from env0_posttrain.cli import app; app()", "demo", "--data-dir",
+    run = subprocess.run([sys.executable, "-c", "from env0_posttrain.cli.main import app; app()", "demo", "--data-dir",
                           str(data)], env=env, capture_output=True, text=True)
     wall = time.time() - t0
     tail = (run.stdout + run.stderr)[-1500:]

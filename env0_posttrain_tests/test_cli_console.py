@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from env0_posttrain.agent.llm import litellm, register_provider
 from env0_posttrain.agent.provider_base import Env0Provider
-from env0_posttrain.cli import app
+from env0_posttrain.cli.main import app
 
 runner = CliRunner()
 SMALL = ["--set", "tasks.n_train=3", "--set", "tasks.n_eval=1", "--set", "tasks.families=[calendar]"]

@@ -18,7 +18,7 @@ from dagster._daemon.backfill import execute_backfill_jobs
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from env0_posttrain.cli import UI_HOST, UI_PORT, app
+from env0_posttrain.cli.main import UI_HOST, UI_PORT, app
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.orchestration import backfill as backfill_mod
 from env0_posttrain.orchestration.backfill import BackfillError, backfill_teachers, teacher_run_id, teacher_slug

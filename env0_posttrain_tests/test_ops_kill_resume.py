@@ -24,7 +24,7 @@ N_TRAIN = 20
 def _cli(data: Path, *args: str, **kw) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_DISABLE_TELEMETRY": "1",
            "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.Popen([sys.executable, "-m", "env0_posttrain.cli", *args, "--data-dir", str(data)], env=env,
+    return subprocess.Popen([sys.executable, "-m", "env0_posttrain.cli.main", *args, "--data-dir", str(data)], env=env,
                             cwd=str(ROOT), text=True, **kw)
 
 

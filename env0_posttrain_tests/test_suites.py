@@ -171,7 +171,7 @@ def test_nightly_plays_only_the_suites_marked_nightly():
 def test_run_new_checks_the_folders_and_refuses_to_replace_a_built_run(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from env0_posttrain.cli import app
+    from env0_posttrain.cli.main import app
     from env0_posttrain.runspec import load_spec
     from env0_posttrain.store import Store
 

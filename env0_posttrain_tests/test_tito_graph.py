@@ -147,7 +147,7 @@ def test_a_teacher_rendering_another_template_drifts_and_blocks(world):
 def test_the_drift_check_is_also_a_command(world):
     from typer.testing import CliRunner
 
-    from env0_posttrain.cli import app
+    from env0_posttrain.cli.main import app
 
     paths, _, student, state = world
     state.capture_template = THINK_TEMPLATE

@@ -162,7 +162,7 @@ def test_runs_without_an_rl_section_skip_both_rl_stages(tmp_path):
 
 
 def test_demo_rl_preset_is_the_demo_plus_the_measured_rl_recipe():
-    from env0_posttrain.presets import preset_data
+    from env0_posttrain.cli.presets import preset_data
     from env0_posttrain.train.demo_recipe import TINY_DEMO_RL
 
     demo, demo_rl = parse_spec(preset_data("demo", "x")), parse_spec(preset_data("demo-rl", "x"))

@@ -16,7 +16,7 @@ from typing import Annotated, Optional
 import typer
 import yaml
 
-from env0_posttrain.cli_errors import OperatingErrors, ensure_writable
+from env0_posttrain.cli.errors import OperatingErrors, ensure_writable
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UI_HOST, UI_PORT
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.runspec import RunSpec, SpecError, parse_spec, run_id_problem, write_spec
@@ -130,7 +130,7 @@ def run_new(
     data_dir: DataDir = None,
 ) -> None:
     """Write data/runs/RUN_ID.yaml and register the run's partition."""
-    from env0_posttrain.presets import preset_data
+    from env0_posttrain.cli.presets import preset_data
     from env0_posttrain.suite_spec import missing_folders
 
     _check_run_id(run_id)
@@ -263,7 +263,7 @@ def demo(
     verbose: Verbose = False,
 ) -> None:
     """Create the demo spec (offline oracle teacher, tiny student) and materialize the whole graph."""
-    from env0_posttrain.presets import preset_data
+    from env0_posttrain.cli.presets import preset_data
 
     _check_run_id(run_id)
     paths = Paths.from_env(data_dir)

@@ -31,7 +31,7 @@ from filelock import FileLock
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.runspec import RunSpec
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.read_lock import shared_file_lock
+from env0_posttrain.store.read_lock import shared_file_lock
 from env0_posttrain.util.processes import process_alive, this_host
 
 SCHEMA = """
