@@ -243,7 +243,7 @@ def part_mid(tiny: bool) -> dict:
                 "lora_peak_gib": _peak_gib(),
                 "train_device": result.device, "kernels": {k: result.kernels[k] for k in ("fla", "use_liger")}}
     # one eval arm, as run/arms.py registers it (the student's device; batch 64 on CUDA)
-    from env0_posttrain.run.arms import CPU_BATCH, CUDA_BATCH
+    from env0_posttrain.stages.arms import CPU_BATCH, CUDA_BATCH
 
     alias = register_local_model("check-sft", base, adapter_path=result.adapter_dir, device="auto",
                                  max_batch_size=CUDA_BATCH if cuda else CPU_BATCH).split("/", 1)[1]

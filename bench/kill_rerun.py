@@ -65,7 +65,7 @@ def workers_alive(data: Path) -> list[int]:
     found = []
     for p in psutil.process_iter(["cmdline", "environ"]):
         try:
-            if "env0_posttrain.run.pipes_worker" in " ".join(p.info["cmdline"] or []):
+            if "env0_posttrain.stages.pipes_worker" in " ".join(p.info["cmdline"] or []):
                 found.append(p.pid)
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             pass

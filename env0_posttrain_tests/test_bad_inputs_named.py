@@ -11,7 +11,7 @@ import pytest
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.runspec import RunSpec, SpecError, load_spec, write_spec
 from env0_posttrain.util.source_lines import toml_line, yaml_line
-from env0_posttrain.run.context import StageContext
+from env0_posttrain.stages.context import StageContext
 from env0_posttrain.store import Store
 from env0_posttrain.tasks.env0.package import Env0Error, load_package
 from env0_posttrain_tests.test_store import _ep

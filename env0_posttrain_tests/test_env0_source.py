@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from env0_posttrain.run.context import StageContext, load_tasks
+from env0_posttrain.stages.context import StageContext, load_tasks
 from env0_posttrain.defs.assets import sft_rows, task_set, teacher_eval_trajectories, teacher_trajectories
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.util.paths import Paths

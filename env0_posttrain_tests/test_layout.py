@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sft", ("sft",)),
     ("train", ("train",)),
     ("evaluate", ("evaluate",)),
-    ("stages", ("run",)),
+    ("stages", ("stages",)),
     ("dagster declarations", ("defs",)),
     ("dagster run-time", ("orchestration.pool_wait", "orchestration.stale_runs")),
     ("code location", ("definitions",)),

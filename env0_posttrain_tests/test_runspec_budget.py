@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from env0_posttrain.run.arms import rollout_settings, teacher_endpoint
+from env0_posttrain.stages.arms import rollout_settings, teacher_endpoint
 from env0_posttrain.runspec import parse_spec
 
 

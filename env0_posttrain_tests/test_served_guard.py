@@ -9,10 +9,10 @@ import logging
 
 import pytest
 
-from env0_posttrain.run.context import StageContext, load_tasks
-from env0_posttrain.run.evals import evaluate_arm
-from env0_posttrain.run.report import write_report
-from env0_posttrain.run.task_set import build_task_set
+from env0_posttrain.stages.context import StageContext, load_tasks
+from env0_posttrain.stages.evals import evaluate_arm
+from env0_posttrain.stages.report import write_report
+from env0_posttrain.stages.task_set import build_task_set
 from env0_posttrain.agent import register_tasks
 from env0_posttrain.agent.messages import stray_tool_call
 from env0_posttrain.evaluate.served import ServedModelError

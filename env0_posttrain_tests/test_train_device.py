@@ -160,7 +160,7 @@ def test_every_local_arm_is_registered_on_the_students_device(monkeypatch, tmp_p
     import torch
 
     from env0_posttrain.util.paths import Paths
-    from env0_posttrain.run import arms
+    from env0_posttrain.stages import arms
 
     seen: list = []
     monkeypatch.setattr(arms, "register_local_model",
@@ -183,7 +183,7 @@ def test_every_local_arm_is_registered_on_the_students_device(monkeypatch, tmp_p
 def test_the_reports_lineage_names_where_the_student_ran():
     import json
 
-    from env0_posttrain.run.report import student_devices
+    from env0_posttrain.stages.report import student_devices
 
     summaries = {"r-base": {"device": "cuda (NVIDIA H100 80GB HBM3)"}, "r-sft": {"device": "cpu"}, "r-teacher": {}}
 

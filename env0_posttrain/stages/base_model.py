@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.run.context import StageContext, StageResult, content_hash
+from env0_posttrain.stages.context import StageContext, StageResult, content_hash
 from env0_posttrain.runspec import RunSpec
 from env0_posttrain.store import Store
 
