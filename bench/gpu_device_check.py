@@ -140,7 +140,7 @@ def part_demo(tiny: bool) -> dict:
 
 
 def _demo_tiny() -> dict:
-    from env0_posttrain.runspec import LoraSpec
+    from env0_posttrain.spec.runspec import LoraSpec
     from env0_posttrain.train import lora_sft, sanity_probe
     from env0_posttrain.train.synthetic_rows import make_synthetic_set
     from env0_posttrain.train.tiny_student import TinyStudentConfig, ensure_tiny_student
@@ -195,7 +195,7 @@ def part_mid(tiny: bool) -> dict:
 
     from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model, run_episode
     from env0_posttrain.agent.local_model import GenRequest, local_model
-    from env0_posttrain.runspec import EvalSpec, LoraSpec
+    from env0_posttrain.spec.runspec import EvalSpec, LoraSpec
     from env0_posttrain.tasks import make_task_set
     from env0_posttrain.train import lora_sft
     from env0_posttrain.train.demo_recipe import tiny_demo_task_selection

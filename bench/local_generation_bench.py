@@ -46,7 +46,7 @@ def main() -> None:
     from env0_posttrain.stages.base_model import base_student
     from env0_posttrain.stages.context import use_env0
     from env0_posttrain.store.suites import suite_task_json
-    from env0_posttrain.runspec import load_spec
+    from env0_posttrain.spec.runspec import load_spec
     from env0_posttrain.store import Store
     from env0_posttrain.tasks.model import Task
 

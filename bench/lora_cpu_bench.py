@@ -20,7 +20,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.runspec import LoraSpec
+from env0_posttrain.spec.runspec import LoraSpec
 from env0_posttrain.store import Store
 from env0_posttrain.train import lora_sft
 

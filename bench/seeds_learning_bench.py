@@ -55,7 +55,7 @@ def main() -> None:
     from env0_posttrain.stages.base_model import base_student
     from env0_posttrain.stages.context import use_env0
     from env0_posttrain.store.suites import suite_task_json
-    from env0_posttrain.runspec import CorpusMix, LoraSpec, load_spec
+    from env0_posttrain.spec.runspec import CorpusMix, LoraSpec, load_spec
     from env0_posttrain.store import Store
     from env0_posttrain.tasks.model import Task
     from env0_posttrain.train import TINY_DEMO_STUDENT

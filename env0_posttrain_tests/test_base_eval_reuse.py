@@ -13,7 +13,7 @@ from env0_posttrain.stages import rounds
 from env0_posttrain.agent import oracle_endpoint
 from env0_posttrain.orchestration.backfill import clone_for_teacher
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.runspec import RunSpec, parse_spec
+from env0_posttrain.spec.runspec import RunSpec, parse_spec
 from env0_posttrain.stages.context import StageContext
 from env0_posttrain.stages.evals import evaluate_arm
 from env0_posttrain.stages.task_set import build_task_set

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 import env0_posttrain.cli.main as cli
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.runspec import RunSpec, write_spec
+from env0_posttrain.spec.runspec import RunSpec, write_spec
 
 runner = CliRunner()
 

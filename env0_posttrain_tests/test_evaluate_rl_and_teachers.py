@@ -60,7 +60,7 @@ def test_teacher_table_stage_reads_the_source_run_and_its_backfills_only(tmp_pat
     import logging
 
     from env0_posttrain.util.paths import Paths
-    from env0_posttrain.runspec import parse_spec
+    from env0_posttrain.spec.runspec import parse_spec
     from env0_posttrain.stages.context import StageContext
     from env0_posttrain.store import Store
     from env0_posttrain.stages.teacher_table import backfilled_runs, build_teacher_table
@@ -83,7 +83,7 @@ def test_rl_stage_stores_each_grpo_step_in_duckdb_and_the_report_plots_them(tmp_
     from env0_posttrain.stages.context import StageContext
     from env0_posttrain.stages.report import write_report
     from env0_posttrain.stages.rl import rl_training_key, train_rl_adapter
-    from env0_posttrain.runspec import parse_spec, write_spec
+    from env0_posttrain.spec.runspec import parse_spec, write_spec
     from env0_posttrain.store import Store
 
     paths, run = Paths(tmp_path), "r1"

@@ -25,7 +25,7 @@ from env0_posttrain.orchestration.backfill import BackfillError, backfill_teache
 from env0_posttrain.orchestration import ui_graphql
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UiError, UiGraphQL
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.runspec import RunSpec, is_valid_run_id, load_spec, write_spec
+from env0_posttrain.spec.runspec import RunSpec, is_valid_run_id, load_spec, write_spec
 from env0_posttrain_tests import toy_run_assets
 from env0_posttrain_tests.toy_run_assets import toy_defs
 from env0_posttrain_tests.webserver import ROOT, dagster_webserver, free_port, write_workspace

@@ -16,7 +16,7 @@ from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.stages.pipes_worker import pipes_metadata, resolve_stage
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.runspec import RunSpec, write_spec
+from env0_posttrain.spec.runspec import RunSpec, write_spec
 from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.runspec import parse_spec, write_spec
+from env0_posttrain.spec.runspec import parse_spec, write_spec
 
 RUN_ID = "pipes-train"
 pytestmark = [

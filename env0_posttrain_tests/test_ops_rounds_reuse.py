@@ -17,7 +17,7 @@ from env0_posttrain.stages import rounds
 from env0_posttrain.stages.context import StageContext, load_tasks
 from env0_posttrain.stages.task_set import build_task_set
 from env0_posttrain.stages.teacher import collect_teacher
-from env0_posttrain.runspec import parse_spec
+from env0_posttrain.spec.runspec import parse_spec
 from env0_posttrain.store import Store
 
 SPEC = {"run_id": "reuse", "tasks": {"families": ["calendar"], "n_train": 3, "n_eval": 2, "seed": 3},

@@ -14,7 +14,7 @@ from env0_posttrain.orchestration.backfill import backfill_teachers
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.runspec import RunSpec, load_spec, write_spec
+from env0_posttrain.spec.runspec import RunSpec, load_spec, write_spec
 from env0_posttrain.store import Store
 from env0_posttrain_tests.webserver import dagster_webserver
 

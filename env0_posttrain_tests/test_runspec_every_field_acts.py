@@ -24,7 +24,7 @@ from env0_posttrain.stages.context import StageContext, content_hash
 from env0_posttrain.stages.evals import evaluate_arm
 from env0_posttrain.stages.teacher import collect_teacher
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.runspec import RunSpec, parse_spec
+from env0_posttrain.spec.runspec import RunSpec, parse_spec
 from env0_posttrain.store import Store
 from env0_posttrain_tests.test_sft_support import make_episode, make_task, tiny_tokenizer
 
@@ -248,7 +248,7 @@ def stored(spec: RunSpec, env) -> Any:
 
 def nightly(spec: RunSpec, env) -> Any:
     from env0_posttrain.defs.schedules import nightly_run_ids
-    from env0_posttrain.runspec import write_spec
+    from env0_posttrain.spec.runspec import write_spec
 
     paths = Paths.from_env(env["tmp"] / f"n-{len(list(env['tmp'].glob('n-*')))}")
     paths.runs.mkdir(parents=True, exist_ok=True)
@@ -281,7 +281,7 @@ def rl_stage(spec: RunSpec, env) -> Any:
 
 def suites_drawn(spec: RunSpec, env) -> Any:
     """The eval suites the arms play and the tasks each one draws (the eval_suites stage's builder)."""
-    from env0_posttrain.suite_spec import eval_suite_names
+    from env0_posttrain.spec.suites import eval_suite_names
     from env0_posttrain.tasks.suites import build_suite
 
     train = FakeStore(spec).ts.train

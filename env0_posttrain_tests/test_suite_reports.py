@@ -20,7 +20,7 @@ from env0_posttrain.stages.eval_suites import build_eval_suites
 from env0_posttrain.stages.evals import evaluate_arm
 from env0_posttrain.stages.report import write_report
 from env0_posttrain.stages.task_set import build_task_set
-from env0_posttrain.runspec import parse_spec
+from env0_posttrain.spec.runspec import parse_spec
 from env0_posttrain.store import Store
 from env0_posttrain.tasks import starter_template_ids
 

@@ -17,7 +17,7 @@ from env0_posttrain.agent import register_tasks
 from env0_posttrain.defs.assets import sft_rows, task_set, teacher_trajectories
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.runspec import parse_spec, write_spec
+from env0_posttrain.spec.runspec import parse_spec, write_spec
 from env0_posttrain.store import Store
 from env0_posttrain.tasks import starter_template_ids
 from env0_posttrain_tests.openai_stub import StubServer, StubState

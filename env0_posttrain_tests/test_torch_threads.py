@@ -51,7 +51,7 @@ def test_a_stage_sets_the_runs_count_for_its_process_and_the_processes_it_starts
 
     from env0_posttrain.util.paths import Paths
     from env0_posttrain.stages.context import StageContext
-    from env0_posttrain.runspec import RunSpec, write_spec
+    from env0_posttrain.spec.runspec import RunSpec, write_spec
 
     monkeypatch.delenv(ENV, raising=False)
     paths = Paths.from_env(tmp_path)

@@ -13,7 +13,7 @@ import types
 
 import pytest
 
-from env0_posttrain.runspec import LoraSpec, RunSpec
+from env0_posttrain.spec.runspec import LoraSpec, RunSpec
 from env0_posttrain.train.patch_scope import kernel_patches_undone
 from env0_posttrain.train.synthetic_rows import make_synthetic_set
 from env0_posttrain.train.tiny_student import TinyStudentConfig, ensure_tiny_student

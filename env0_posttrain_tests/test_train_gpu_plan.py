@@ -10,7 +10,7 @@ import types
 
 import pytest
 
-from env0_posttrain.runspec import LoraSpec, RunSpec
+from env0_posttrain.spec.runspec import LoraSpec, RunSpec
 from env0_posttrain.train import lora_sft
 from env0_posttrain.train.gpu_kernels import (
     KernelChoice,

@@ -13,7 +13,7 @@ from pathlib import Path
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.stages.base_model import TINY_STUDENTS, base_student
-from env0_posttrain.runspec import RunSpec
+from env0_posttrain.spec.runspec import RunSpec
 from env0_posttrain.store import Store
 
 log = logging.getLogger("env0_posttrain")

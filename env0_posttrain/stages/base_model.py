@@ -15,7 +15,7 @@ from pathlib import Path
 
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.stages.context import StageContext, StageResult, content_hash
-from env0_posttrain.runspec import RunSpec
+from env0_posttrain.spec.runspec import RunSpec
 from env0_posttrain.store import Store
 
 TINY_STUDENTS = ("tiny-qwen3", "tiny-qwen3_5")

@@ -17,7 +17,7 @@ from typing import Any
 from env0_posttrain.util.digests import canonical_json, files_digest, sha256_hex
 from env0_posttrain.util.markdown_table import records_table
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.runspec import RunSpec, load_spec
+from env0_posttrain.spec.runspec import RunSpec, load_spec
 from env0_posttrain.store import Store
 from env0_posttrain.util.torch_threads import use_run_threads
 
@@ -99,7 +99,7 @@ def load_tasks(ctx: StageContext, splits: tuple[str, ...]) -> list:
 
 def anchor_source(spec: RunSpec) -> Path | None:
     """The folder env0 tasks name their package against: tasks.source, else the first packages suite's folder."""
-    from env0_posttrain.suite_spec import resolve
+    from env0_posttrain.spec.suites import resolve
 
     if spec.tasks.source is not None:
         return resolve(spec, spec.tasks.source)

@@ -14,7 +14,7 @@ from env0_posttrain.stages.context import StageContext, StageResult, anchor_sour
 def build_eval_suites(ctx: StageContext) -> StageResult:
     from env0_posttrain.store.suites import replace_suites
     from env0_posttrain.stages.task_set import import_cache
-    from env0_posttrain.suite_spec import resolve
+    from env0_posttrain.spec.suites import resolve
     from env0_posttrain.tasks.suites import boundary, build_suite
 
     t0 = time.time()

@@ -14,7 +14,7 @@ from env0_posttrain.stages.context import (
 )
 from env0_posttrain.stages import rounds
 from env0_posttrain.stages.rounds import episodes_version, rollout_metadata, unscored_check
-from env0_posttrain.suite_spec import DEFAULT_SUITE, eval_suite_names, round_arm
+from env0_posttrain.spec.suites import DEFAULT_SUITE, eval_suite_names, round_arm
 
 
 def selected_suites(ctx: StageContext, suites: list[str] | None) -> list[str]:

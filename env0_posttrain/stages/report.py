@@ -57,7 +57,7 @@ def write_report(ctx: StageContext) -> StageResult:
 
     if (src := reused_from(ctx.store, rounds.get("base"))) is not None:
         lineage["base_eval_reused_from"] = f"run {src['run_id']} (round {src['round_id']})"
-    from env0_posttrain.suite_spec import DEFAULT_SUITE, split_round_arm
+    from env0_posttrain.spec.suites import DEFAULT_SUITE, split_round_arm
 
     evals = ctx.store.eval_history(ctx.run_id)
 

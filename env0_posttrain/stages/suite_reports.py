@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from env0_posttrain.stages.context import StageContext, load_tasks
-from env0_posttrain.suite_spec import DEFAULT_SUITE, eval_suite_names, round_arm
+from env0_posttrain.spec.suites import DEFAULT_SUITE, eval_suite_names, round_arm
 
 ARMS = ("base", "sft", "teacher_eval", "rl")
 CHARS_PER_TOKEN = 4  # a rough estimate of an oracle call's completion tokens (JSON arguments)

@@ -19,7 +19,7 @@ from typing import Iterator
 
 from pydantic import ValidationError
 
-from env0_posttrain.runspec import TaskSelection
+from env0_posttrain.spec.runspec import TaskSelection
 from env0_posttrain.tasks.generator import (
     COMPANY_SEED, GENERATOR_VERSION, code_version, score_task, select_templates, template_stream,
 )

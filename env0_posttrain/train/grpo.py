@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from env0_posttrain.runspec import EvalSpec, RLSpec
+from env0_posttrain.spec.runspec import EvalSpec, RLSpec
 from env0_posttrain.train.model_card import CardInfo, finish_adapter_dir
 
 TASK_KEY = "env0_task_id"  # carried on the prompt's user message: rollout_func sees prompts, not rows

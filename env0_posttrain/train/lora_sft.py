@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env0_posttrain.runspec import LoraSpec
+from env0_posttrain.spec.runspec import LoraSpec
 from env0_posttrain.train.gpu_kernels import KernelChoice, check_kernels, probe_kernels, uses_linear_attention
 from env0_posttrain.train.memory_plan import (
     MemoryPlan,

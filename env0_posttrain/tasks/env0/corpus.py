@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ...runspec import TaskSelection
+from ...spec.runspec import TaskSelection
 from ...workspace.tools import TOOLS
 from ..generator import COMPANY_SEED, code_version
 from ..ledger import build_ledger
