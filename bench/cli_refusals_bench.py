@@ -3,7 +3,7 @@ N times; the table gives the median wall seconds, the exit status and how many l
 
     python bench/cli_refusals_bench.py [--repeat 5]
 
-The CLI run is `python -m env0_posttrain.cli` of whatever `env0_posttrain` the interpreter imports (PYTHONPATH can
+The CLI run is `python -m env0_posttrain.cli.main` of whatever `env0_posttrain` the interpreter imports (PYTHONPATH can
 point it at another checkout, to compare two versions on the same machine).
 """
 
@@ -44,7 +44,7 @@ def one(args: list[str], spec: str | None) -> tuple[float, int, int]:
         env = dict(os.environ, DAGSTER_DISABLE_TELEMETRY="1", LITELLM_LOCAL_MODEL_COST_MAP="True",
                    HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
         t0 = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "env0_posttrain.cli", *args, "--data-dir", root], env=env,
+        done = subprocess.run([sys.executable, "-m", "env0_posttrain.cli.main", *args, "--data-dir", root], env=env,
                               capture_output=True, text=True, timeout=600)
         wall = time.perf_counter() - t0
     lines = [ln for ln in (done.stdout + done.stderr).splitlines() if ln.strip()]

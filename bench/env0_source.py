@@ -20,8 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from env0_posttrain.agent import run_rollouts_sync  # noqa: E402
-from env0_posttrain.run.arms import rollout_settings, teacher_endpoint  # noqa: E402
-from env0_posttrain.runspec import parse_spec  # noqa: E402
+from env0_posttrain.stages.arms import rollout_settings, teacher_endpoint  # noqa: E402
+from env0_posttrain.spec.runspec import parse_spec  # noqa: E402
 from env0_posttrain.tasks import make_task_set  # noqa: E402
 from env0_posttrain.tasks.env0 import corpus  # noqa: E402
 

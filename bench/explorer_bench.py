@@ -20,7 +20,7 @@ from pathlib import Path
 
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.evaluate.explorer import write_explorer
-from env0_posttrain.runspec import RunSpec
+from env0_posttrain.spec.runspec import RunSpec
 from env0_posttrain.store import Store
 from env0_posttrain.tasks.model import Task, VerifierResult
 from env0_posttrain_tests.explorer_run import RUN_ID, write_tiny_run

@@ -118,14 +118,14 @@ def part_demo(tiny: bool) -> dict:
     in the same process: the one that crashed on CUDA) on a tiny student."""
     if tiny:
         return _demo_tiny()
-    from env0_posttrain.paths import Paths
+    from env0_posttrain.util.paths import Paths
     from env0_posttrain.store import Store
 
     data = Path(tempfile.mkdtemp(prefix="env0-demo-"))
     env = dict(os.environ, ENV0_DATA_DIR=str(data), DAGSTER_DISABLE_TELEMETRY="1", LITELLM_LOCAL_MODEL_COST_MAP="True",
                HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     t0 = time.time()
-    run = subprocess.run([sys.executable, "-c", "from env0_posttrain.cli import app; app()", "demo", "--data-dir",
+    run = subprocess.run([sys.executable, "-c", "from env0_posttrain.cli.main import app; app()", "demo", "--data-dir",
                           str(data)], env=env, capture_output=True, text=True)
     wall = time.time() - t0
     tail = (run.stdout + run.stderr)[-1500:]
@@ -150,7 +150,7 @@ def part_demo(tiny: bool) -> dict:
 
 
 def _demo_tiny() -> dict:
-    from env0_posttrain.runspec import LoraSpec
+    from env0_posttrain.spec.runspec import LoraSpec
     from env0_posttrain.train import lora_sft, sanity_probe
     from env0_posttrain.train.synthetic_rows import make_synthetic_set
     from env0_posttrain.train.tiny_student import TinyStudentConfig, ensure_tiny_student
@@ -212,7 +212,7 @@ def part_mid(tiny: bool, result_file: Path | None = None) -> dict:
 
     from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model, run_episode
     from env0_posttrain.agent.local_model import GenRequest, local_model
-    from env0_posttrain.runspec import EvalSpec, LoraSpec
+    from env0_posttrain.spec.runspec import EvalSpec, LoraSpec
     from env0_posttrain.tasks import make_task_set
     from env0_posttrain.train import lora_sft
     from env0_posttrain.train.demo_recipe import tiny_demo_task_selection
@@ -254,7 +254,7 @@ def part_mid(tiny: bool, result_file: Path | None = None) -> dict:
                 "lora_peak_gib": _peak_gib(),
                 "train_device": result.device, "kernels": {k: result.kernels[k] for k in ("fla", "use_liger")}}
     # one eval arm, as run/arms.py registers it (the student's device; batch 64 on CUDA)
-    from env0_posttrain.run.arms import CPU_BATCH, CUDA_BATCH
+    from env0_posttrain.stages.arms import CPU_BATCH, CUDA_BATCH
 
     alias = register_local_model("check-sft", base, adapter_path=result.adapter_dir, device="auto",
                                  max_batch_size=CUDA_BATCH if cuda else CPU_BATCH).split("/", 1)[1]

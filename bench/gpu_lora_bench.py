@@ -127,7 +127,7 @@ def run_row(args, config_shape, liger: bool, mode: str, layout: str, status) -> 
     from transformers import AutoConfig, AutoModelForCausalLM, PrinterCallback
     from trl import SFTTrainer
 
-    from env0_posttrain.runspec import LoraSpec
+    from env0_posttrain.spec.runspec import LoraSpec
     from env0_posttrain.train.gpu_kernels import check_kernels
     from env0_posttrain.train.lora_sft import build_lora_config, build_sft_config, resolve_device_settings
     from env0_posttrain.train.memory_plan import ModelShape, checkpointing_settings, device_memory_gib, memory_budget_gib

@@ -37,7 +37,7 @@ SETS = ["--preset", "demo", "--set", "tasks.n_train=16", "--set", "tasks.n_eval=
 def cli(data: Path, *args: str, log: Path | None = None) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_DISABLE_TELEMETRY": "1"}
     out = open(log, "w") if log else subprocess.DEVNULL
-    return subprocess.Popen([sys.executable, "-m", "env0_posttrain.cli", *args, "--data-dir", str(data)], env=env,
+    return subprocess.Popen([sys.executable, "-m", "env0_posttrain.cli.main", *args, "--data-dir", str(data)], env=env,
                             cwd=str(ROOT), stdout=out, stderr=subprocess.STDOUT, text=True)
 
 
@@ -65,7 +65,7 @@ def workers_alive(data: Path) -> list[int]:
     found = []
     for p in psutil.process_iter(["cmdline", "environ"]):
         try:
-            if "env0_posttrain.run.pipes_worker" in " ".join(p.info["cmdline"] or []):
+            if "env0_posttrain.stages.pipes_worker" in " ".join(p.info["cmdline"] or []):
                 found.append(p.pid)
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             pass

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import LoraSpec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import LoraSpec
 from env0_posttrain.store import Store
 from env0_posttrain.train import lora_sft
 
@@ -53,7 +53,7 @@ def main() -> None:
     if spec is None:
         raise SystemExit(f"no run {args.run_id!r} in {paths.db}")
     rows = store.load_sft_rows(args.run_id)
-    from env0_posttrain.run.base_model import base_student
+    from env0_posttrain.stages.base_model import base_student
 
     base = base_student(spec, store, args.run_id, paths)
     lora = spec.lora.model_copy(update={"max_steps": args.steps, "save_steps": args.steps, "epochs": None})

@@ -19,8 +19,8 @@ import time
 
 import yaml
 
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import load_spec, parse_spec, write_spec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import load_spec, parse_spec, write_spec
 from env0_posttrain.train.demo_recipe import TINY_DEMO_RL
 
 RL_STEPS = ("rl_adapter", "rl_eval_trajectories")

@@ -48,14 +48,14 @@ def main() -> None:
 
     import torch
 
-    from env0_posttrain import torch_threads
+    from env0_posttrain.util import torch_threads
     from env0_posttrain.agent import ModelEndpoint, register_local_model, run_rollouts_sync
     from env0_posttrain.agent.endpoint import AgentSettings
-    from env0_posttrain.paths import Paths
-    from env0_posttrain.run.base_model import base_student
-    from env0_posttrain.run.context import use_env0
-    from env0_posttrain.run.suite_store import suite_task_json
-    from env0_posttrain.runspec import CorpusMix, LoraSpec, load_spec
+    from env0_posttrain.util.paths import Paths
+    from env0_posttrain.stages.base_model import base_student
+    from env0_posttrain.stages.context import use_env0
+    from env0_posttrain.store.suites import suite_task_json
+    from env0_posttrain.spec.runspec import CorpusMix, LoraSpec, load_spec
     from env0_posttrain.store import Store
     from env0_posttrain.tasks.model import Task
     from env0_posttrain.train import TINY_DEMO_STUDENT

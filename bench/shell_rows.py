@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_rollouts_sync  # noqa: E402
-from env0_posttrain.runspec import SFTDataPolicy  # noqa: E402
+from env0_posttrain.spec.runspec import SFTDataPolicy  # noqa: E402
 from env0_posttrain.sft import convert_rows, results_row  # noqa: E402
 from env0_posttrain.sft.jsonl_io import write_jsonl_atomic  # noqa: E402
 from env0_posttrain.tasks import generate_tasks  # noqa: E402

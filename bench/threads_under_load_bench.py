@@ -1,6 +1,6 @@
 """torch threads under load: seconds per training step of the demo student's shape, quiet and beside N busy
 processes, with torch's default threads (one per core) and OpenMP's default wait policy (threads spin while they
-wait), one thread, and what the project runs at: the cores allowed with OMP_WAIT_POLICY=PASSIVE (torch_threads.py).
+wait), one thread, and what the project runs at: the cores allowed with OMP_WAIT_POLICY=PASSIVE (util/torch_threads.py).
 
 Each measurement runs in a fresh process (threads do not carry over), the busy processes are plain Python
 loops started before it and stopped after it. The "fair" column is the slowdown a fair share of the CPU would
@@ -30,7 +30,7 @@ from env0_posttrain.train.tiny_student import TinyStudentConfig
 setting, steps = sys.argv[1], int(sys.argv[2])
 choice = None
 if setting == "project":
-    from env0_posttrain import torch_threads
+    from env0_posttrain.util import torch_threads
     choice = str(torch_threads.apply(torch)) + ", OMP_WAIT_POLICY=" + os.environ.get("OMP_WAIT_POLICY", "")
 elif setting != "default":
     torch.set_num_threads(int(setting))

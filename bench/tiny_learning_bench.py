@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from env0_posttrain.runspec import LoraSpec
+from env0_posttrain.spec.runspec import LoraSpec
 from env0_posttrain.train.demo_recipe import TINY_DEMO_LORA
 from env0_posttrain.train.generation import (
     first_call_prompt,

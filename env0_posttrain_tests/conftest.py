@@ -5,7 +5,7 @@ import os
 import pytest
 
 # run/context.use_env0 exports the spec's env0 checkout and package folder to this process's environment (for
-# the worker processes a stage starts) and takes them back for a spec without them (process_env.py); tests that
+# the worker processes a stage starts) and takes them back for a spec without them (util/process_env.py); tests that
 # call use_source or set these themselves are put back here too.
 _STAGE_ENV = ("ENV0_ROOT", "ENV0_TASKS_SOURCE")
 

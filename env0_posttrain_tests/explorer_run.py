@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_rollouts_sync
-from env0_posttrain.runspec import RunSpec, TaskSelection
+from env0_posttrain.spec.runspec import RunSpec, TaskSelection
 from env0_posttrain.store import Store
 from env0_posttrain.tasks import make_task_set
 

@@ -138,11 +138,11 @@ def test_an_unset_key_variable_stops_before_any_episode(monkeypatch):
 
 
 def test_the_stage_names_the_spec_field_and_keeps_the_stored_episodes(tmp_path: Path):
-    from env0_posttrain.paths import Paths
-    from env0_posttrain.run.rollout_errors import RolloutStopped
-    from env0_posttrain.runspec import parse_spec
-    from env0_posttrain.run.context import StageContext
-    from env0_posttrain.run.rounds import rollout as _rollout
+    from env0_posttrain.util.paths import Paths
+    from env0_posttrain.stages.rollout_errors import RolloutStopped
+    from env0_posttrain.spec.runspec import parse_spec
+    from env0_posttrain.stages.context import StageContext
+    from env0_posttrain.stages.rounds import rollout as _rollout
     from env0_posttrain.store import Store
     from env0_posttrain.tasks import generate_tasks
 

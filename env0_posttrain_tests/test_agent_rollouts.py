@@ -233,11 +233,11 @@ def test_garbage_collection_is_relaxed_during_a_rollout_and_restored_after():
 
 
 def test_a_slow_store_write_does_not_stall_the_loop_and_what_queues_behind_it_goes_in_one_batch():
-    """The stage's episode writer (run/rounds.py): while a write waits (as on another process's store lock), the
+    """The stage's episode writer (stages/rounds.py): while a write waits (as on another process's store lock), the
     event loop goes on handing over episodes; the next write takes all that queued up, in order."""
     import threading
 
-    from env0_posttrain.run.rounds import episode_writer
+    from env0_posttrain.stages.rounds import episode_writer
 
     batches, started, release = [], threading.Event(), threading.Event()
 
@@ -263,7 +263,7 @@ def test_a_slow_store_write_does_not_stall_the_loop_and_what_queues_behind_it_go
 
 
 def test_a_failed_batch_write_fails_its_episodes_and_nothing_is_counted_done():
-    from env0_posttrain.run.rounds import episode_writer
+    from env0_posttrain.stages.rounds import episode_writer
 
     def write_many(eps):
         raise OSError("disk full")
@@ -276,7 +276,7 @@ def test_a_failed_batch_write_fails_its_episodes_and_nothing_is_counted_done():
 @pytest.mark.parametrize("rate", [0.0, 1.0])
 def test_the_run_specs_fault_rate_reaches_the_faulty_teacher(rate):
     """teacher.fault_rate is what the env0-faulty provider draws with: 0 breaks no call, 1 breaks every one."""
-    from env0_posttrain.runspec import parse_spec
+    from env0_posttrain.spec.runspec import parse_spec
 
     spec = parse_spec({"run_id": "r", "teacher": {"model": "env0-faulty/env0-oracle/oracle", "skill": 1.0,
                                                   "fault_rate": rate}}, "test")
@@ -287,7 +287,7 @@ def test_the_run_specs_fault_rate_reaches_the_faulty_teacher(rate):
 
 
 def test_a_fault_rate_on_any_teacher_wraps_it_in_the_faulty_provider():
-    from env0_posttrain.runspec import parse_spec
+    from env0_posttrain.spec.runspec import parse_spec
 
     spec = parse_spec({"run_id": "r", "teacher": {"model": "env0-oracle/oracle", "skill": 1.0, "fault_rate": 1.0}}, "t")
     endpoint = ModelEndpoint.from_teacher(spec.teacher)

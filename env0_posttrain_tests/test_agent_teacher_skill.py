@@ -7,7 +7,7 @@ import pytest
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint
 from env0_posttrain.agent.oracle import skill_from_model_id
-from env0_posttrain.runspec import TeacherSpec
+from env0_posttrain.spec.runspec import TeacherSpec
 from env0_posttrain_tests.test_agent_rollouts import rollouts
 
 FAST = AgentSettings(max_steps=8, backoff_base_s=0, concurrency=8)
@@ -43,7 +43,7 @@ def test_wrapped_weak_oracle_fails_where_wrapped_perfect_one_passes():
 
 
 def test_a_bad_skill_in_the_id_is_refused_when_the_spec_is_read():
-    from env0_posttrain.runspec import SpecError, parse_spec
+    from env0_posttrain.spec.runspec import SpecError, parse_spec
 
     with pytest.raises(SpecError, match=r"teacher.model: .*'1.2'"):
         parse_spec({"run_id": "x", "teacher": {"model": "env0-faulty/env0-oracle/oracle@1.2"}})

@@ -148,8 +148,8 @@ def test_sharded_rollouts_work_from_inside_a_running_loop():
 
 
 def test_the_run_spec_shards_teacher_and_eval_rollouts_but_a_local_student_stays_here():
-    from env0_posttrain.run.arms import rollout_settings
-    from env0_posttrain.runspec import SpecError, parse_spec
+    from env0_posttrain.stages.arms import rollout_settings
+    from env0_posttrain.spec.runspec import SpecError, parse_spec
 
     default = parse_spec({"run_id": "d"})
     assert default.teacher.processes == default.eval.processes == 1

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, oracle_endpoint, run_rollouts_sync
-from env0_posttrain.runspec import TeacherSpec
+from env0_posttrain.spec.runspec import TeacherSpec
 
 
 @pytest.fixture(scope="module")

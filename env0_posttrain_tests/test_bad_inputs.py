@@ -9,7 +9,7 @@ import pytest
 
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.defs.sensors import scan_specs
-from env0_posttrain.runspec import SpecError, load_spec
+from env0_posttrain.spec.runspec import SpecError, load_spec
 from env0_posttrain.tasks.taskdir import TaskDirError, export_task_dir, import_task_dir
 from env0_posttrain.tasks import TEMPLATES, template_stream
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import RunSpec, SpecError, load_spec, write_spec
-from env0_posttrain.source_lines import toml_line, yaml_line
-from env0_posttrain.run.context import StageContext
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import RunSpec, SpecError, load_spec, write_spec
+from env0_posttrain.util.source_lines import toml_line, yaml_line
+from env0_posttrain.stages.context import StageContext
 from env0_posttrain.store import Store
 from env0_posttrain.tasks.env0.package import Env0Error, load_package
 from env0_posttrain_tests.test_store import _ep
@@ -98,7 +98,7 @@ def test_bad_env0_metadata_is_an_env0_error_naming_file_line_and_field(tmp_path:
 def test_a_corpus_with_one_bad_package_drops_it_by_name_and_keeps_the_rest(tmp_path: Path, monkeypatch):
     """Before the metadata contract a wrong-typed task.toml field raised AttributeError/ValueError,
     which the corpus import does not catch: one bad package failed the whole task set."""
-    from env0_posttrain.runspec import TaskSelection
+    from env0_posttrain.spec.runspec import TaskSelection
     from env0_posttrain.tasks import make_task_set
 
     monkeypatch.setenv("ENV0_ROOT", str(FIXTURES / "env0_root"))

@@ -13,9 +13,9 @@ import dagster as dg
 import pytest
 from typer.testing import CliRunner
 
-from env0_posttrain.cli import app
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import load_spec
+from env0_posttrain.cli.main import app
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import load_spec
 from env0_posttrain.store import Store
 
 runner = CliRunner()

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from env0_posttrain.agent.llm import litellm, register_provider
 from env0_posttrain.agent.provider_base import Env0Provider
-from env0_posttrain.cli import app
+from env0_posttrain.cli.main import app
 
 runner = CliRunner()
 SMALL = ["--set", "tasks.n_train=3", "--set", "tasks.n_eval=1", "--set", "tasks.families=[calendar]"]
@@ -37,7 +37,7 @@ def test_one_line_per_episode_and_no_dagster_debug_events(tmp_path: Path):
     from dagster._core.storage.dagster_run import RunsFilter
 
     from env0_posttrain.orchestration.launch import instance_for
-    from env0_posttrain.paths import Paths
+    from env0_posttrain.util.paths import Paths
 
     instance = instance_for(Paths.from_env(tmp_path))  # the UI shows the same lines in the step's event log
     (run,) = instance.get_runs(RunsFilter(tags={"dagster/partition": "con"}), limit=1)
@@ -65,7 +65,7 @@ def test_a_rollout_that_cannot_work_prints_one_message_naming_the_field(tmp_path
     from dagster._core.storage.dagster_run import RunsFilter
 
     from env0_posttrain.orchestration.launch import instance_for
-    from env0_posttrain.paths import Paths
+    from env0_posttrain.util.paths import Paths
 
     instance = instance_for(Paths.from_env(tmp_path))
     (run,) = instance.get_runs(RunsFilter(tags={"dagster/partition": "bad"}, statuses=[dg.DagsterRunStatus.FAILURE]))

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from env0_posttrain.cli import app
-from env0_posttrain.cli_errors import operating_error
+from env0_posttrain.cli.main import app
+from env0_posttrain.cli.errors import operating_error
 
 runner = CliRunner()
 

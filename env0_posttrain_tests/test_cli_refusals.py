@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from env0_posttrain.cli import app
+from env0_posttrain.cli.main import app
 
 runner = CliRunner()
 

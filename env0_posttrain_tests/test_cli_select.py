@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-import env0_posttrain.cli as cli
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import RunSpec, write_spec
+import env0_posttrain.cli.main as cli
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import RunSpec, write_spec
 
 runner = CliRunner()
 

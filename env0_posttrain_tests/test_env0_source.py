@@ -11,11 +11,11 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from env0_posttrain.run.context import StageContext, load_tasks
+from env0_posttrain.stages.context import StageContext, load_tasks
 from env0_posttrain.defs.assets import sft_rows, task_set, teacher_eval_trajectories, teacher_trajectories
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import SpecError, TaskSelection, parse_spec, write_spec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import SpecError, TaskSelection, parse_spec, write_spec
 from env0_posttrain.store import Store
 from env0_posttrain.tasks import build_workspace, make_task_set, split_overlap, verify
 from env0_posttrain.tasks.env0.package import Env0Error

@@ -119,7 +119,7 @@ def test_named_suites_and_rounds_the_report_does_not_count(run, tmp_path):
     pending = store.open_round(RUN_ID, "sft@unseen", "m", 9)  # never finished: not shown
     store.write_episodes(pending, eps)
     try:
-        from env0_posttrain.run.suite_store import replace_suites
+        from env0_posttrain.store.suites import replace_suites
         from env0_posttrain.tasks.model import Task
 
         task = next(Task.model_validate_json(j) for _, j in store.load_tasks(RUN_ID) if json.loads(j)["id"] == eps[0].task_id)
@@ -179,7 +179,7 @@ def test_stage_links_become_url_metadata():
     import dagster as dg
 
     from env0_posttrain.defs.metadata import to_result
-    from env0_posttrain.run.context import StageResult
+    from env0_posttrain.stages.context import StageResult
 
     res = to_result(StageResult(metadata={"explorer": Path("/r/explorer/index.html")}, data_version="v",
                                 links={"explorer_url": "file:///r/explorer/index.html"}), "comparison_report")

@@ -6,7 +6,7 @@ import pytest
 
 from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_rollouts_sync
 from env0_posttrain.evaluate import build_report, report_metadata
-from env0_posttrain.runspec import TaskSelection
+from env0_posttrain.spec.runspec import TaskSelection
 from env0_posttrain.tasks import make_task_set
 
 

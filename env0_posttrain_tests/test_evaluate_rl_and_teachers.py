@@ -59,11 +59,11 @@ def test_teacher_row_gives_gap_ci_and_the_share_of_teacher_passes_kept(tmp_path)
 def test_teacher_table_stage_reads_the_source_run_and_its_backfills_only(tmp_path):
     import logging
 
-    from env0_posttrain.paths import Paths
-    from env0_posttrain.runspec import parse_spec
-    from env0_posttrain.run.context import StageContext
+    from env0_posttrain.util.paths import Paths
+    from env0_posttrain.spec.runspec import parse_spec
+    from env0_posttrain.stages.context import StageContext
     from env0_posttrain.store import Store
-    from env0_posttrain.run.teacher_table import backfilled_runs, build_teacher_table
+    from env0_posttrain.stages.teacher_table import backfilled_runs, build_teacher_table
 
     paths, store = Paths(tmp_path), Store(tmp_path / "env0.duckdb")
     for rid in ("demo", "demo--env0-oracle-oracle-0.5", "demo2", "other--x"):
@@ -79,11 +79,11 @@ def test_rl_stage_stores_each_grpo_step_in_duckdb_and_the_report_plots_them(tmp_
     import logging
 
     import env0_posttrain.train.grpo as grpo
-    from env0_posttrain.paths import Paths
-    from env0_posttrain.run.context import StageContext
-    from env0_posttrain.run.report import write_report
-    from env0_posttrain.run.rl import rl_training_key, train_rl_adapter
-    from env0_posttrain.runspec import parse_spec, write_spec
+    from env0_posttrain.util.paths import Paths
+    from env0_posttrain.stages.context import StageContext
+    from env0_posttrain.stages.report import write_report
+    from env0_posttrain.stages.rl import rl_training_key, train_rl_adapter
+    from env0_posttrain.spec.runspec import parse_spec, write_spec
     from env0_posttrain.store import Store
 
     paths, run = Paths(tmp_path), "r1"

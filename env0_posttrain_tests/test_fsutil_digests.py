@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from env0_posttrain.digests import canonical_json, digest, file_digest, files_digest, sha256_hex
-from env0_posttrain.fsutil import atomic_target, atomic_write_bytes, atomic_write_text, replace_dir
+from env0_posttrain.util.digests import canonical_json, digest, file_digest, files_digest, sha256_hex
+from env0_posttrain.util.fsutil import atomic_target, atomic_write_bytes, atomic_write_text, replace_dir
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):

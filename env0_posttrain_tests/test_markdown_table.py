@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from markdown_it import MarkdownIt
 
-from env0_posttrain.markdown_table import md_table, records_table
+from env0_posttrain.util.markdown_table import md_table, records_table
 
 
 def _parsed(table: str) -> list[list[str]]:

@@ -9,8 +9,8 @@ from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.defs.schedules import nightly_eval_schedule
 from env0_posttrain.defs.sensors import run_spec_sensor
 from env0_posttrain.definitions import defs
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import parse_spec, write_spec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import parse_spec, write_spec
 
 
 def _specs(root: Path) -> None:

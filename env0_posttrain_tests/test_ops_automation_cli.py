@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from env0_posttrain.cli import app
+from env0_posttrain.cli.main import app
 
 runner = CliRunner()
 

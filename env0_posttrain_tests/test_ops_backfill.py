@@ -18,14 +18,14 @@ from dagster._daemon.backfill import execute_backfill_jobs
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from env0_posttrain.cli import UI_HOST, UI_PORT, app
+from env0_posttrain.cli.main import UI_HOST, UI_PORT, app
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.orchestration import backfill as backfill_mod
 from env0_posttrain.orchestration.backfill import BackfillError, backfill_teachers, teacher_run_id, teacher_slug
 from env0_posttrain.orchestration import ui_graphql
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UiError, UiGraphQL
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import RunSpec, is_valid_run_id, load_spec, write_spec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import RunSpec, is_valid_run_id, load_spec, write_spec
 from env0_posttrain_tests import toy_run_assets
 from env0_posttrain_tests.toy_run_assets import toy_defs
 from env0_posttrain_tests.webserver import ROOT, dagster_webserver, free_port, write_workspace

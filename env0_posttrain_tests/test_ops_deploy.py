@@ -84,7 +84,7 @@ def test_training_pod_asks_for_a_gpu_and_takes_secrets_from_a_secret(kubeconfig:
     pod = build_pod_body(
         pod_name="train-demo",
         image="registry.example/env0-posttrain:1",
-        command=["python", "-m", "env0_posttrain.run.pipes_worker"],
+        command=["python", "-m", "env0_posttrain.stages.pipes_worker"],
         env_vars={"DAGSTER_PIPES_CONTEXT": "e30="},
         base_pod_meta=training_pod_meta(),
         base_pod_spec=training_pod_spec(),
@@ -93,7 +93,7 @@ def test_training_pod_asks_for_a_gpu_and_takes_secrets_from_a_secret(kubeconfig:
     assert container.resources.limits["nvidia.com/gpu"] == "1"
     assert container.resources.requests["nvidia.com/gpu"] == "1"
     assert container.image == "registry.example/env0-posttrain:1"
-    assert container.command[-1] == "env0_posttrain.run.pipes_worker"
+    assert container.command[-1] == "env0_posttrain.stages.pipes_worker"
     assert [e.secret_ref.name for e in container.env_from] == ["env0-secrets"]
     assert {e.name for e in container.env} == {"ENV0_DATA_DIR", "DAGSTER_PIPES_CONTEXT"}
     assert pod.spec.restart_policy == "Never" and pod.spec.tolerations[0].key == "nvidia.com/gpu"

@@ -14,7 +14,7 @@ import dagster as dg
 import pytest
 from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
 
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ N_TRAIN = 20
 def _cli(data: Path, *args: str, **kw) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_DISABLE_TELEMETRY": "1",
            "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.Popen([sys.executable, "-m", "env0_posttrain.cli", *args, "--data-dir", str(data)], env=env,
+    return subprocess.Popen([sys.executable, "-m", "env0_posttrain.cli.main", *args, "--data-dir", str(data)], env=env,
                             cwd=str(ROOT), text=True, **kw)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from env0_posttrain.parent_watch import die_with_parent
+from env0_posttrain.util.parent_watch import die_with_parent
 
 
 def _step(pid_file: str, guard: bool) -> None:

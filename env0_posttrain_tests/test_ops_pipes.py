@@ -13,11 +13,11 @@ from dagster._serdes import serialize_value
 
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
-from env0_posttrain.run.pipes_worker import pipes_metadata, resolve_stage
+from env0_posttrain.stages.pipes_worker import pipes_metadata, resolve_stage
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import RunSpec, write_spec
-from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import RunSpec, write_spec
+from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN_ID = "pipes-run"
@@ -118,18 +118,18 @@ def test_worker_crash_fails_the_step_with_its_error(tmp_path: Path):
 
 def test_worker_image_needs_no_dagster():
     """A training image carries dagster-pipes only; the worker must not pull in the orchestrator."""
-    code = "import sys, env0_posttrain.run.pipes_worker; print(sorted(m for m in sys.modules if m.split('.')[0] == 'dagster'))"
+    code = "import sys, env0_posttrain.stages.pipes_worker; print(sorted(m for m in sys.modules if m.split('.')[0] == 'dagster'))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 
 
 def test_worker_helpers():
-    assert resolve_stage("env0_posttrain.run.adapter:train_adapter").__name__ == "train_adapter"
+    assert resolve_stage("env0_posttrain.stages.adapter:train_adapter").__name__ == "train_adapter"
     with pytest.raises(ValueError, match="module:function"):
-        resolve_stage("env0_posttrain.run.adapter")
+        resolve_stage("env0_posttrain.stages.adapter")
     with pytest.raises(ValueError, match="no function"):
-        resolve_stage("env0_posttrain.run.adapter:nope")
+        resolve_stage("env0_posttrain.stages.adapter:nope")
     md = pipes_metadata({"p": Path("/x"), "n": 1, "t": (1, Path("/y"))}, {"m": "# t"})
     assert md["p"] == {"raw_value": "/x", "type": "path"}
     assert md["t"] == {"raw_value": [1, "/y"], "type": "json"}

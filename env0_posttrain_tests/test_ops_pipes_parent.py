@@ -13,8 +13,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import parse_spec, write_spec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import parse_spec, write_spec
 from env0_posttrain.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]

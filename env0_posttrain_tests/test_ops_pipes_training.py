@@ -15,8 +15,8 @@ from env0_posttrain.defs.assets import sft_rows, task_set, teacher_trajectories
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import parse_spec, write_spec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import parse_spec, write_spec
 
 RUN_ID = "pipes-train"
 pytestmark = [
@@ -40,7 +40,7 @@ def lora_adapter_via_pipes(
 
 
 def _tiny_demo_spec():
-    from env0_posttrain.presets import preset_data
+    from env0_posttrain.cli.presets import preset_data
 
     data = preset_data("demo", RUN_ID)
     data["tasks"].update(n_train=12, n_eval=4)

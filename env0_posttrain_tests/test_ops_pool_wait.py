@@ -19,7 +19,7 @@ from dagster._core.storage.dagster_run import DagsterRun, DagsterRunStatus
 
 from env0_posttrain.defs.assets import task_set
 from env0_posttrain.orchestration.launch import instance_for
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 
 ROOT = Path(__file__).resolve().parents[1]
 POOL = task_set.op.pool  # the cheapest asset to materialize
@@ -28,7 +28,7 @@ POOL = task_set.op.pool  # the cheapest asset to materialize
 def _cli(data: Path, *args: str, log: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_DISABLE_TELEMETRY": "1"}
     sink = open(log, "w")
-    return subprocess.Popen([sys.executable, "-m", "env0_posttrain.cli", *args, "--data-dir", str(data)], env=env,
+    return subprocess.Popen([sys.executable, "-m", "env0_posttrain.cli.main", *args, "--data-dir", str(data)], env=env,
                             cwd=str(ROOT), text=True, stdout=sink, stderr=subprocess.STDOUT)
 
 

@@ -12,7 +12,7 @@ import pytest
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.orchestration import launch
 from env0_posttrain.orchestration.needed import asset_states
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 
 RUN = "rerun"
 RAN: Counter = Counter()

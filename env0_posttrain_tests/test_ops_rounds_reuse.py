@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, oracle_endpoint, register_tasks
-from env0_posttrain.paths import Paths
-from env0_posttrain.run import rounds
-from env0_posttrain.run.context import StageContext, load_tasks
-from env0_posttrain.run.task_set import build_task_set
-from env0_posttrain.run.teacher import collect_teacher
-from env0_posttrain.runspec import parse_spec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.stages import rounds
+from env0_posttrain.stages.context import StageContext, load_tasks
+from env0_posttrain.stages.task_set import build_task_set
+from env0_posttrain.stages.teacher import collect_teacher
+from env0_posttrain.spec.runspec import parse_spec
 from env0_posttrain.store import Store
 
 SPEC = {"run_id": "reuse", "tasks": {"families": ["calendar"], "n_train": 3, "n_eval": 2, "seed": 3},

@@ -13,8 +13,8 @@ from dagster._serdes import serialize_value
 from env0_posttrain.orchestration.backfill import backfill_teachers
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import RunSpec, load_spec, write_spec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import RunSpec, load_spec, write_spec
 from env0_posttrain.store import Store
 from env0_posttrain_tests.webserver import dagster_webserver
 
@@ -154,8 +154,8 @@ def test_report_explorer_and_dataframes_leak_nothing(tmp_path: Path, token: str)
 
     from env0_posttrain.evaluate import frames
     from env0_posttrain.evaluate.explorer import write_explorer
-    from env0_posttrain.run.context import StageContext
-    from env0_posttrain.run.report import write_report
+    from env0_posttrain.stages.context import StageContext
+    from env0_posttrain.stages.report import write_report
     from env0_posttrain_tests.explorer_run import RUN_ID as TINY, write_tiny_run
 
     paths = Paths.from_env(tmp_path / "data")

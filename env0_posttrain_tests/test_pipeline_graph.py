@@ -8,8 +8,8 @@ import pytest
 
 from env0_posttrain.defs.assets import RUN_ASSETS
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import parse_spec, write_spec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import parse_spec, write_spec
 from env0_posttrain.store import Store
 from env0_posttrain.tasks import starter_template_ids
 

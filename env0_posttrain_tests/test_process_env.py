@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from env0_posttrain.process_env import export
-from env0_posttrain.run.context import use_env0
-from env0_posttrain.runspec import parse_spec
+from env0_posttrain.util.process_env import export
+from env0_posttrain.stages.context import use_env0
+from env0_posttrain.spec.runspec import parse_spec
 from env0_posttrain.tasks.env0.verifier import SOURCE_ENV, source_root
 
 

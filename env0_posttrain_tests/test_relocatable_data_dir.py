@@ -7,8 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import LoraSpec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import LoraSpec
 from env0_posttrain.store import Store
 from env0_posttrain.train import train_lora
 from env0_posttrain.train.model_card import base_of, load_adapter

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from env0_posttrain.runspec import RunSpec, SpecError, is_valid_run_id, load_spec, parse_spec, write_spec
+from env0_posttrain.spec.runspec import RunSpec, SpecError, is_valid_run_id, load_spec, parse_spec, write_spec
 
 
 def test_defaults_are_the_seeds_recipe():

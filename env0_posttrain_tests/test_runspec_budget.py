@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from env0_posttrain.run.arms import rollout_settings, teacher_endpoint
-from env0_posttrain.runspec import parse_spec
+from env0_posttrain.stages.arms import rollout_settings, teacher_endpoint
+from env0_posttrain.spec.runspec import parse_spec
 
 
 def _limits(spec) -> dict[str, tuple[int, int]]:

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from env0_posttrain.run import arms as models
-from env0_posttrain.run import rounds
-from env0_posttrain.run.context import StageContext, content_hash
-from env0_posttrain.run.evals import evaluate_arm
-from env0_posttrain.run.teacher import collect_teacher
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import RunSpec, parse_spec
+from env0_posttrain.stages import arms as models
+from env0_posttrain.stages import rounds
+from env0_posttrain.stages.context import StageContext, content_hash
+from env0_posttrain.stages.evals import evaluate_arm
+from env0_posttrain.stages.teacher import collect_teacher
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import RunSpec, parse_spec
 from env0_posttrain.store import Store
 from env0_posttrain_tests.test_sft_support import make_episode, make_task, tiny_tokenizer
 
@@ -96,7 +96,7 @@ def patched(monkeypatch, tmp_path):
 
     import env0_posttrain.train as train_pkg
     monkeypatch.setattr(train_pkg, "ensure_tiny_student", fake_tiny)
-    from env0_posttrain.run import base_model as bm  # the base_model stage's builder stands in for its record
+    from env0_posttrain.stages import base_model as bm  # the base_model stage's builder stands in for its record
 
     monkeypatch.setattr(bm, "base_student", bm.ensure_base_student)
     monkeypatch.setattr(models, "base_student", bm.ensure_base_student)
@@ -107,7 +107,7 @@ def patched(monkeypatch, tmp_path):
         return "round", [], {}
 
     monkeypatch.setattr(rounds, "rollout", fake_rollout)
-    import env0_posttrain.run.base_eval_reuse as reuse  # no store here to reuse a base eval from: always run it
+    import env0_posttrain.store.base_eval_reuse as reuse  # no store here to reuse a base eval from: always run it
 
     monkeypatch.setattr(reuse, "rollout_or_reuse", lambda *args: args[-1]())
     return {"built": built, "rollouts": rollouts, "tmp": tmp_path}
@@ -167,7 +167,7 @@ def sft_rows(spec: RunSpec, env) -> Any:
 def tito(spec: RunSpec, env) -> Any:
     """TITO rows (weights, turns, lengths), the ids asked of a vLLM teacher, and whether drift would block."""
     from env0_posttrain.sft.tito import build_tito_rows
-    from env0_posttrain.run.sft_tito import drift_gate
+    from env0_posttrain.stages.sft_tito import drift_gate
 
     tok = tiny_tokenizer()
     rows: Any = "chat rows"
@@ -248,7 +248,7 @@ def stored(spec: RunSpec, env) -> Any:
 
 def nightly(spec: RunSpec, env) -> Any:
     from env0_posttrain.defs.schedules import nightly_run_ids
-    from env0_posttrain.runspec import write_spec
+    from env0_posttrain.spec.runspec import write_spec
 
     paths = Paths.from_env(env["tmp"] / f"n-{len(list(env['tmp'].glob('n-*')))}")
     paths.runs.mkdir(parents=True, exist_ok=True)
@@ -259,7 +259,7 @@ def nightly(spec: RunSpec, env) -> Any:
 def rl_stage(spec: RunSpec, env) -> Any:
     """What the RL stage hands GRPO (the RL section and the budget its episodes play under), or its skip."""
     import env0_posttrain.train.grpo as grpo
-    from env0_posttrain.run import rl as rl_stages
+    from env0_posttrain.stages import rl as rl_stages
 
     seen: list = []
 
@@ -281,7 +281,7 @@ def rl_stage(spec: RunSpec, env) -> Any:
 
 def suites_drawn(spec: RunSpec, env) -> Any:
     """The eval suites the arms play and the tasks each one draws (the eval_suites stage's builder)."""
-    from env0_posttrain.suite_spec import eval_suite_names
+    from env0_posttrain.spec.suites import eval_suite_names
     from env0_posttrain.tasks.suites import build_suite
 
     train = FakeStore(spec).ts.train
@@ -295,7 +295,7 @@ def env0_checkout(spec: RunSpec, env) -> Any:
     """The env0 checkout the stages' processes and their workers see (ENV0_ROOT)."""
     import os
 
-    from env0_posttrain.run.context import use_env0
+    from env0_posttrain.stages.context import use_env0
 
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("ENV0_ROOT", raising=False)
@@ -309,8 +309,8 @@ def run_threads(spec: RunSpec, env) -> Any:
 
     import torch
 
-    from env0_posttrain.process_env import export
-    from env0_posttrain.torch_threads import ENV, use_run_threads
+    from env0_posttrain.util.process_env import export
+    from env0_posttrain.util.torch_threads import ENV, use_run_threads
 
     before = torch.get_num_threads()
     try:

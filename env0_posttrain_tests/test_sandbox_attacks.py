@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from env0_posttrain.runspec import ShellSpec
+from env0_posttrain.spec.runspec import ShellSpec
 
 FIXTURE = Path(__file__).parent / "fixtures" / "env0_invoice"
 WORKTREE = Path(__file__).resolve().parents[1]
@@ -343,7 +343,7 @@ def test_a_reward_file_planted_as_a_link_or_fifo_is_refused(tmp_path):
 RSS_SCRIPT = textwrap.dedent("""
     import resource, sys
     from env0_posttrain.agent.shell_session import ShellSession
-    from env0_posttrain.runspec import ShellSpec
+    from env0_posttrain.spec.runspec import ShellSpec
     from env0_posttrain.tasks import build_workspace, generate_tasks
     task = generate_tasks(0, per_template=1)[0]
     s = ShellSession(task, build_workspace(task), ShellSpec())

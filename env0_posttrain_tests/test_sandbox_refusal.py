@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from env0_posttrain.runspec import ShellSpec
+from env0_posttrain.spec.runspec import ShellSpec
 from env0_posttrain.tasks.__main__ import main
 from env0_posttrain.tasks.env0 import sandbox as sandbox_mod
 from env0_posttrain.tasks.env0 import sandbox_root

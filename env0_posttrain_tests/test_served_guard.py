@@ -9,15 +9,15 @@ import logging
 
 import pytest
 
-from env0_posttrain.run.context import StageContext, load_tasks
-from env0_posttrain.run.evals import evaluate_arm
-from env0_posttrain.run.report import write_report
-from env0_posttrain.run.task_set import build_task_set
+from env0_posttrain.stages.context import StageContext, load_tasks
+from env0_posttrain.stages.evals import evaluate_arm
+from env0_posttrain.stages.report import write_report
+from env0_posttrain.stages.task_set import build_task_set
 from env0_posttrain.agent import register_tasks
 from env0_posttrain.agent.messages import stray_tool_call
 from env0_posttrain.evaluate.served import ServedModelError
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import parse_spec, write_spec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import parse_spec, write_spec
 from env0_posttrain.tasks import starter_template_ids
 from env0_posttrain.train import adapter_serving_name
 from env0_posttrain_tests.openai_stub import StubServer, StubState

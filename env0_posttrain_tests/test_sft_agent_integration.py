@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_episode
-from env0_posttrain.runspec import SFTDataPolicy
+from env0_posttrain.spec.runspec import SFTDataPolicy
 from env0_posttrain.sft import (
     build_tito_rows,
     convert_both,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from env0_posttrain.runspec import SFTDataPolicy
+from env0_posttrain.spec.runspec import SFTDataPolicy
 from env0_posttrain.sft import (
     ConversionError,
     convert_both,

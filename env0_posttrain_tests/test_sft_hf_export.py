@@ -5,7 +5,7 @@ from __future__ import annotations
 import datasets
 import pytest
 
-from env0_posttrain.runspec import SFTDataPolicy
+from env0_posttrain.spec.runspec import SFTDataPolicy
 from env0_posttrain.sft import (
     TrlRow,
     convert_file,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from env0_posttrain.runspec import SFTDataPolicy
+from env0_posttrain.spec.runspec import SFTDataPolicy
 from env0_posttrain.sft import (
     ConversionError,
     TitoRow,

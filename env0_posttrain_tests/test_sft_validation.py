@@ -235,7 +235,7 @@ def test_report_text_lists_every_problem_and_a_summary(tmp_path):
 
 
 def test_converted_rows_validate_as_their_own_kinds(tmp_path):
-    from env0_posttrain.runspec import SFTDataPolicy
+    from env0_posttrain.spec.runspec import SFTDataPolicy
     from env0_posttrain.sft import convert_rows
 
     prime, _ = convert_rows([_base()], SFTDataPolicy())
@@ -270,7 +270,7 @@ _MESSAGE_PATHS = [p for p in _paths(_base()) if p and p[0] in ("prompt", "comple
 def test_fuzzed_rows_never_crash_validation_and_never_convert_into_invalid_rows():
     from hypothesis import HealthCheck, given, settings
 
-    from env0_posttrain.runspec import SFTDataPolicy
+    from env0_posttrain.spec.runspec import SFTDataPolicy
     from env0_posttrain.sft import ConversionError, convert_rows
 
     @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

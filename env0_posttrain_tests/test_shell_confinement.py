@@ -16,7 +16,7 @@ from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_episode, ru
 from env0_posttrain.agent.endpoint import ModelEndpoint
 from env0_posttrain.agent.llm import register_provider
 from env0_posttrain.agent.shell_session import ShellSession
-from env0_posttrain.runspec import ShellSpec
+from env0_posttrain.spec.runspec import ShellSpec
 from env0_posttrain_tests.test_agent_loop import Scripted
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -16,8 +16,8 @@ from env0_posttrain.agent.llm import register_provider
 from env0_posttrain.agent.shell_oracle import command_for_call, shell_commands
 from env0_posttrain.agent.shell_session import render
 from env0_posttrain.agent.shell_tools import shell_tool_defs, tools_for_surface
-from env0_posttrain.run.report import arm_surfaces
-from env0_posttrain.runspec import SpecError, parse_spec
+from env0_posttrain.stages.report import arm_surfaces
+from env0_posttrain.spec.runspec import SpecError, parse_spec
 from env0_posttrain.sft import convert_rows, results_row, validate_rows
 from env0_posttrain_tests.shell_support import Result, use_host_sandbox
 from env0_posttrain_tests.test_agent_loop import Scripted
@@ -135,7 +135,7 @@ def test_shell_rows_convert_and_validate_like_tool_rows(env0_tasks):
     with use_host_sandbox():
         eps = [asyncio.run(run_episode(t, oracle_endpoint(skill=1.0), SHELL, "teacher", 0, "rows")) for t in env0_tasks]
     rows = [results_row(e, t).model_dump(mode="json") for e, t in zip(eps, env0_tasks)]
-    from env0_posttrain.runspec import SFTDataPolicy
+    from env0_posttrain.spec.runspec import SFTDataPolicy
 
     prime, _ = convert_rows(rows, SFTDataPolicy())
     trl, _ = convert_rows(rows, SFTDataPolicy(), fmt="trl", tokenizer=tiny_tokenizer(), max_seq_length=8192)

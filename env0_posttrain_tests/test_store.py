@@ -4,7 +4,7 @@ import multiprocessing as mp
 from pathlib import Path
 
 from env0_posttrain.agent.records import Episode
-from env0_posttrain.runspec import RunSpec
+from env0_posttrain.spec.runspec import RunSpec
 from env0_posttrain.store import Store
 from env0_posttrain.tasks.model import VerifierResult
 

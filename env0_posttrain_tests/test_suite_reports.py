@@ -13,14 +13,14 @@ import pytest
 
 from env0_posttrain.agent import oracle_endpoint
 from env0_posttrain.evaluate.report_model import ComparisonReport
-from env0_posttrain.paths import Paths
-from env0_posttrain.run import arms as models
-from env0_posttrain.run.context import StageContext
-from env0_posttrain.run.eval_suites import build_eval_suites
-from env0_posttrain.run.evals import evaluate_arm
-from env0_posttrain.run.report import write_report
-from env0_posttrain.run.task_set import build_task_set
-from env0_posttrain.runspec import parse_spec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.stages import arms as models
+from env0_posttrain.stages.context import StageContext
+from env0_posttrain.stages.eval_suites import build_eval_suites
+from env0_posttrain.stages.evals import evaluate_arm
+from env0_posttrain.stages.report import write_report
+from env0_posttrain.stages.task_set import build_task_set
+from env0_posttrain.spec.runspec import parse_spec
 from env0_posttrain.store import Store
 from env0_posttrain.tasks import starter_template_ids
 

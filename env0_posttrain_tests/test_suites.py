@@ -12,8 +12,8 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.evaluate.suites_report import suite_numbers, suites_headline, suites_markdown
-from env0_posttrain.runspec import SpecError, TaskSelection, parse_spec
-from env0_posttrain.suite_spec import SuiteSpec, eval_suite_names, round_arm, split_round_arm
+from env0_posttrain.spec.runspec import SpecError, TaskSelection, parse_spec
+from env0_posttrain.spec.suites import SuiteSpec, eval_suite_names, round_arm, split_round_arm
 from env0_posttrain.tasks import make_task_set, starter_template_ids
 from env0_posttrain.tasks.registry import _said
 from env0_posttrain.tasks.suites import boundary, build_suite
@@ -171,8 +171,8 @@ def test_nightly_plays_only_the_suites_marked_nightly():
 def test_run_new_checks_the_folders_and_refuses_to_replace_a_built_run(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from env0_posttrain.cli import app
-    from env0_posttrain.runspec import load_spec
+    from env0_posttrain.cli.main import app
+    from env0_posttrain.spec.runspec import load_spec
     from env0_posttrain.store import Store
 
     monkeypatch.delenv("ENV0_ROOT", raising=False)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from env0_posttrain.runspec import TaskSelection
+from env0_posttrain.spec.runspec import TaskSelection
 from env0_posttrain.tasks import (
     GENERATOR_VERSION, TEMPLATES, TaskSet, code_version, ledger_markdown, make_task_set, split_overlap,
     starter_templates,

@@ -9,15 +9,15 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult, load_tasks
-from env0_posttrain.run.sft_rows import build_sft_rows
-from env0_posttrain.run.task_set import build_task_set
-from env0_posttrain.run.teacher import collect_teacher
+from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult, load_tasks
+from env0_posttrain.stages.sft_rows import build_sft_rows
+from env0_posttrain.stages.task_set import build_task_set
+from env0_posttrain.stages.teacher import collect_teacher
 from env0_posttrain.agent import register_tasks
 from env0_posttrain.defs.assets import sft_rows, task_set, teacher_trajectories
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import parse_spec, write_spec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import parse_spec, write_spec
 from env0_posttrain.store import Store
 from env0_posttrain.tasks import starter_template_ids
 from env0_posttrain_tests.openai_stub import StubServer, StubState
@@ -147,7 +147,7 @@ def test_a_teacher_rendering_another_template_drifts_and_blocks(world):
 def test_the_drift_check_is_also_a_command(world):
     from typer.testing import CliRunner
 
-    from env0_posttrain.cli import app
+    from env0_posttrain.cli.main import app
 
     paths, _, student, state = world
     state.capture_template = THINK_TEMPLATE

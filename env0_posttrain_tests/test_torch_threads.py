@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from env0_posttrain import torch_threads
-from env0_posttrain.torch_threads import ENV, allowed_cores, resolve
+from env0_posttrain.util import torch_threads
+from env0_posttrain.util.torch_threads import ENV, allowed_cores, resolve
 
 
 def _spin() -> None:
@@ -49,15 +49,15 @@ def test_the_count_is_the_specs_else_the_cores_allowed_whatever_the_load():
 def test_a_stage_sets_the_runs_count_for_its_process_and_the_processes_it_starts(tmp_path, monkeypatch):
     import torch
 
-    from env0_posttrain.paths import Paths
-    from env0_posttrain.run.context import StageContext
-    from env0_posttrain.runspec import RunSpec, write_spec
+    from env0_posttrain.util.paths import Paths
+    from env0_posttrain.stages.context import StageContext
+    from env0_posttrain.spec.runspec import RunSpec, write_spec
 
     monkeypatch.delenv(ENV, raising=False)
     paths = Paths.from_env(tmp_path)
     paths.runs.mkdir(parents=True)
     before = torch.get_num_threads()
-    child = [sys.executable, "-c", "import torch; from env0_posttrain import torch_threads; "
+    child = [sys.executable, "-c", "import torch; from env0_posttrain.util import torch_threads; "
                                    "print(torch_threads.apply(torch).threads, torch.get_num_threads())"]
     try:
         write_spec(RunSpec(run_id="one", torch_threads=1), paths.runs)
@@ -68,7 +68,7 @@ def test_a_stage_sets_the_runs_count_for_its_process_and_the_processes_it_starts
         StageContext.load("two", paths)
         assert torch.get_num_threads() == allowed_cores() and os.environ[ENV] == str(allowed_cores())
     finally:
-        from env0_posttrain.process_env import export
+        from env0_posttrain.util.process_env import export
 
         export(ENV, None)
         torch.set_num_threads(before)
@@ -94,7 +94,7 @@ TRAIN = r"""
 import json, sys
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
-from env0_posttrain import torch_threads
+from env0_posttrain.util import torch_threads
 from env0_posttrain.train.tiny_student import TinyStudentConfig
 threads = torch_threads.apply(torch).threads
 c = TinyStudentConfig()

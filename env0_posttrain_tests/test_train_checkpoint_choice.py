@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from env0_posttrain.runspec import LoraSpec
+from env0_posttrain.spec.runspec import LoraSpec
 from env0_posttrain.train import train_lora
 from env0_posttrain.train.checkpoint_choice import pick_best
 from env0_posttrain.train.lora_sft import episode_of, split_eval

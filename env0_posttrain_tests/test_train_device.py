@@ -13,7 +13,7 @@ import types
 
 import pytest
 
-from env0_posttrain.runspec import LoraSpec, RunSpec
+from env0_posttrain.spec.runspec import LoraSpec, RunSpec
 from env0_posttrain.train.patch_scope import kernel_patches_undone
 from env0_posttrain.train.synthetic_rows import make_synthetic_set
 from env0_posttrain.train.tiny_student import TinyStudentConfig, ensure_tiny_student
@@ -119,7 +119,7 @@ def test_a_patch_is_undone_when_training_fails():
 def test_auto_is_cuda_exactly_when_a_gpu_is_there(monkeypatch):
     import torch
 
-    from env0_posttrain.devices import DeviceError, device_label, model_dtype, resolve_device
+    from env0_posttrain.util.devices import DeviceError, device_label, model_dtype, resolve_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert resolve_device("auto") == resolve_device(None) == "cpu" and model_dtype("cpu") == torch.float32
@@ -159,8 +159,8 @@ def test_a_cpu_student_on_a_gpu_machine_trains_on_cpu(monkeypatch, tmp_path, bas
 def test_every_local_arm_is_registered_on_the_students_device(monkeypatch, tmp_path):
     import torch
 
-    from env0_posttrain.paths import Paths
-    from env0_posttrain.run import arms
+    from env0_posttrain.util.paths import Paths
+    from env0_posttrain.stages import arms
 
     seen: list = []
     monkeypatch.setattr(arms, "register_local_model",
@@ -183,7 +183,7 @@ def test_every_local_arm_is_registered_on_the_students_device(monkeypatch, tmp_p
 def test_the_reports_lineage_names_where_the_student_ran():
     import json
 
-    from env0_posttrain.run.report import student_devices
+    from env0_posttrain.stages.report import student_devices
 
     summaries = {"r-base": {"device": "cuda (NVIDIA H100 80GB HBM3)"}, "r-sft": {"device": "cpu"}, "r-teacher": {}}
 

@@ -11,7 +11,7 @@ import torch
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model, run_episode
 from env0_posttrain.agent.local_model import local_model
-from env0_posttrain.runspec import EvalSpec, RLSpec, parse_spec
+from env0_posttrain.spec.runspec import EvalSpec, RLSpec, parse_spec
 from env0_posttrain.train.grpo import HarnessRollouts, episode_sample, task_prompt, verifier_reward
 from env0_posttrain_tests.test_agent_support import NotesEnv, build_tiny_student, notes_task
 
@@ -144,9 +144,9 @@ def test_grpo_continues_the_sft_adapter_and_logs_reward_kl_entropy(tiny_dir, tmp
 def test_runs_without_an_rl_section_skip_both_rl_stages(tmp_path):
     import logging
 
-    from env0_posttrain.paths import Paths
-    from env0_posttrain.run.rl import evaluate_rl, train_rl_adapter
-    from env0_posttrain.run.context import StageContext
+    from env0_posttrain.util.paths import Paths
+    from env0_posttrain.stages.rl import evaluate_rl, train_rl_adapter
+    from env0_posttrain.stages.context import StageContext
     from env0_posttrain.store import Store
 
     paths = Paths(tmp_path)
@@ -162,7 +162,7 @@ def test_runs_without_an_rl_section_skip_both_rl_stages(tmp_path):
 
 
 def test_demo_rl_preset_is_the_demo_plus_the_measured_rl_recipe():
-    from env0_posttrain.presets import preset_data
+    from env0_posttrain.cli.presets import preset_data
     from env0_posttrain.train.demo_recipe import TINY_DEMO_RL
 
     demo, demo_rl = parse_spec(preset_data("demo", "x")), parse_spec(preset_data("demo-rl", "x"))

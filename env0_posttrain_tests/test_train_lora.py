@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from env0_posttrain.runspec import LoraSpec
+from env0_posttrain.spec.runspec import LoraSpec
 from env0_posttrain.train import (
     ProbeResult,
     plot_training_curves,

@@ -13,7 +13,7 @@ from env0_posttrain.tasks import (
     starter_template_ids,
     verify,
 )
-from env0_posttrain.runspec import CorpusMix
+from env0_posttrain.spec.runspec import CorpusMix
 from env0_posttrain.tasks import company, vocabulary
 from env0_posttrain.tasks.vocabulary import entity_classes
 from env0_posttrain.train.practice_tools import practice_schemas

@@ -132,10 +132,10 @@ def test_the_base_model_stage_builds_once_and_later_stages_read_its_record(tmp_p
 
     import env0_posttrain.train as train
     import env0_posttrain.train.student_corpus as sc
-    from env0_posttrain.paths import Paths
-    from env0_posttrain.run.base_model import base_student, build_base_model
-    from env0_posttrain.run.context import StageContext
-    from env0_posttrain.runspec import parse_spec
+    from env0_posttrain.util.paths import Paths
+    from env0_posttrain.stages.base_model import base_student, build_base_model
+    from env0_posttrain.stages.context import StageContext
+    from env0_posttrain.spec.runspec import parse_spec
     from env0_posttrain.store import Store
     from env0_posttrain.tasks import generate_tasks
 

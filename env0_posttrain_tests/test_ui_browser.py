@@ -37,8 +37,8 @@ def server(tmp_path_factory):
 
     from env0_posttrain.orchestration.backfill import backfill_teachers
     from env0_posttrain.defs.partitions import run_partitions
-    from env0_posttrain.paths import Paths
-    from env0_posttrain.runspec import RunSpec, write_spec
+    from env0_posttrain.util.paths import Paths
+    from env0_posttrain.spec.runspec import RunSpec, write_spec
 
     tmp = tmp_path_factory.mktemp("ui")
     data = tmp / "data"

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env0_posttrain.runspec import EvalSpec, ShellSpec, Surface, TeacherSpec
+from env0_posttrain.spec.runspec import EvalSpec, ShellSpec, Surface, TeacherSpec
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an assistant working in a company's Google Workspace and Slack through the tools provided. "

@@ -61,11 +61,11 @@ class LocalModel:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from env0_posttrain import torch_threads
+        from env0_posttrain.util import torch_threads
 
         torch_threads.apply(torch)  # the run's count: generation numerics depend on it too
 
-        from env0_posttrain.devices import model_dtype, resolve_device
+        from env0_posttrain.util.devices import model_dtype, resolve_device
 
         device = resolve_device(device)  # 'auto' -> cuda when present
         self.alias, self.base_path, self.adapter_path, self.device = alias, str(base_path), adapter_path, device

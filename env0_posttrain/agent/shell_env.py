@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from env0_posttrain.runspec import ShellSpec
+from env0_posttrain.spec.runspec import ShellSpec
 from env0_posttrain.tasks.model import Task, VerifierResult
 
 from .shell_tools import SHELL_TOOLS, TERMINAL, parse_terminal, tools_for_surface

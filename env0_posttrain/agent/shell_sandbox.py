@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from env0_posttrain.runspec import ShellSpec
+from env0_posttrain.spec.runspec import ShellSpec
 
 FILE_CAP = 1 << 30  # bytes a command may write to one file (the sandbox's /tmp is on the host's disk)
 

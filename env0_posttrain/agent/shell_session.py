@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from env0_posttrain.runspec import ShellSpec
+from env0_posttrain.spec.runspec import ShellSpec
 
 # Signs in a command's output that the sandbox refused something; each becomes a note and a count. (The sandbox's
 # network namespace has only loopback: a connection elsewhere fails at once, with the client's own words.)

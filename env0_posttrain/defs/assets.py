@@ -1,4 +1,4 @@
-"""The assets of a run. Each is a thin call into a stage of `env0_posttrain.run`; data lives in the DuckDB
+"""The assets of a run. Each is a thin call into a stage of `env0_posttrain.stages`; data lives in the DuckDB
 store, keyed by the partition's run id, so assets pass nothing through IO managers and the graph's edges
 are plain `deps` (lineage without moving data through Dagster).
 
@@ -16,11 +16,11 @@ from env0_posttrain.defs.metadata import run_stage, to_result
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.parent_watch import die_with_parent
-from env0_posttrain.run import base_model as base_model_stage, eval_suites as suites_stage, evals, report, rl
-from env0_posttrain.run import sft_rows as sft_stage
-from env0_posttrain.run import task_set as task_set_stage, teacher, teacher_table as teacher_table_stage
-from env0_posttrain.run.context import StageContext, code_version
+from env0_posttrain.util.parent_watch import die_with_parent
+from env0_posttrain.stages import base_model as base_model_stage, eval_suites as suites_stage, evals, report, rl
+from env0_posttrain.stages import sft_rows as sft_stage
+from env0_posttrain.stages import task_set as task_set_stage, teacher, teacher_table as teacher_table_stage
+from env0_posttrain.stages.context import StageContext, code_version
 
 ROLLOUT_RETRY = dg.RetryPolicy(max_retries=2, delay=5, backoff=dg.Backoff.EXPONENTIAL)
 # Concurrency pools (limits in dagster.yaml): the teacher's API quota, local/served student
@@ -37,7 +37,7 @@ RECOLLECT_TAG = "env0/recollect"  # comma-separated arms whose finished round is
 
 
 def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> StageContext:
-    die_with_parent()  # a step process must not outlive a killed run worker (parent_watch.py)
+    die_with_parent()  # a step process must not outlive a killed run worker (util/parent_watch.py)
     tags = context.run.tags
     recollect = frozenset(a.strip() for a in tags.get(RECOLLECT_TAG, "").split(",") if a.strip())
     return StageContext.load(context.partition_key, env0.paths(), context.log, reuse_since=_retry_since(context),

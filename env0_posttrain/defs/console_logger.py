@@ -12,7 +12,7 @@ import logging
 
 import dagster as dg
 
-from env0_posttrain.console import TqdmHandler
+from env0_posttrain.util.console import TqdmHandler
 
 
 class CompactFormatter(logging.Formatter):

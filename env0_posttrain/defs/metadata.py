@@ -7,8 +7,8 @@ from typing import Any
 
 import dagster as dg
 
-from env0_posttrain.run.rollout_errors import RolloutStopped
-from env0_posttrain.run.context import StageResult
+from env0_posttrain.stages.rollout_errors import RolloutStopped
+from env0_posttrain.stages.context import StageResult
 
 
 def run_stage(fn, *args: Any) -> StageResult:

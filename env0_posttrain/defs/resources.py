@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.store import Store
 
 

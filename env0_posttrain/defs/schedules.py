@@ -10,8 +10,8 @@ from env0_posttrain.defs.assets import EVAL_ASSETS, SUITE_EVAL_ASSETS
 from env0_posttrain.defs.jobs import nightly_eval_job
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.runspec import RunSpec, SpecError, load_spec
-from env0_posttrain.suite_spec import DEFAULT_SUITE
+from env0_posttrain.spec.runspec import RunSpec, SpecError, load_spec
+from env0_posttrain.spec.suites import DEFAULT_SUITE
 
 
 NIGHTLY_SUITE_ASSETS = [a for a in SUITE_EVAL_ASSETS if a.key in {e.key for e in EVAL_ASSETS}]

@@ -5,7 +5,7 @@ import dagster as dg
 
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.runspec import SpecError, load_spec
+from env0_posttrain.spec.runspec import SpecError, load_spec
 
 
 def scan_specs(env0: Env0Resource) -> tuple[list[str], list[str]]:

@@ -20,8 +20,8 @@ from env0_posttrain.evaluate.plots import ARM_LABELS
 from env0_posttrain.evaluate.report_model import LedgerEntry, ReportNumbers
 from env0_posttrain.evaluate.statistics import PairedAnalysis
 from env0_posttrain.evaluate.verdict import p_text, pp
-from env0_posttrain.fsutil import relative_to
-from env0_posttrain.markdown_table import md_table
+from env0_posttrain.util.fsutil import relative_to
+from env0_posttrain.util.markdown_table import md_table
 from env0_posttrain.tasks.ledger import dropped_text
 
 FIGURE_TITLES = {

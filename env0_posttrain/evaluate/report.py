@@ -41,7 +41,7 @@ from env0_posttrain.evaluate.statistics import (
 )
 from env0_posttrain.evaluate.verdict import headline as make_headline
 from env0_posttrain.tasks.model import Task
-from env0_posttrain.fsutil import atomic_write_text, relative_to
+from env0_posttrain.util.fsutil import atomic_write_text, relative_to
 
 REPORT_FILES = ("report.md", "report.html", "report.json")
 

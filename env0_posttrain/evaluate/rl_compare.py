@@ -14,8 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from env0_posttrain.evaluate.statistics import FlipTable, PairedAnalysis, flip_table, paired_analysis
-from env0_posttrain.fsutil import relative_to
-from env0_posttrain.markdown_table import md_table
+from env0_posttrain.util.fsutil import relative_to
+from env0_posttrain.util.markdown_table import md_table
 
 RL_PAIRS = (("base", "rl"), ("sft", "rl"))  # (a, b): the diff is b - a
 RL_CURVES = (("reward",), ("reward_std",), ("kl",), ("entropy",), ("episode_model_calls",), ("completion_tokens",))

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from env0_posttrain.agent.endpoint import AgentSettings, ModelEndpoint
 from env0_posttrain.agent.messages import assistant_message, parse_arguments, stray_tool_call, system_message
-from env0_posttrain.runspec import HostingSpec, RunSpec
+from env0_posttrain.spec.runspec import HostingSpec, RunSpec
 
 
 REQUEST_TIMEOUT_S = 120.0

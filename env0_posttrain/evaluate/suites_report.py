@@ -15,7 +15,7 @@ from env0_posttrain.agent.records import Episode
 from env0_posttrain.evaluate.metrics import by_arm, task_trials
 from env0_posttrain.evaluate.statistics import PairedAnalysis, paired_analysis
 from env0_posttrain.evaluate.verdict import Verdict, decide, p_text, pp
-from env0_posttrain.markdown_table import md_table
+from env0_posttrain.util.markdown_table import md_table
 
 ARM_LABELS = {"base": "Baseline", "sft": "SFT", "teacher_eval": "Teacher (ceiling)", "rl": "RL"}
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.evaluate.metrics import by_arm, task_trials
 from env0_posttrain.evaluate.statistics import ProportionEstimate, flip_table, paired_analysis, proportion_estimate
-from env0_posttrain.markdown_table import md_table
+from env0_posttrain.util.markdown_table import md_table
 
 STUDENT_ARMS = ("sft", "rl")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from env0_posttrain.evaluate.metrics import UNSCORED_STOPS
 from env0_posttrain.store import Store
-from env0_posttrain.suite_spec import split_round_arm
+from env0_posttrain.spec.suites import split_round_arm
 
 EVAL_ARMS = ("base", "sft", "teacher_eval", "rl")
 

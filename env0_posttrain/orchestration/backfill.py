@@ -17,9 +17,9 @@ import dagster as dg
 
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, LOCATION, UiError, UiGraphQL, UiUnreachable
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import RunSpec, SpecError, load_spec, write_spec
-from env0_posttrain.digests import sha256_hex
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import RunSpec, SpecError, load_spec, write_spec
+from env0_posttrain.util.digests import sha256_hex
 
 MAX_RUN_ID = 128
 BACKFILL_TAG = "env0/backfill"

@@ -30,7 +30,7 @@ def _chain(error) -> list[str]:
         if error.cls_name not in _WRAPPERS:
             msg = error.message.strip()
             head, sep, rest = msg.partition(": ")
-            if sep and head.rsplit(".", 1)[-1] == error.cls_name:  # "env0_posttrain.runspec.SpecError: ..."
+            if sep and head.rsplit(".", 1)[-1] == error.cls_name:  # "env0_posttrain.spec.runspec.SpecError: ..."
                 msg = f"{error.cls_name}: {rest}"
             if msg not in out and "caused by " + msg not in out:  # Pipes and retries repeat the same error
                 out.append(msg if not out else "caused by " + msg)

@@ -18,7 +18,7 @@ from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.orchestration.needed import IN_PROGRESS, asset_states, needed
 from env0_posttrain.orchestration.pool_wait import INTERRUPTED, PoolWatch, install, launch_tag
 from env0_posttrain.orchestration.stale_runs import process_tags, sweep_dead_runs
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.store import Store
 
 install()  # pool waits sleep and hear Ctrl-C (pool_wait.py)

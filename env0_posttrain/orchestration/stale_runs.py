@@ -23,7 +23,7 @@ import dagster as dg
 from dagster._core.events import DagsterEventType
 from dagster._core.storage.dagster_run import FINISHED_STATUSES, DagsterRunStatus, RunsFilter
 
-from env0_posttrain.processes import process_alive
+from env0_posttrain.util.processes import process_alive
 
 PID_TAG = "env0/pid"
 HOST_TAG = "env0/host"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from env0_posttrain.runspec import SFTDataPolicy
+from env0_posttrain.spec.runspec import SFTDataPolicy
 from env0_posttrain.sft.curation import CurationReport, Example, curate, first_turn_copies
 from env0_posttrain.sft.jsonl_io import write_jsonl_atomic
 from env0_posttrain.sft.results import ResultsRow

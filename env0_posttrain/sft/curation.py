@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from env0_posttrain.runspec import SFTDataPolicy
+from env0_posttrain.spec.runspec import SFTDataPolicy
 from env0_posttrain.sft.message_rules import check_conversation, tool_names_from_defs
 from env0_posttrain.sft.results import ResultsRow
 from env0_posttrain.sft.rows import SourceRef, to_trl_message

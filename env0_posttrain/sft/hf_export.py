@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from env0_posttrain.sft.rows import TrlRow
-from env0_posttrain.fsutil import atomic_target
+from env0_posttrain.util.fsutil import atomic_target
 
 PARQUET_NAME = "data/train-00000-of-00001.parquet"
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from env0_posttrain.fsutil import atomic_target
+from env0_posttrain.util.fsutil import atomic_target
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 
-from env0_posttrain.runspec import SFTDataPolicy
+from env0_posttrain.spec.runspec import SFTDataPolicy
 from env0_posttrain.sft.convert import ConversionReport, check_counts, read_results
 from env0_posttrain.sft.curation import CurationReport, Example, curate
 from env0_posttrain.sft.jsonl_io import write_jsonl_atomic

@@ -72,7 +72,7 @@ def _env0(args: argparse.Namespace) -> int:
     res = run_and_record(args.package_dir, args.reward_file, oracle=args.oracle, calls=args.calls, seed=args.seed,
                          env0_root=args.env0_root, record=args.record is not None, replay=replay, now=now)
     if args.record is not None and res.recording is not None:
-        from env0_posttrain.fsutil import atomic_write_text
+        from env0_posttrain.util.fsutil import atomic_write_text
 
         atomic_write_text(args.record, json.dumps({"now": res.now, "requests": [r.model_dump(mode="json")
                                                                                 for r in res.recording]}, indent=1))

@@ -18,7 +18,7 @@ from env0_posttrain.tasks.judge import Judge
 from env0_posttrain.tasks.model import Task, ToolCall, VerifierResult, StateRecipe
 from env0_posttrain.tasks.template import TEMPLATES, OracleError, Template, params_key
 from env0_posttrain.workspace import Workspace, call_tool
-from env0_posttrain.digests import files_digest
+from env0_posttrain.util.digests import files_digest
 
 GENERATOR_VERSION = "env0-tasks/1"
 COMPANY_SEED = 0

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pydantic import BaseModel, ConfigDict, Field
 
 from env0_posttrain.tasks.model import Task
-from env0_posttrain.markdown_table import md_table
+from env0_posttrain.util.markdown_table import md_table
 
 
 class LedgerRow(BaseModel):

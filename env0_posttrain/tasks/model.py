@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from env0_posttrain.digests import digest
+from env0_posttrain.util.digests import digest
 
 Family = Literal["auth", "calendar", "docs", "drive", "mail", "multi-app"]
 Split = Literal["train", "eval", "heldout"]

@@ -19,7 +19,7 @@ from typing import Iterator
 
 from pydantic import ValidationError
 
-from env0_posttrain.runspec import TaskSelection
+from env0_posttrain.spec.runspec import TaskSelection
 from env0_posttrain.tasks.generator import (
     COMPANY_SEED, GENERATOR_VERSION, code_version, score_task, select_templates, template_stream,
 )
@@ -27,7 +27,7 @@ from env0_posttrain.tasks.ledger import build_ledger
 from env0_posttrain.tasks.model import Split, Task
 from env0_posttrain.tasks.taskset import Provenance, TaskSet, said as _said
 from env0_posttrain.tasks.template import Template
-from env0_posttrain.fsutil import atomic_target
+from env0_posttrain.util.fsutil import atomic_target
 
 
 def _share(n_items: int, part: int, whole: int) -> int:

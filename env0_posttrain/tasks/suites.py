@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from env0_posttrain.suite_spec import SuiteSpec
+from env0_posttrain.spec.suites import SuiteSpec
 from env0_posttrain.tasks.model import Task
 from env0_posttrain.tasks.registry import _said
 

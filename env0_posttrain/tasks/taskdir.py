@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from env0_posttrain.tasks.model import StateRecipe, Task, ToolCall
 from env0_posttrain.tasks.template import TEMPLATES
-from env0_posttrain.fsutil import atomic_write_text
+from env0_posttrain.util.fsutil import atomic_write_text
 
 SCHEMA_VERSION = "1.0"
 REQUIRED = ("task.toml", "instruction.md", "environment/recipe.json", "solution/oracle.json", "tests/test.sh")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env0_posttrain.runspec import TaskSelection
+from env0_posttrain.spec.runspec import TaskSelection
 from env0_posttrain.tasks.ledger import LedgerRow
 from env0_posttrain.tasks.model import Split, Task
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from env0_posttrain.tasks.model import ToolCall
-from env0_posttrain.digests import sha256_hex
+from env0_posttrain.util.digests import sha256_hex
 
 if TYPE_CHECKING:
     from env0_posttrain.tasks.judge import Judge

@@ -39,7 +39,7 @@ def first_call_scores(base_path: str | Path, checkpoints: Sequence[Path], rows: 
                       max_new_tokens: int = 96, device: str = "cpu") -> tuple[dict[int, int], int]:
     """Per checkpoint, how many held-back prompts get their recorded first tool call exactly (scored on `device`,
     where the adapter trained)."""
-    from env0_posttrain.devices import load_causal_lm
+    from env0_posttrain.util.devices import load_causal_lm
     from env0_posttrain.train.generation import first_call_prompt, greedy_completions, load_tokenizer_with_parser
     from env0_posttrain.train.probe_verdict import first_call_matches
     from env0_posttrain.train.rows import rows_to_dataset

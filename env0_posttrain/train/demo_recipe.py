@@ -44,7 +44,7 @@ TINY_DEMO_STUDENT = TinyStudentConfig(pretrain_steps=800)
 
 def tiny_demo_task_selection(n_train: int = 300, n_eval: int = 60, seed: int = 0):
     """A `runspec.TaskSelection` over the one-call starter templates."""
-    from env0_posttrain.runspec import TaskSelection
+    from env0_posttrain.spec.runspec import TaskSelection
     from env0_posttrain.tasks import starter_template_ids
 
     return TaskSelection(templates=starter_template_ids(max_calls=1), n_train=n_train, n_eval=n_eval, seed=seed)

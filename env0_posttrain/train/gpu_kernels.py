@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from env0_posttrain.runspec import LoraSpec
+from env0_posttrain.spec.runspec import LoraSpec
 
 GPU_INSTALL = "pip install -c constraints.txt -e '.[gpu]'"
 FLA_PACKAGE, LIGER_PACKAGE = "flash-linear-attention", "liger-kernel"

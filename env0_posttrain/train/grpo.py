@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from env0_posttrain.runspec import EvalSpec, RLSpec
+from env0_posttrain.spec.runspec import EvalSpec, RLSpec
 from env0_posttrain.train.model_card import CardInfo, finish_adapter_dir
 
 TASK_KEY = "env0_task_id"  # carried on the prompt's user message: rollout_func sees prompts, not rows
@@ -188,10 +188,10 @@ def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft
     from trl import GRPOConfig, GRPOTrainer
 
     from env0_posttrain.agent.endpoint import DEFAULT_SYSTEM_PROMPT
-    from env0_posttrain.devices import model_dtype, resolve_device
+    from env0_posttrain.util.devices import model_dtype, resolve_device
     from env0_posttrain.train.patch_scope import kernel_patches_undone
     from env0_posttrain.train.tracking import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
-    from env0_posttrain import torch_threads
+    from env0_posttrain.util import torch_threads
 
     torch_threads.apply(torch)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env0_posttrain.runspec import LoraSpec
+from env0_posttrain.spec.runspec import LoraSpec
 from env0_posttrain.train.gpu_kernels import KernelChoice, check_kernels, probe_kernels, uses_linear_attention
 from env0_posttrain.train.memory_plan import (
     MemoryPlan,
@@ -34,7 +34,7 @@ from env0_posttrain.train.metrics_callback import MetricsCallback
 from env0_posttrain.train.patch_scope import kernel_patches_undone
 from env0_posttrain.train.rows import rows_to_dataset
 from env0_posttrain.train.tracking import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
-from env0_posttrain.fsutil import replace_dir
+from env0_posttrain.util.fsutil import replace_dir
 from env0_posttrain.train.model_card import CardInfo, finish_adapter_dir
 
 log = logging.getLogger(__name__)
@@ -267,9 +267,9 @@ def train_lora(
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import SFTTrainer
 
-    from env0_posttrain import torch_threads
+    from env0_posttrain.util import torch_threads
 
-    from env0_posttrain.devices import resolve_device
+    from env0_posttrain.util.devices import resolve_device
 
     torch_threads.apply(torch)  # the run's count, in the CLI's process and in the Pipes worker alike
     device_name = resolve_device(device)

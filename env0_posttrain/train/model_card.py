@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env0_posttrain.fsutil import atomic_write_text
-from env0_posttrain.markdown_table import md_table
-from env0_posttrain.paths import Paths
+from env0_posttrain.util.fsutil import atomic_write_text
+from env0_posttrain.util.markdown_table import md_table
+from env0_posttrain.util.paths import Paths
 
 TEMPLATE = Path(__file__).with_name("templates") / "adapter_card.md.jinja"
 TAGS = ["lora", "sft", "trl", "env0-posttrain"]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from env0_posttrain.fsutil import atomic_target
+from env0_posttrain.util.fsutil import atomic_target
 
 PANELS = [
     ("loss", "train loss", "training_loss.png"),

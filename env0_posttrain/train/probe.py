@@ -48,7 +48,7 @@ def sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Sequence
     the one the adapter trained on (train_lora's result.device)."""
     from peft import PeftModel
 
-    from env0_posttrain.devices import load_causal_lm
+    from env0_posttrain.util.devices import load_causal_lm
 
     rows = list(rows)[:n]
     if not rows:

@@ -56,7 +56,7 @@ def token_sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Se
                        n: int = 8, max_new_tokens: int = 96, device: str = "cpu"):
     from peft import PeftModel
 
-    from env0_posttrain.devices import load_causal_lm
+    from env0_posttrain.util.devices import load_causal_lm
 
     from env0_posttrain.train.probe_verdict import probe_verdict
 

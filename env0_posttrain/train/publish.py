@@ -10,7 +10,7 @@ import os
 import re
 from pathlib import Path
 
-from env0_posttrain.digests import files_digest
+from env0_posttrain.util.digests import files_digest
 from env0_posttrain.train.model_card import CardInfo, model_card
 
 TOKEN_ENV = "HF_TOKEN"

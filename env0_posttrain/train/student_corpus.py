@@ -25,7 +25,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from env0_posttrain.runspec import CorpusMix
+from env0_posttrain.spec.runspec import CorpusMix
 
 from env0_posttrain.tasks import Task, build_workspace, company, vocabulary
 from env0_posttrain.tasks.vocabulary import entity_classes

@@ -19,8 +19,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from env0_posttrain.train.tokenizer_build import build_tokenizer, check_round_trip
-from env0_posttrain.fsutil import replace_dir
-from env0_posttrain.digests import sha256_hex
+from env0_posttrain.util.fsutil import replace_dir
+from env0_posttrain.util.digests import sha256_hex
 
 CorpusItem = str | Mapping[str, Any]
 MARKER_FILE = "tiny_student.json"
@@ -134,7 +134,7 @@ def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, wor
     from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
 
     from env0_posttrain.train.tracking import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
-    from env0_posttrain import torch_threads
+    from env0_posttrain.util import torch_threads
 
     torch_threads.apply(torch)
     docs = [tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts]
@@ -202,7 +202,7 @@ def _build(dest: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str
     import torch
     from transformers import AutoModelForCausalLM
 
-    from env0_posttrain import torch_threads
+    from env0_posttrain.util import torch_threads
 
     torch.manual_seed(config.seed)
     # BPE merges come from exactly the text the base will read (conversations rendered with the
@@ -247,7 +247,7 @@ def ensure_tiny_student(
         raise ValueError("ensure_tiny_student: the corpus is empty")
     cache_dir = Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    from env0_posttrain import torch_threads
+    from env0_posttrain.util import torch_threads
 
     threads = torch_threads.current().threads
     dest = cache_dir / f"tiny-{config.architecture}-{student_digest(corpus, entity_tokens, config, threads)}"

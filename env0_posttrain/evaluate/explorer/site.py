@@ -28,9 +28,9 @@ from env0_posttrain.evaluate.trajectories import (
     task_info,
     task_rows,
 )
-from env0_posttrain.fsutil import atomic_write_text
+from env0_posttrain.util.fsutil import atomic_write_text
 from env0_posttrain.store import Store
-from env0_posttrain.suite_spec import DEFAULT_SUITE
+from env0_posttrain.spec.suites import DEFAULT_SUITE
 
 STATIC_FILES = ("index.html", "app.js", "app.css")
 

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ...runspec import TaskSelection
+from ...spec.runspec import TaskSelection
 from ...workspace.tools import TOOLS
 from ..generator import COMPANY_SEED, code_version
 from ..ledger import build_ledger
@@ -30,7 +30,7 @@ from .runner import run_script, sandbox
 from .sandbox import SandboxUnavailable
 from .verifier import TEMPLATE_ID, package_sha256, run_verifier, seeded, use_source
 
-from env0_posttrain.fsutil import atomic_write_text
+from env0_posttrain.util.fsutil import atomic_write_text
 
 IMPORTER_VERSION = "env0-packages/1"
 _FAMILY = {"gmail": "mail", "calendar": "calendar", "drive": "drive", "docs": "docs"}

@@ -18,7 +18,7 @@ from types import ModuleType
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from ...source_lines import toml_line, yaml_line
+from ...util.source_lines import toml_line, yaml_line
 from .import_paths import import_folders
 from .meta import MetaError, PackageMeta, parse_meta
 from .services import SERVICE_MAP, SERVICES

@@ -39,7 +39,7 @@ _SEEDING = threading.Lock()  # the cached starts are shared; builds run on the l
 def use_source(source: Path | str | None) -> Path | None:
     """Where this run's packages live (relative package paths in task recipes resolve against it); None: the
     process's own setting again (`process_env.export`)."""
-    from ...process_env import export
+    from ...util.process_env import export
 
     global _SOURCE
     _SOURCE = Path(source).resolve() if source is not None else None

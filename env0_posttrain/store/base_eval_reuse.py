@@ -21,7 +21,7 @@ from typing import Any
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint
 from env0_posttrain.store import Store
-from env0_posttrain.digests import digest, sha256_hex
+from env0_posttrain.util.digests import digest, sha256_hex
 
 REUSE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS eval_reuse_keys (

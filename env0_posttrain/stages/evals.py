@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from env0_posttrain.run.context import (
+from env0_posttrain.stages.context import (
     StageContext, StageResult, code_version, content_hash, eval_splits, load_tasks,
 )
-from env0_posttrain.run import rounds
-from env0_posttrain.run.rounds import episodes_version, rollout_metadata, unscored_check
-from env0_posttrain.suite_spec import DEFAULT_SUITE, eval_suite_names, round_arm
+from env0_posttrain.stages import rounds
+from env0_posttrain.stages.rounds import episodes_version, rollout_metadata, unscored_check
+from env0_posttrain.spec.suites import DEFAULT_SUITE, eval_suite_names, round_arm
 
 
 def selected_suites(ctx: StageContext, suites: list[str] | None) -> list[str]:
@@ -32,8 +32,8 @@ def suite_tasks(ctx: StageContext, suite: str) -> list:
     """The tasks of one suite: the eval (and heldout) split for the default suite, else the eval_suites asset's."""
     if suite == DEFAULT_SUITE:
         return load_tasks(ctx, eval_splits(ctx))
-    from env0_posttrain.run.context import use_env0
-    from env0_posttrain.run.suite_store import suite_task_json
+    from env0_posttrain.stages.context import use_env0
+    from env0_posttrain.store.suites import suite_task_json
     from env0_posttrain.tasks.model import Task
 
     use_env0(ctx.spec)
@@ -64,8 +64,8 @@ def evaluate_arm(ctx: StageContext, arm: str, suites: list[str] | None = None) -
 
 
 def _evaluate_suite(ctx: StageContext, arm: str, suite: str) -> tuple[dict[str, Any], list]:
-    from env0_posttrain.run.base_eval_reuse import rollout_or_reuse
-    from env0_posttrain.run.arms import arm_endpoint, base_student_identity, rollout_settings
+    from env0_posttrain.store.base_eval_reuse import rollout_or_reuse
+    from env0_posttrain.stages.arms import arm_endpoint, base_student_identity, rollout_settings
 
     tasks = suite_tasks(ctx, suite)
     trials = suite_trials(ctx, suite)
@@ -83,8 +83,8 @@ def _evaluate_suite(ctx: StageContext, arm: str, suite: str) -> tuple[dict[str, 
         lambda: rounds.rollout(ctx, arm, tasks, trials, endpoint, settings, **({"round_arm": key} if key != arm else {})))
     meta = rollout_metadata(round_id, episodes, summary) | {"model": endpoint.model} | served
     if endpoint.model.startswith("env0-local/"):  # the in-process student: where it ran (the report's lineage)
-        from env0_posttrain.devices import device_label
-        from env0_posttrain.run.arms import student_device
+        from env0_posttrain.util.devices import device_label
+        from env0_posttrain.stages.arms import student_device
 
         meta["device"] = device_label(student_device(ctx.spec))
     if summary.get("reused_from"):

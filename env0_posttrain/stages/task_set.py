@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult, content_hash, md_table
+from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult, content_hash, md_table
 
 
 def import_cache(ctx: StageContext):
@@ -18,7 +18,7 @@ def build_task_set(ctx: StageContext) -> StageResult:
     from env0_posttrain.tasks.ledger import dropped_text
 
     t0 = time.time()
-    from env0_posttrain.run.context import anchor_source
+    from env0_posttrain.stages.context import anchor_source
 
     selection = ctx.spec.tasks
     if selection.source is not None:  # relative to env0.root when the spec names one

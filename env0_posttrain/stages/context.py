@@ -14,12 +14,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from env0_posttrain.digests import canonical_json, files_digest, sha256_hex
-from env0_posttrain.markdown_table import records_table
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import RunSpec, load_spec
+from env0_posttrain.util.digests import canonical_json, files_digest, sha256_hex
+from env0_posttrain.util.markdown_table import records_table
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import RunSpec, load_spec
 from env0_posttrain.store import Store
-from env0_posttrain.torch_threads import use_run_threads
+from env0_posttrain.util.torch_threads import use_run_threads
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 MAX_OVERLENGTH_FRACTION = 0.1  # declared drops are counted; more than this many means the seq length is wrong
@@ -99,7 +99,7 @@ def load_tasks(ctx: StageContext, splits: tuple[str, ...]) -> list:
 
 def anchor_source(spec: RunSpec) -> Path | None:
     """The folder env0 tasks name their package against: tasks.source, else the first packages suite's folder."""
-    from env0_posttrain.suite_spec import resolve
+    from env0_posttrain.spec.suites import resolve
 
     if spec.tasks.source is not None:
         return resolve(spec, spec.tasks.source)
@@ -111,7 +111,7 @@ def use_env0(spec: RunSpec) -> None:
 
     A spec without them gets the process's own settings back: a long-lived process (the daemon's code server,
     a test session) runs stages of several runs, and one run's checkout must not carry into the next."""
-    from env0_posttrain.process_env import export
+    from env0_posttrain.util.process_env import export
     from env0_posttrain.tasks.env0.verifier import use_source
 
     export("ENV0_ROOT", str(Path(spec.env0.root).expanduser().resolve()) if spec.env0.root is not None else None)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from env0_posttrain import torch_threads
-from env0_posttrain.digests import file_digest
-from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult
+from env0_posttrain.util import torch_threads
+from env0_posttrain.util.digests import file_digest
+from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult
 
 
 def train_adapter(ctx: StageContext) -> StageResult:
-    from env0_posttrain.run.base_model import base_student
+    from env0_posttrain.stages.base_model import base_student
     from env0_posttrain.train import plot_training_curves, sanity_probe, train_lora
 
     rows = ctx.store.load_sft_rows(ctx.run_id)
@@ -23,7 +23,7 @@ def train_adapter(ctx: StageContext) -> StageResult:
 
     tokenizer = None  # the base's own, unless the spec declares the student's tokenizer or chat template
     if ctx.spec.student.tokenizer or ctx.spec.student.chat_template:
-        from env0_posttrain.run.arms import load_student_tokenizer
+        from env0_posttrain.stages.arms import load_student_tokenizer
 
         tokenizer = load_student_tokenizer(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
     try:

@@ -50,7 +50,7 @@ def resolve(spec_threads: int | None) -> ThreadChoice:
 
 def use_run_threads(spec_threads: int | None) -> ThreadChoice:
     """A stage's start: the run's count for this process (torch, if loaded) and for what it starts."""
-    from env0_posttrain.process_env import export
+    from env0_posttrain.util.process_env import export
 
     choice = resolve(spec_threads)
     export(ENV, str(choice.threads))

@@ -12,7 +12,7 @@ from concurrent.futures import Future, InvalidStateError
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from env0_posttrain.run.context import CheckOutcome, StageContext, content_hash
+from env0_posttrain.stages.context import CheckOutcome, StageContext, content_hash
 
 
 @contextmanager
@@ -107,7 +107,7 @@ def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, set
                 done_keys=done, on_episode=on_episode,
             )
     except FatalModelError as err:  # one message in the spec's terms; the round stays open for a resume
-        from env0_posttrain.run.rollout_errors import explain
+        from env0_posttrain.stages.rollout_errors import explain
 
         raise explain(ctx.spec, arm, err.kind, str(err), len(ctx.store.done_keys(round_id)), len(planned)) from None
     gap = _gap(planned - ctx.store.done_keys(round_id), summary.crashed)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import time
 
-from env0_posttrain.run.context import StageContext, StageResult, anchor_source, content_hash, load_tasks, md_table
+from env0_posttrain.stages.context import StageContext, StageResult, anchor_source, content_hash, load_tasks, md_table
 
 
 def build_eval_suites(ctx: StageContext) -> StageResult:
-    from env0_posttrain.run.suite_store import replace_suites
-    from env0_posttrain.run.task_set import import_cache
-    from env0_posttrain.suite_spec import resolve
+    from env0_posttrain.store.suites import replace_suites
+    from env0_posttrain.stages.task_set import import_cache
+    from env0_posttrain.spec.suites import resolve
     from env0_posttrain.tasks.suites import boundary, build_suite
 
     t0 = time.time()

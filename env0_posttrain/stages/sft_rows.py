@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from env0_posttrain.run.context import (
+from env0_posttrain.stages.context import (
     MAX_OVERLENGTH_FRACTION,
     CheckOutcome,
     StageContext,
@@ -15,11 +15,11 @@ from env0_posttrain.run.context import (
     load_tasks,
     md_table,
 )
-from env0_posttrain.run.teacher import export_results
+from env0_posttrain.stages.teacher import export_results
 
 
 def build_sft_rows(ctx: StageContext) -> StageResult:
-    from env0_posttrain.run.arms import load_student_tokenizer
+    from env0_posttrain.stages.arms import load_student_tokenizer
     from env0_posttrain.sft import ConversionError, convert_both, export_parquet, validate_rows
     from env0_posttrain.sft.curation import expected_episodes
     from env0_posttrain.sft.jsonl_io import write_jsonl_atomic
@@ -34,7 +34,7 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
     expected = expected_episodes(results, ctx.spec.sft)
     tokenizer = load_student_tokenizer(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
     if ctx.spec.sft.format == "tito":
-        from env0_posttrain.run.sft_tito import build_tito_sft_rows
+        from env0_posttrain.stages.sft_tito import build_tito_sft_rows
 
         return build_tito_sft_rows(ctx, round_id, len(episodes), results_path, results, expected, tokenizer)
     try:  # the expected count is checked below, where declared overlength drops can be told apart
@@ -81,7 +81,7 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
 def write_skipped(out: Path, skipped_rows, trl) -> None:
     """task id -> why its row was not trained on as played (dropped, or cut into windows for max_seq_length), so
     the report can count it per eval suite instead of leaving it to the asset's metadata."""
-    from env0_posttrain.fsutil import atomic_write_text
+    from env0_posttrain.util.fsutil import atomic_write_text
 
     def task_of(key: str) -> str:
         return key.split("/")[2] if key.count("/") >= 3 else key
@@ -92,6 +92,6 @@ def write_skipped(out: Path, skipped_rows, trl) -> None:
 
 
 def _not_tito_check() -> CheckOutcome:
-    from env0_posttrain.run.sft_tito import not_tito_check
+    from env0_posttrain.stages.sft_tito import not_tito_check
 
     return not_tito_check("chat rows (sft.format messages) carry no token ids")

@@ -2,7 +2,7 @@
 process or GPU pod and reports metadata, data version and check results back to the orchestrator.
 
 It imports `dagster_pipes` (a small dependency-free package), never `dagster`, so a training image
-needs only this project and its ML stack. Run as `python -m env0_posttrain.run.pipes_worker`; the
+needs only this project and its ML stack. Run as `python -m env0_posttrain.stages.pipes_worker`; the
 run id, data root and stage come as Pipes extras from `env0_posttrain.defs.pipes`.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 
 from dagster_pipes import PipesContext, PipesMetadataValue, open_dagster_pipes
 
-DEFAULT_STAGE = "env0_posttrain.run.adapter:train_adapter"
-MODULE = "env0_posttrain.run.pipes_worker"
+DEFAULT_STAGE = "env0_posttrain.stages.adapter:train_adapter"
+MODULE = "env0_posttrain.stages.pipes_worker"
 
 
 def resolve_stage(ref: str) -> Callable:
@@ -75,8 +75,8 @@ def report_stage_result(pipes: PipesContext, result: Any) -> None:
 
 
 def run_stage(pipes: PipesContext) -> None:
-    from env0_posttrain.paths import Paths
-    from env0_posttrain.run.context import StageContext
+    from env0_posttrain.util.paths import Paths
+    from env0_posttrain.stages.context import StageContext
 
     run_id = pipes.get_extra("run_id")
     data_dir = pipes.get_extra("data_dir")
@@ -87,7 +87,7 @@ def run_stage(pipes: PipesContext) -> None:
 
 
 def main() -> None:
-    from env0_posttrain.parent_watch import PARENT_PID_ENV, die_with_process
+    from env0_posttrain.util.parent_watch import PARENT_PID_ENV, die_with_process
 
     die_with_process(os.environ.get(PARENT_PID_ENV))  # a killed orchestrator takes its training with it
     with open_dagster_pipes() as pipes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 
-from env0_posttrain.run.context import StageContext, StageResult, content_hash
+from env0_posttrain.stages.context import StageContext, StageResult, content_hash
 
 ARMS = ("teacher_eval", "sft", "rl")
 

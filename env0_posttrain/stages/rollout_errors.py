@@ -8,7 +8,7 @@ The message names the cause, the spec field and the file, and says that the stor
 from __future__ import annotations
 
 from env0_posttrain.agent.fail_fast import fix_for
-from env0_posttrain.runspec import RunSpec
+from env0_posttrain.spec.runspec import RunSpec
 
 
 class RolloutStopped(RuntimeError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from env0_posttrain.run.context import StageContext, StageResult, code_version, content_hash, eval_splits, load_tasks
-from env0_posttrain.torch_threads import resolve as resolve_threads
+from env0_posttrain.stages.context import StageContext, StageResult, code_version, content_hash, eval_splits, load_tasks
+from env0_posttrain.util.torch_threads import resolve as resolve_threads
 
 ARMS_ON_EVAL = ("base", "sft", "teacher_eval", "rl")
 
@@ -20,7 +20,7 @@ def write_report(ctx: StageContext) -> StageResult:
     parts: dict = {}
     if ctx.spec.suites:
         from env0_posttrain.evaluate.suites_report import suites_headline, suites_markdown
-        from env0_posttrain.run.suite_reports import lead_suite, suite_links, suite_parts
+        from env0_posttrain.stages.suite_reports import lead_suite, suite_links, suite_parts
 
         suite_numbers, parts = suite_parts(ctx)
         primary, why = lead_suite(suite_numbers)
@@ -53,11 +53,11 @@ def write_report(ctx: StageContext) -> StageResult:
     }
     if (devices := student_devices(ctx, rounds, training)) is not None:
         lineage["student_device"] = devices
-    from env0_posttrain.run.base_eval_reuse import reused_from
+    from env0_posttrain.store.base_eval_reuse import reused_from
 
     if (src := reused_from(ctx.store, rounds.get("base"))) is not None:
         lineage["base_eval_reused_from"] = f"run {src['run_id']} (round {src['round_id']})"
-    from env0_posttrain.suite_spec import DEFAULT_SUITE, split_round_arm
+    from env0_posttrain.spec.suites import DEFAULT_SUITE, split_round_arm
 
     evals = ctx.store.eval_history(ctx.run_id)
 
@@ -77,7 +77,7 @@ def write_report(ctx: StageContext) -> StageResult:
     )
     suite_files: dict[str, str] = {}
     if ctx.spec.suites:
-        from env0_posttrain.run.suite_reports import write_suite_reports
+        from env0_posttrain.stages.suite_reports import write_suite_reports
 
         suite_files = write_suite_reports(suite_numbers, parts, report_dir, history_of, EXPLORER_PAGE, lineage, **common)
     rep = build_report(

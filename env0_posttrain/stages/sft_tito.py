@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from env0_posttrain.run.context import MAX_OVERLENGTH_FRACTION, CheckOutcome, StageContext, StageResult, content_hash, md_table
-from env0_posttrain.fsutil import atomic_target
+from env0_posttrain.stages.context import MAX_OVERLENGTH_FRACTION, CheckOutcome, StageContext, StageResult, content_hash, md_table
+from env0_posttrain.util.fsutil import atomic_target
 
 DRIFT_CHECK = "tito_drift"
 MAX_LISTED = 20

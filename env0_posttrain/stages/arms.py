@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model
-from env0_posttrain.paths import Paths
-from env0_posttrain.run.base_model import TINY_STUDENTS, base_student
-from env0_posttrain.runspec import RunSpec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.stages.base_model import TINY_STUDENTS, base_student
+from env0_posttrain.spec.runspec import RunSpec
 from env0_posttrain.store import Store
 
 log = logging.getLogger("env0_posttrain")
@@ -32,7 +32,7 @@ CPU_BATCH, CUDA_BATCH = 16, 64
 
 def student_device(spec: RunSpec) -> str:
     """Where the local student runs in this process ('cuda' / 'cpu'): the spec's `student.device`, resolved."""
-    from env0_posttrain.devices import resolve_device
+    from env0_posttrain.util.devices import resolve_device
 
     return resolve_device(spec.student.device)
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from env0_posttrain.paths import Paths
-from env0_posttrain.run.context import StageContext, StageResult, content_hash
-from env0_posttrain.runspec import RunSpec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.stages.context import StageContext, StageResult, content_hash
+from env0_posttrain.spec.runspec import RunSpec
 from env0_posttrain.store import Store
 
 TINY_STUDENTS = ("tiny-qwen3", "tiny-qwen3_5")
@@ -26,7 +26,7 @@ def student_digest(spec: RunSpec, store: Store, run_id: str) -> str:
     training requests its corpus reads and the torch thread count it is pre-trained at)."""
     task_set = threads = None
     if spec.student.model in TINY_STUDENTS:
-        from env0_posttrain.torch_threads import resolve
+        from env0_posttrain.util.torch_threads import resolve
 
         task_set = (store.task_set_info(run_id) or {}).get("digest")
         threads = resolve(spec.torch_threads).threads

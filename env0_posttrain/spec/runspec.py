@@ -16,10 +16,10 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from env0_posttrain.fsutil import atomic_write_text
-from env0_posttrain.digests import sha256_hex
-from env0_posttrain.source_lines import yaml_line
-from env0_posttrain.training_options import DEVICE_DOC, Device, Tracker, trackers
+from env0_posttrain.util.fsutil import atomic_write_text
+from env0_posttrain.util.digests import sha256_hex
+from env0_posttrain.util.source_lines import yaml_line
+from env0_posttrain.spec.training import DEVICE_DOC, Device, Tracker, trackers
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # also a file name and a folder: never '.', '..' or hidden
 RUN_ID_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, at most 128, no '...'"
@@ -308,8 +308,8 @@ class Budget(_Section):
     max_tokens: int = Field(default=512, ge=1, le=MAX_TOKENS, description="completion tokens per model call")
 
 
-from env0_posttrain.suite_spec import Env0Spec, SuiteSpec, check_suites  # noqa: E402  (after _Section)
-from env0_posttrain.shell_spec import ShellSpec  # noqa: E402
+from env0_posttrain.spec.suites import Env0Spec, SuiteSpec, check_suites  # noqa: E402  (after _Section)
+from env0_posttrain.spec.shell import ShellSpec  # noqa: E402
 
 
 class RunSpec(_Section):
@@ -329,7 +329,7 @@ class RunSpec(_Section):
     compare_across_surfaces: bool = Field(default=False, description="allow teacher.surface != eval.surface: the report "
                                           "then sets arms that acted through different surfaces side by side (else refused)")
     torch_threads: int | None = Field(default=None, ge=1, le=4_096, description="torch's threads wherever a model trains or "
-                                      "runs (they set the float sums' order); None = the cores allowed (torch_threads.py)")
+                                      "runs (they set the float sums' order); None = the cores allowed (util/torch_threads.py)")
     env0: Env0Spec = Field(default_factory=Env0Spec)
     suites: list[SuiteSpec] = Field(
         default_factory=list, description="named eval suites beside the tasks.n_eval split (none = that split only)")

@@ -29,10 +29,10 @@ from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random
 from filelock import FileLock
 
 from env0_posttrain.agent.records import Episode
-from env0_posttrain.runspec import RunSpec
-from env0_posttrain.paths import Paths
-from env0_posttrain.read_lock import shared_file_lock
-from env0_posttrain.processes import process_alive, this_host
+from env0_posttrain.spec.runspec import RunSpec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.store.read_lock import shared_file_lock
+from env0_posttrain.util.processes import process_alive, this_host
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

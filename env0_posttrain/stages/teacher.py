@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult, load_tasks
-from env0_posttrain.run import rounds
-from env0_posttrain.run.rounds import episodes_version, rollout_metadata, unscored_check
+from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult, load_tasks
+from env0_posttrain.stages import rounds
+from env0_posttrain.stages.rounds import episodes_version, rollout_metadata, unscored_check
 
 
 def export_results(ctx: StageContext, episodes: list, tasks: dict) -> tuple[Path, list]:
@@ -20,8 +20,8 @@ def export_results(ctx: StageContext, episodes: list, tasks: dict) -> tuple[Path
 
 
 def collect_teacher(ctx: StageContext) -> StageResult:
-    from env0_posttrain.run.arms import rollout_settings, teacher_endpoint
-    from env0_posttrain.run.base_model import base_student
+    from env0_posttrain.stages.arms import rollout_settings, teacher_endpoint
+    from env0_posttrain.stages.base_model import base_student
 
     tasks = load_tasks(ctx, ("train",))
     spec = ctx.spec

@@ -16,10 +16,10 @@ from typing import Annotated, Optional
 import typer
 import yaml
 
-from env0_posttrain.cli_errors import OperatingErrors, ensure_writable
+from env0_posttrain.cli.errors import OperatingErrors, ensure_writable
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UI_HOST, UI_PORT
-from env0_posttrain.paths import Paths
-from env0_posttrain.runspec import RunSpec, SpecError, parse_spec, run_id_problem, write_spec
+from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import RunSpec, SpecError, parse_spec, run_id_problem, write_spec
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False, cls=OperatingErrors)
 run_app = typer.Typer(help="Run specs and partitions.", no_args_is_help=True)
@@ -70,8 +70,8 @@ def _check_run_id(run_id: str) -> None:
 def _checked_spec(paths: Paths, run_id: str) -> RunSpec:
     """The run's spec file, checked before anything runs (no Dagster import, no instance): a bad run id, a missing,
     malformed or invalid spec and a package folder that is not there each stop the command in one line."""
-    from env0_posttrain.runspec import load_spec
-    from env0_posttrain.suite_spec import missing_folders
+    from env0_posttrain.spec.runspec import load_spec
+    from env0_posttrain.spec.suites import missing_folders
 
     _check_run_id(run_id)
     path = paths.runs / f"{run_id}.yaml"
@@ -100,7 +100,7 @@ def create_run(spec: RunSpec, paths: Paths) -> Path:
 
 def _built(paths: Paths, spec: RunSpec) -> list[str]:
     """What the store holds for a run whose spec file differs from `spec` (nothing when the spec is the same)."""
-    from env0_posttrain.runspec import load_spec
+    from env0_posttrain.spec.runspec import load_spec
     from env0_posttrain.store import Store
 
     path = paths.runs / f"{spec.run_id}.yaml"
@@ -130,8 +130,8 @@ def run_new(
     data_dir: DataDir = None,
 ) -> None:
     """Write data/runs/RUN_ID.yaml and register the run's partition."""
-    from env0_posttrain.presets import preset_data
-    from env0_posttrain.suite_spec import missing_folders
+    from env0_posttrain.cli.presets import preset_data
+    from env0_posttrain.spec.suites import missing_folders
 
     _check_run_id(run_id)
     paths = Paths.from_env(data_dir)
@@ -156,7 +156,7 @@ def run_new(
 @run_app.command("list")
 def run_list(data_dir: DataDir = None) -> None:
     """Run specs on disk, with their last report headline."""
-    from env0_posttrain.runspec import load_spec
+    from env0_posttrain.spec.runspec import load_spec
     from env0_posttrain.store import Store
 
     paths = Paths.from_env(data_dir)
@@ -190,7 +190,7 @@ def run_materialize(
     paths = Paths.from_env(data_dir)
     spec = _checked_spec(paths, run_id)
     if suite:
-        from env0_posttrain.suite_spec import eval_suite_names
+        from env0_posttrain.spec.suites import eval_suite_names
 
         known = eval_suite_names(spec)
         if unknown := [s for s in suite if s not in known]:
@@ -218,7 +218,7 @@ def _selection(select: list[str], extra: list[str]) -> list[str]:
 
 def _materialize_and_print(run_id: str, paths: Paths, select: list[str] | None, verbose: bool = False,
                            suites: list[str] = [], everything: bool = False, recollect: list[str] | None = None) -> None:
-    from env0_posttrain.console import dagster_log_level, show_logs
+    from env0_posttrain.util.console import dagster_log_level, show_logs
     from env0_posttrain.orchestration.launch import instance_for, materialize_run
     from env0_posttrain.store import Store
 
@@ -263,7 +263,7 @@ def demo(
     verbose: Verbose = False,
 ) -> None:
     """Create the demo spec (offline oracle teacher, tiny student) and materialize the whole graph."""
-    from env0_posttrain.presets import preset_data
+    from env0_posttrain.cli.presets import preset_data
 
     _check_run_id(run_id)
     paths = Paths.from_env(data_dir)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from env0_posttrain.run.context import CheckOutcome, StageContext, StageResult, content_hash, load_tasks
-from env0_posttrain.run.evals import evaluate_arm
-from env0_posttrain.digests import file_digest
+from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult, content_hash, load_tasks
+from env0_posttrain.stages.evals import evaluate_arm
+from env0_posttrain.util.digests import file_digest
 
 
 def rl_training_key(run_id: str) -> str:
@@ -26,7 +26,7 @@ def _skipped(what: str, checks: tuple[str, ...] = ()) -> StageResult:
 
 
 def train_rl_adapter(ctx: StageContext) -> StageResult:
-    from env0_posttrain.run.base_model import base_student
+    from env0_posttrain.stages.base_model import base_student
     from env0_posttrain.train.grpo import train_rl
 
     rl = ctx.spec.rl

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from env0_posttrain.run.context import StageContext, load_tasks
-from env0_posttrain.suite_spec import DEFAULT_SUITE, eval_suite_names, round_arm
+from env0_posttrain.stages.context import StageContext, load_tasks
+from env0_posttrain.spec.suites import DEFAULT_SUITE, eval_suite_names, round_arm
 
 ARMS = ("base", "sft", "teacher_eval", "rl")
 CHARS_PER_TOKEN = 4  # a rough estimate of an oracle call's completion tokens (JSON arguments)
@@ -74,8 +74,8 @@ def skipped_rows(ctx: StageContext) -> dict[str, str] | None:
 def suite_parts(ctx: StageContext, alpha: float = 0.05, n_boot: int = 10_000):
     """(SuiteNumbers per suite, {suite: (episodes, tasks, rounds)}) for every suite the spec names."""
     from env0_posttrain.evaluate.suites_report import suite_numbers
-    from env0_posttrain.run.evals import suite_tasks, suite_trials
-    from env0_posttrain.run.suite_store import suite_boundaries
+    from env0_posttrain.stages.evals import suite_tasks, suite_trials
+    from env0_posttrain.store.suites import suite_boundaries
     from env0_posttrain.tasks.suites import boundary
 
     train = load_tasks(ctx, ("train",))
