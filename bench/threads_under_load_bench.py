@@ -25,8 +25,8 @@ from tabulate import tabulate
 CHILD = r"""
 import json, os, sys, time
 import torch
-from transformers import AutoConfig, AutoModelForCausalLM
-from env0_posttrain.train.tiny_student import TinyStudentConfig
+from transformers import AutoModelForCausalLM
+from env0_posttrain.train.tiny_student import TinyStudentConfig, build_model_config
 setting, steps = sys.argv[1], int(sys.argv[2])
 choice = None
 if setting == "project":
@@ -35,10 +35,7 @@ if setting == "project":
 elif setting != "default":
     torch.set_num_threads(int(setting))
 c = TinyStudentConfig()
-cfg = AutoConfig.for_model("qwen3", vocab_size=2000, hidden_size=c.hidden_size, intermediate_size=c.intermediate_size,
-                           num_hidden_layers=c.num_layers, num_attention_heads=c.num_heads,
-                           num_key_value_heads=c.num_kv_heads, head_dim=c.hidden_size // c.num_heads,
-                           tie_word_embeddings=True)
+cfg = build_model_config(c, vocab_size=2000)
 torch.manual_seed(0)
 model = AutoModelForCausalLM.from_config(cfg)
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)

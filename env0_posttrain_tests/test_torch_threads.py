@@ -93,15 +93,12 @@ def test_importing_the_package_makes_waiting_threads_sleep_unless_told_otherwise
 TRAIN = r"""
 import json, sys
 import torch
-from transformers import AutoConfig, AutoModelForCausalLM
+from transformers import AutoModelForCausalLM
 from env0_posttrain.util import torch_threads
-from env0_posttrain.train.tiny_student import TinyStudentConfig
+from env0_posttrain.train.tiny_student import TinyStudentConfig, build_model_config
 threads = torch_threads.apply(torch).threads
 c = TinyStudentConfig()
-cfg = AutoConfig.for_model("qwen3", vocab_size=2000, hidden_size=c.hidden_size, intermediate_size=c.intermediate_size,
-                           num_hidden_layers=c.num_layers, num_attention_heads=c.num_heads,
-                           num_key_value_heads=c.num_kv_heads, head_dim=c.hidden_size // c.num_heads,
-                           tie_word_embeddings=True)
+cfg = build_model_config(c, vocab_size=2000)
 torch.manual_seed(0)
 model = AutoModelForCausalLM.from_config(cfg)
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)

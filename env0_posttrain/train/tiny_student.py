@@ -67,12 +67,13 @@ def student_digest(corpus: Sequence[CorpusItem], entity_tokens: Sequence[str], c
     return sha256_hex(config.model_dump_json(), *texts, json.dumps(list(entity_tokens)), *extra, n=16)
 
 
-def build_model_config(config: TinyStudentConfig, tokenizer):
-    """A real transformers config (Qwen3, or the 9B's hybrid qwen3_5_text) at toy scale."""
+def build_model_config(config: TinyStudentConfig, tokenizer=None, vocab_size: int | None = None):
+    """A real transformers config (Qwen3, or the 9B's hybrid qwen3_5_text) at toy scale; `vocab_size` without a
+    tokenizer gives the same shape for benches that feed random ids (pad 0, eos 1)."""
     from transformers import AutoConfig
 
     common = dict(
-        vocab_size=len(tokenizer),
+        vocab_size=len(tokenizer) if tokenizer is not None else vocab_size,
         hidden_size=config.hidden_size,
         intermediate_size=config.intermediate_size,
         num_hidden_layers=config.num_layers,
@@ -81,8 +82,8 @@ def build_model_config(config: TinyStudentConfig, tokenizer):
         head_dim=config.hidden_size // config.num_heads,
         max_position_embeddings=config.max_position_embeddings,
         tie_word_embeddings=True,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id if tokenizer is not None else 0,
+        eos_token_id=tokenizer.eos_token_id if tokenizer is not None else 1,
         bos_token_id=None,
     )
     if config.architecture == "qwen3_5_text":
