@@ -14,34 +14,24 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from api_parity import DOCUMENTS, discovery, discovery_methods  # noqa: E402 - the discovery documents, read once
 
 from env0_posttrain.workspace.services.auth.gate import _SCOPE_FILE  # noqa: E402
 from env0_posttrain.workspace.services.auth.tokens import short_scope  # noqa: E402
 from env0_posttrain.workspace.tools import TOOLS  # noqa: E402
 
-DOCUMENTS = {"calendar": "calendar.v3.json", "drive": "drive.v3.json", "docs": "docs.v1.json"}
-
-
-def discovery_methods(doc: dict) -> dict[str, dict]:
-    """Every method of a discovery document by id."""
-    out, stack = {}, [doc]
-    while stack:
-        res = stack.pop()
-        out.update({m["id"]: m for m in res.get("methods", {}).values()})
-        stack.extend(res.get("resources", {}).values())
-    return out
+SERVICES = ("calendar", "drive", "docs")  # the Google services whose methods the gate guards by scope
 
 
 def table() -> dict:
-    import googleapiclient
-
-    docs = Path(googleapiclient.__file__).parent / "discovery_cache" / "documents"
     methods: dict[str, list[str]] = {}
-    for service, name in DOCUMENTS.items():
-        found = discovery_methods(json.loads((docs / name).read_text()))
+    for service in SERVICES:
+        found = discovery_methods(discovery(service))
         for spec in sorted((s for s in TOOLS.values() if s.service == service), key=lambda s: s.method_id):
             methods[spec.method_id] = sorted({short_scope(u) for u in found[spec.method_id].get("scopes", [])})
-    return {"source": "google-api-python-client discovery_cache/documents: " + ", ".join(DOCUMENTS.values()),
+    return {"source": "google-api-python-client discovery_cache/documents: " + ", ".join(DOCUMENTS[s] for s in SERVICES),
             "methods": methods}
 
 
