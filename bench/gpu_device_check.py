@@ -372,9 +372,10 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines + ([""] + notes if notes else []))
 
 
-def run_check(out: Path, tiny: bool, parts: list[str], budget_s: float) -> list[dict]:
+def run_check(out: Path, tiny: bool, parts: list[str], budget_s: float, box_s: dict[str, float] | None = None,
+              ) -> list[dict]:
     out.mkdir(parents=True, exist_ok=True)
-    boxes = CPU_BOX_S if tiny else BOX_S
+    boxes = (CPU_BOX_S if tiny else BOX_S) | (box_s or {})
     deadline = time.time() + budget_s
     rows = []
     with tempfile.TemporaryDirectory(prefix="env0-check-") as work:
@@ -398,6 +399,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "device-check-out")))
     ap.add_argument("--parts", default=",".join(PARTS), help=f"comma list of {', '.join(PARTS)}")
     ap.add_argument("--budget-s", type=float, default=460.0, help="the whole check's wall-clock budget")
+    ap.add_argument("--box", action="append", default=[], metavar="PART=S",
+                    help="a part's own time box in seconds, e.g. mid=320 when it runs alone")
     ap.add_argument("--part", help=argparse.SUPPRESS)  # internal: run one part in this process
     ap.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -423,7 +426,13 @@ def main() -> None:
     unknown = set(args.parts.split(",")) - set(PARTS)
     if unknown:
         raise SystemExit(f"unknown parts {sorted(unknown)}; known: {', '.join(PARTS)}")
-    run_check(args.out, args.cpu_tiny, [p for p in PARTS if p in args.parts.split(",")], args.budget_s)
+    try:
+        boxes = {k: float(v) for k, v in (b.split("=", 1) for b in args.box)}
+    except ValueError:
+        raise SystemExit(f"--box wants PART=SECONDS, got {args.box}") from None
+    if unknown := set(boxes) - set(PARTS):
+        raise SystemExit(f"--box names unknown parts {sorted(unknown)}; known: {', '.join(PARTS)}")
+    run_check(args.out, args.cpu_tiny, [p for p in PARTS if p in args.parts.split(",")], args.budget_s, boxes)
 
 
 if __name__ == "__main__":
