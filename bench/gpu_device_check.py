@@ -78,16 +78,6 @@ def fla_guard_note() -> str | None:
             "see fla_vs_torch for the gated backward's error")
 
 
-def _free_cuda() -> None:
-    import gc
-
-    import torch
-
-    gc.collect()
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-
-
 def _peak_gib() -> float | None:
     import torch
 
@@ -303,34 +293,45 @@ def part_mid(tiny: bool, result_file: Path | None = None) -> dict:
     return {"figures": figures, "notes": notes}
 
 
-def part_bench9b(tiny: bool, result_file: Path | None = None) -> dict:
-    """The 9B LoRA step (bench/gpu_lora_bench.py), the mode the memory plan chooses at 40 and at 80 GiB. Each row
-    is written to the result file as soon as it is measured, so a time-out keeps the rows before it."""
+def part_bench9b(tiny: bool, result_file: Path | None = None, budgets: tuple[float, ...] = (40.0, 80.0)) -> dict:
+    """The 9B LoRA step (bench/gpu_lora_bench.py), the mode the memory plan chooses at 40 and at 80 GiB, each budget
+    in a process of its own (a row's model, trainer and kernel caches cannot crowd the next). Each row is written to
+    the result file as soon as it is measured, so a time-out keeps the rows before it."""
+    notes = [n for n in [fla_guard_note()] if n]
+    rows: dict[str, Any] = {}
+    if len(budgets) > 1:
+        for budget in budgets:
+            sub = (result_file or Path(tempfile.mkdtemp())).with_suffix(f".{budget:.0f}.json")
+            no_site = ["-S"] if sys.flags.no_site else []
+            cmd = [sys.executable, *no_site, str(Path(__file__).resolve()), "--part", "bench9b", "--budget-gib",
+                   str(budget), "--result", str(sub)] + (["--cpu-tiny"] if tiny else [])
+            done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            got = json.loads(sub.read_text()) if sub.exists() else {}
+            rows |= got.get("figures", {}) or {f"{budget:.0f}GiB": {
+                "error": got.get("error") or f"exit {done.returncode}: {done.stdout[-300:]}"}}
+            if result_file is not None:
+                result_file.write_text(json.dumps({"figures": rows, "notes": notes}, default=str))
+        if tiny:
+            notes.append("CPU: the tiny shape; the plan has no budget to fill here (no GPU memory)")
+        return {"figures": rows, "notes": notes}
     sys.path.insert(0, str(ROOT / "bench"))
     import gpu_lora_bench as bench
 
     from env0_posttrain.train.gpu_kernels import probe_kernels
 
-    notes = [n for n in [fla_guard_note()] if n]
     status = probe_kernels()
-    rows: dict[str, Any] = {}
     if status.cuda and not status.fla:  # the torch fallback takes ~56 s a step: no row would finish in its box
         return {"figures": {"skipped": f"fla unavailable ({status.fla_error})"}, "notes": notes}
-    for budget in (40.0, 80.0):
-        _free_cuda()  # the previous row's model and trainer: without this the 80 GiB row starts on top of them
-        args = argparse.Namespace(seq=64 if tiny else 8192, steps=2 if tiny else 3, grad_acc=1 if tiny else 8,
-                                  batch=1, gpu_memory_gb=budget)
-        try:
-            r = bench.run_row(args, bench.TINY if tiny else bench.QWEN3_5_9B, True, "chosen", "padded", status)
-            rows[f"{budget:.0f}GiB"] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()
-                                        if k in ("checkpointing", "step_s", "model_step_s", "steps_300_min", "peak_gib",
-                                                 "model_gib", "tokens_per_s", "mfu", "first_step_s")}
-        except Exception as err:  # one budget's failure (e.g. OOM) is its row
-            rows[f"{budget:.0f}GiB"] = {"error": f"{type(err).__name__}: {str(err)[:160]}"}
-        if result_file is not None:
-            result_file.write_text(json.dumps({"figures": rows, "notes": notes}, default=str))
-    if tiny:
-        notes.append("CPU: the tiny shape; the plan has no budget to fill here (no GPU memory)")
+    budget = budgets[0]
+    args = argparse.Namespace(seq=64 if tiny else 8192, steps=2 if tiny else 3, grad_acc=1 if tiny else 8,
+                              batch=1, gpu_memory_gb=budget)
+    try:
+        r = bench.run_row(args, bench.TINY if tiny else bench.QWEN3_5_9B, True, "chosen", "padded", status)
+        rows[f"{budget:.0f}GiB"] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()
+                                    if k in ("checkpointing", "step_s", "model_step_s", "steps_300_min", "peak_gib",
+                                             "model_gib", "tokens_per_s", "mfu", "first_step_s")}
+    except Exception as err:  # the budget's failure (e.g. OOM, naming the plan) is its row
+        rows[f"{budget:.0f}GiB"] = {"error": f"{type(err).__name__}: {str(err)[:400]}"}
     return {"figures": rows, "notes": notes}
 
 
@@ -401,6 +402,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=460.0, help="the whole check's wall-clock budget")
     ap.add_argument("--box", action="append", default=[], metavar="PART=S",
                     help="a part's own time box in seconds, e.g. mid=320 when it runs alone")
+    ap.add_argument("--budget-gib", type=float, help=argparse.SUPPRESS)  # internal: bench9b's one budget
     ap.add_argument("--part", help=argparse.SUPPRESS)  # internal: run one part in this process
     ap.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -412,7 +414,10 @@ def main() -> None:
         tempfile.tempdir = str(args.result.parent)  # a part's scratch lives in the driver's folder, removed with it
         fn = {"env": part_env, "demo": part_demo, "mid": part_mid, "bench9b": part_bench9b}[args.part]
         try:
-            row = fn(args.cpu_tiny, args.result) if args.part in ("bench9b", "mid") else fn(args.cpu_tiny)
+            if args.part == "bench9b" and args.budget_gib is not None:
+                row = part_bench9b(args.cpu_tiny, args.result, (args.budget_gib,))
+            else:
+                row = fn(args.cpu_tiny, args.result) if args.part in ("bench9b", "mid") else fn(args.cpu_tiny)
         except Exception as err:
             import traceback
 

@@ -167,7 +167,11 @@ def run_row(args, config_shape, liger: bool, mode: str, layout: str, status) -> 
         trainer.remove_callback(PrinterCallback)  # the table is the output
         if cuda:
             torch.cuda.reset_peak_memory_stats()
-        trainer.train()
+        try:
+            trainer.train()
+        except torch.OutOfMemoryError as err:  # the row names the plan the memory model chose
+            raise RuntimeError(f"out of memory on the plan '{plan.describe()}' (options: {plan.options_gib}): "
+                               f"{str(err)[:120]}") from None
     steady_t, steady_tok = (timer.times[1:], timer.tokens[1:]) if len(timer.times) > 1 else (timer.times, timer.tokens)
     step_s = statistics.median(steady_t)
     tokens_s = sum(steady_tok) / sum(steady_t)
