@@ -18,6 +18,7 @@ def test_seeds_offline_teacher_and_student_arms_share_the_shell_surface(tmp_path
     steps, tokens = spec.eval_limits()
     assert steps >= 2 and tokens >= 900  # one script of up to ~850 tiny-tokenizer tokens, then finish
     assert spec.lora.max_seq_length >= 2845  # the longest shell row of tasks-train-mini is kept, not dropped
+    assert spec.lora.modules_to_save == ["lm_head"]  # the output head learns the script tokens
 
 
 def test_the_demo_recipe_is_not_the_seeds_offline_one(tmp_path):
@@ -26,4 +27,4 @@ def test_the_demo_recipe_is_not_the_seeds_offline_one(tmp_path):
     demo = _spec("demo", tmp_path)
     assert demo.teacher.surface == demo.eval.surface == "tools"
     assert {k: getattr(demo.lora, k) for k in TINY_DEMO_LORA} == TINY_DEMO_LORA
-    assert demo.eval.max_tokens == 96 and demo.eval.max_steps == 4
+    assert demo.eval.max_tokens == 96 and demo.eval.max_steps == 4 and demo.lora.modules_to_save == []
