@@ -19,6 +19,7 @@ def test_seeds_offline_teacher_and_student_arms_share_the_shell_surface(tmp_path
     assert steps >= 2 and tokens >= 900  # one script of up to ~850 tiny-tokenizer tokens, then finish
     assert spec.lora.max_seq_length >= 2845  # the longest shell row of tasks-train-mini is kept, not dropped
     assert spec.lora.modules_to_save == ["lm_head"]  # the output head learns the script tokens
+    assert spec.eval.repetition_window == 256  # the base's looping replies end long before max_tokens
 
 
 def test_the_demo_recipe_is_not_the_seeds_offline_one(tmp_path):

@@ -88,7 +88,8 @@ def patched(monkeypatch, tmp_path):
     """Heavy steps replaced by recorders: no model is built, loaded or called."""
     built: list = []
     monkeypatch.setattr(models, "register_local_model", lambda alias, base, adapter_path=None, **kw:
-                        f"env0-local/{alias}|{base}|{adapter_path}|{kw.get('device')}|{kw.get('max_batch_size')}")
+                        f"env0-local/{alias}|{base}|{adapter_path}|{kw.get('device')}|{kw.get('max_batch_size')}|"
+                        f"{kw.get('repetition_window')}")
 
     def fake_tiny(models_dir, corpus, entities, config, report_to=()):
         built.append((content_hash(corpus, sorted(map(str, entities))), config.model_dump(mode="json"), list(report_to)))
@@ -353,6 +354,7 @@ for path, value in {"r": 4, "alpha": 8, "dropout": 0.2, "target_modules": ["q_pr
 for path, value in {"temperature": 0.5, "max_steps": 4, "max_tokens": 77, "concurrency": 5, "processes": 2,
                     "stuck_after": 5}.items():
     P[f"eval.{path}"] = (value, requests, {})
+P["eval.repetition_window"] = (128, requests, {})
 P["eval.trials"] = (1, stage_runs, {})
 P["eval.nightly"] = (True, nightly, {})
 P["hosting.kind"] = ("openai_compatible", requests, {"hosting": {"api_base": "http://127.0.0.1:9/v1"}})

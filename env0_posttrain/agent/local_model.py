@@ -57,7 +57,8 @@ class LocalModel:
     """A loaded model + tokenizer with a response parser; `generate_batch` is the only heavy call."""
 
     def __init__(self, alias: str, base_path: str | Path, adapter_path: str | Path | None = None, device: str = "cpu",
-                 max_batch_size: int = 16, gather_ms: float = 5.0, prefix_cache_mb: float = PREFIX_CACHE_MB):
+                 max_batch_size: int = 16, gather_ms: float = 5.0, prefix_cache_mb: float = PREFIX_CACHE_MB,
+                 repetition_window: int | None = None):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -70,6 +71,7 @@ class LocalModel:
         device = resolve_device(device)  # 'auto' -> cuda when present
         self.alias, self.base_path, self.adapter_path, self.device = alias, str(base_path), adapter_path, device
         self.max_batch_size, self.gather_s = max_batch_size, gather_ms / 1000.0
+        self.repetition_window = repetition_window
         self._set_tokenizer(AutoTokenizer.from_pretrained(self.base_path))
         # fp32 on CPU (the digits the CPU runs always had), bf16 on a CUDA GPU that has it
         model = AutoModelForCausalLM.from_pretrained(self.base_path, dtype=model_dtype(device))
@@ -88,6 +90,7 @@ class LocalModel:
         self = cls.__new__(cls)
         self.alias, self.base_path, self.adapter_path, self.device = alias, str(tokenizer.name_or_path), None, device
         self.max_batch_size, self.gather_s = max_batch_size, gather_ms / 1000.0
+        self.repetition_window = None  # sampling (GRPO) decodes through `generate`, which has no such cut
         self._set_tokenizer(tokenizer)
         self.model = model
         self._init_runtime(prefix_cache_mb)
@@ -181,9 +184,11 @@ class LocalModel:
         with self._gen_lock, torch.no_grad():
             past = batch_cache(hits, reused, width + max_new, self._config, input_ids.device) if cache is not None else None
             t0 = time.perf_counter()
+            looped: set[int] = set()
             if past is not None and requests[0].temperature == 0:
-                completions = greedy_decode(self.model, input_ids, attention, past, reused, self.stop_ids,
-                                            [r.max_tokens for r in requests], keep_prompts)
+                completions, looped = greedy_decode(self.model, input_ids, attention, past, reused, self.stop_ids,
+                                                    [r.max_tokens for r in requests], keep_prompts,
+                                                    self.repetition_window)
                 self.stats.decode_steps += max(map(len, completions)) - 1
             else:
                 completions = self._generate(requests, input_ids, attention, past, max_new)
@@ -191,8 +196,8 @@ class LocalModel:
                     keep_prompts(past)
             self.stats.generate_s += time.perf_counter() - t0
         results = []
-        for req, prompt, row in zip(requests, prompts, completions):
-            completion, finish = [], "length"
+        for i, (req, prompt, row) in enumerate(zip(requests, prompts, completions)):
+            completion, finish = [], "repetition" if i in looped else "length"
             for tid in row[: req.max_tokens]:
                 completion.append(tid)
                 if tid in self.stop_ids:
@@ -342,11 +347,13 @@ class LocalProvider(Env0Provider):
 
 def register_local_model(alias: str, base_path: str | Path, adapter_path: str | Path | None = None,
                          device: str = "cpu", *, max_batch_size: int = 16, gather_ms: float = 5.0,
-                         prefix_cache_mb: float = PREFIX_CACHE_MB) -> str:
-    """Load the model and serve it as `env0-local/<alias>`; returns that litellm model id."""
+                         prefix_cache_mb: float = PREFIX_CACHE_MB, repetition_window: int | None = None) -> str:
+    """Load the model and serve it as `env0-local/<alias>`; returns that litellm model id. `repetition_window`: greedy
+    replies that repeat one block over their last N tokens are cut there (finish reason `repetition`)."""
     if "/" in alias or not alias:
         raise ValueError(f"local model alias must be a non-empty name without '/', got {alias!r}")
-    _MODELS[alias] = LocalModel(alias, base_path, adapter_path, device, max_batch_size, gather_ms, prefix_cache_mb)
+    _MODELS[alias] = LocalModel(alias, base_path, adapter_path, device, max_batch_size, gather_ms, prefix_cache_mb,
+                                repetition_window)
     register_provider("env0-local", LocalProvider())
     model_id = f"env0-local/{alias}"
     register_free_model(model_id)

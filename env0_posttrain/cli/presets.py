@@ -72,7 +72,12 @@ def _seeds(run_id: str) -> dict[str, Any]:
 # with the adapter halved the loss after 40 steps (5.5 -> 2.3, against 6.5 -> 4.4 after 30 with LoRA alone).
 SEEDS_OFFLINE_LORA = {"max_seq_length": 4096, "per_device_batch_size": 2, "max_steps": 150, "save_steps": 150,
                       "eval_fraction": 0.0, "modules_to_save": ["lm_head"]}
-SEEDS_OFFLINE_EVAL = {"max_steps": 4, "max_tokens": 1024, "concurrency": 16, "surface": "shell"}
+# The untrained base loops ("— Q3 Planning — Q3 Planning — ...") to the 1,024-token budget on every step: cut a
+# reply whose last 256 tokens repeat one block of at most 64. No solve.sh of env0's 2,063 (tasks-train-mini,
+# tasks-eval, tasks-train) repeats itself over 160 tiny-tokenizer tokens; three of tasks-eval do over 128 (rules of
+# box-drawing characters in comments).
+SEEDS_OFFLINE_EVAL = {"max_steps": 4, "max_tokens": 1024, "concurrency": 16, "surface": "shell",
+                      "repetition_window": 256}
 
 
 def _seeds_offline(run_id: str) -> dict[str, Any]:

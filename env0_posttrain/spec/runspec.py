@@ -262,6 +262,9 @@ class EvalSpec(_Section):
     nightly: bool = False
     surface: Surface = Field(default="tools", description="base, sft and rl arms: " + SURFACE_DOC)
     stuck_after: int | None = Field(default=3, ge=2, le=MAX_STEPS, description="the same tool calls N turns in a row end an episode (stuck)")
+    repetition_window: int | None = Field(
+        default=None, ge=16, le=MAX_TOKENS, description="local students' greedy replies: one whose last N tokens "
+        "repeat a block of at most N/4 tokens is cut there (finish reason 'repetition'); None = decode to max_tokens")
 
 
 class RLSpec(_Section):

@@ -125,7 +125,8 @@ def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Path
                              api_key_env=spec.hosting.api_key_env, **sampling)
     base = base_student(spec, store, run_id, paths)
     device = student_device(spec)
-    batching = {"device": device, "max_batch_size": CUDA_BATCH if device == "cuda" else CPU_BATCH}
+    batching = {"device": device, "max_batch_size": CUDA_BATCH if device == "cuda" else CPU_BATCH,
+                "repetition_window": spec.eval.repetition_window}
     if arm == "base":
         model_id = register_local_model(f"{run_id}-base", base, **batching)
     else:
@@ -136,7 +137,10 @@ def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Path
 
 def base_student_identity(spec: RunSpec, store: Store, run_id: str, paths: Paths, endpoint: ModelEndpoint) -> str:
     """What names the base student's weights: the served model and address, or the local path / hub id
-    (a tiny student's directory name is the digest of its corpus and config)."""
+    (a tiny student's directory name is the digest of its corpus and config), with the in-process decoder's
+    repetition cut where one is set (it changes the replies)."""
     if spec.hosting.kind == "openai_compatible":
         return f"{endpoint.model}@{endpoint.api_base}"
-    return str(base_student(spec, store, run_id, paths))
+    path = str(base_student(spec, store, run_id, paths))
+    window = spec.eval.repetition_window
+    return path if window is None else f"{path} repetition_window={window}"
