@@ -62,9 +62,10 @@ def with_value(data: dict, path: str, value: Any) -> dict:
 # observers: what the graph does with a spec ----------------------------------------------------
 class FakeStore:
     def __init__(self, spec: RunSpec):
+        from env0_posttrain.stages.context import env0_root
         from env0_posttrain.tasks import make_task_set
 
-        self.ts = make_task_set(spec.tasks)
+        self.ts = make_task_set(spec.tasks, env0_root=env0_root(spec))
         self.recorded: list = []
 
     def load_tasks(self, run_id, split):
@@ -292,15 +293,12 @@ def suites_drawn(spec: RunSpec, env) -> Any:
 
 
 def env0_checkout(spec: RunSpec, env) -> Any:
-    """The env0 checkout the stages' processes and their workers see (ENV0_ROOT)."""
-    import os
-
-    from env0_posttrain.stages.context import use_env0
+    """The env0 checkout the stages hand to whatever builds, judges or sandboxes a task (and to their workers)."""
+    from env0_posttrain.stages.context import task_paths
 
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("ENV0_ROOT", raising=False)
-        use_env0(spec)
-        return os.environ.get("ENV0_ROOT")
+        return task_paths(spec).env0_root
 
 
 def run_threads(spec: RunSpec, env) -> Any:

@@ -12,6 +12,7 @@ from collections import Counter
 from typing import Any
 
 from env0_posttrain.tasks.model import Task
+from env0_posttrain.tasks.task_paths import NO_PATHS
 
 from . import _install_providers, task_registry
 from .endpoint import AgentSettings, ModelEndpoint
@@ -71,7 +72,8 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
         if is_offline_model(endpoint.model):
             register_free_model(endpoint.model)
         kwargs["metadata"] = {"env0": {"task_id": task.id, "trial": trial, "run_id": run_id, "arm": arm,
-                                       "refill": refill, "surface": surface}}
+                                       "refill": refill, "surface": surface,
+                                       "paths": getattr(env, "paths", NO_PATHS)}}
 
     exchanges: list[Exchange] = []
     counts: Counter = Counter()

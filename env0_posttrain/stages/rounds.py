@@ -104,7 +104,7 @@ def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, set
         with episode_writer(lambda eps: ctx.store.write_episodes(round_id, eps)) as on_episode:
             summary = run_rollouts_sync(
                 tasks, arm=arm, trials=trials, endpoint=endpoint, settings=settings, run_id=ctx.run_id,
-                done_keys=done, on_episode=on_episode,
+                done_keys=done, on_episode=on_episode, env=ctx.task_env(),
             )
     except FatalModelError as err:  # one message in the spec's terms; the round stays open for a resume
         from env0_posttrain.stages.rollout_errors import explain

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Iterator
 
 from env0_posttrain.tasks.judge import Judge
 from env0_posttrain.tasks.model import Task, ToolCall, VerifierResult, StateRecipe
+from env0_posttrain.tasks.task_paths import NO_PATHS, TaskPaths
 from env0_posttrain.tasks.template import TEMPLATES, OracleError, Template, params_key
 from env0_posttrain.workspace import Workspace, call_tool
 from env0_posttrain.util.digests import files_digest
@@ -65,23 +66,25 @@ def plant_task(ws: Workspace, template: Template, params: dict[str, Any]) -> Wor
     return ws
 
 
-def build_workspace(task: Task) -> Workspace:
-    """The task's initial workspace: the seeded company plus the task's planted items, clock frozen."""
+def build_workspace(task: Task, paths: TaskPaths = NO_PATHS) -> Workspace:
+    """The task's initial workspace: the seeded company plus the task's planted items, clock frozen (`paths`:
+    where an env0 task's package and the env0 checkout are)."""
     if task.template_id == "env0":  # an imported env0 package: its needles on our company
         from env0_posttrain.tasks.env0.verifier import build_env0_workspace
 
-        return build_env0_workspace(task)
+        return build_env0_workspace(task, paths)
     ws = plant_task(Workspace.seeded(task.recipe.seed), template_of(task), task.recipe.items)
     ws.snapshot("seed")  # the task's start is the baseline: reset() returns here and diff() shows only the agent's work
     return ws
 
 
-def verify(task: Task, start: Workspace, end: Workspace, final_answer: str | None) -> VerifierResult:
+def verify(task: Task, start: Workspace, end: Workspace, final_answer: str | None,
+           paths: TaskPaths = NO_PATHS) -> VerifierResult:
     """Judge the end state (and answer) against the start state; the path taken is never looked at."""
     if task.template_id == "env0":  # an imported env0 package: its own tests/test.sh judges
         from env0_posttrain.tasks.env0.verifier import verify_env0
 
-        return verify_env0(task, start, end, final_answer)
+        return verify_env0(task, start, end, final_answer, paths)
     judge = Judge(start, end, final_answer)
     template_of(task).judge(judge, task.recipe.items)
     return judge.result()

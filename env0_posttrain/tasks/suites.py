@@ -44,8 +44,9 @@ def _excluded(suite: SuiteSpec, train: list[Task]) -> set[str]:
 
 def build_suite(suite: SuiteSpec, *, train: list[Task], families: list[str], templates: list[str] | None,
                 source: Path | None, anchor: Path | None, cache_dir: Path | None,
-                progress: Progress = lambda _: None) -> SuiteTasks:
-    """The suite's tasks, deterministic in its seed; `anchor` is the folder env0 package paths are stored against."""
+                progress: Progress = lambda _: None, env0_root: Path | None = None) -> SuiteTasks:
+    """The suite's tasks, deterministic in its seed; `anchor` is the folder env0 package paths are stored against,
+    `env0_root` the env0 checkout their imports are seeded on."""
     rng = random.Random(f"env0-suite:{suite.name}:{suite.seed}")
     if suite.kind == "seen":
         tasks = [t for t in train if suite.families is None or t.family in suite.families]
@@ -57,7 +58,7 @@ def build_suite(suite: SuiteSpec, *, train: list[Task], families: list[str], tem
     if suite.kind == "generated":
         return _generated(suite, train, suite.families or families, templates if suite.families is None else None)
     assert source is not None and anchor is not None
-    return _packages(suite, train, source, anchor, cache_dir, rng, progress)
+    return _packages(suite, train, source, anchor, cache_dir, rng, progress, env0_root)
 
 
 def _generated(suite: SuiteSpec, train: list[Task], families: list[str], templates: list[str] | None) -> SuiteTasks:
@@ -79,7 +80,7 @@ def _generated(suite: SuiteSpec, train: list[Task], families: list[str], templat
 
 
 def _packages(suite: SuiteSpec, train: list[Task], source: Path, anchor: Path, cache_dir: Path | None,
-              rng: random.Random, progress: Progress) -> SuiteTasks:
+              rng: random.Random, progress: Progress, env0_root: Path | None) -> SuiteTasks:
     from env0_posttrain.tasks.env0.corpus import family_of, import_cached, package_dirs
     from env0_posttrain.tasks.env0.package import Env0Error, load_package
 
@@ -106,7 +107,7 @@ def _packages(suite: SuiteSpec, train: list[Task], source: Path, anchor: Path, c
             if suite.families is not None and family_of(load_package(root).services) not in suite.families:
                 dropped[root.name] = f"family not in suites.{suite.name}.families"
                 continue
-            task = import_cached(root, source, anchor, cache_dir)
+            task = import_cached(root, source, anchor, cache_dir, env0_root=env0_root)
         except Env0Error as e:
             dropped[root.name] = str(e)
             continue
