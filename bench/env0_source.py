@@ -67,7 +67,7 @@ def main() -> int:
     print(f"\nimport: {len(ts.tasks)} kept of {len(seconds)} imported in {t_import:.1f} s "
           f"({t_import / max(len(seconds), 1):.2f} s per package)\n")
 
-    endpoint = teacher_endpoint(spec, ts.tasks)
+    endpoint = teacher_endpoint(spec)
     t0 = time.perf_counter()
     summary = run_rollouts_sync(ts.tasks, arm="teacher", trials=1, endpoint=endpoint,
                                 settings=rollout_settings(spec, arm="teacher"), run_id="bench", progress=False,

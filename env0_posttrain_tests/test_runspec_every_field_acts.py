@@ -120,7 +120,7 @@ def requests(spec: RunSpec, env) -> Any:
            "teacher_settings": models.rollout_settings(spec, "teacher").model_dump(mode="json"),
            "eval_settings": models.rollout_settings(spec, "base").model_dump(mode="json")}
     for arm in ("base", "sft"):
-        out[arm] = models.arm_endpoint(spec, arm, store, spec.run_id, Paths.from_env(env["tmp"]), []).model_dump(mode="json")
+        out[arm] = models.arm_endpoint(spec, arm, store, spec.run_id, Paths.from_env(env["tmp"])).model_dump(mode="json")
     return out
 
 

@@ -175,7 +175,7 @@ def test_every_local_arm_is_registered_on_the_students_device(monkeypatch, tmp_p
     for device in ("auto", "cpu"):
         spec = RunSpec(run_id="r", student={"device": device}, rl={})
         for arm in ("base", "sft", "rl"):
-            arms.arm_endpoint(spec, arm, Store(), "r", Paths.from_env(tmp_path), [])
+            arms.arm_endpoint(spec, arm, Store(), "r", Paths.from_env(tmp_path))
     assert [kw for _, kw in seen] == [{"device": "cuda", "max_batch_size": 64}] * 3 + [
         {"device": "cpu", "max_batch_size": 16}] * 3
 

@@ -219,7 +219,7 @@ class OracleProvider(Env0Provider):
         return plan
 
     async def respond(self, model, messages, options, meta, model_response):
-        task = task_registry.lookup(meta.get("task_id"), first_user_text(messages))
+        task = task_registry.lookup(meta, first_user_text(messages))
         named = skill_from_model_id(model)  # the id's skill wins: a wrapper may forward options it did not set
         skill = named if named is not None else float(options.get("env0_skill", 1.0))
         seed = episode_plan_seed(int(options.get("env0_seed", 0)), str(meta.get("run_id", "")), task.id,

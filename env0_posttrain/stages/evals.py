@@ -68,7 +68,7 @@ def _evaluate_suite(ctx: StageContext, arm: str, suite: str) -> tuple[dict[str, 
     tasks = suite_tasks(ctx, suite)
     trials = suite_trials(ctx, suite)
     key = round_arm(arm, suite)
-    endpoint = arm_endpoint(ctx.spec, arm, ctx.store, ctx.run_id, ctx.paths, tasks)
+    endpoint = arm_endpoint(ctx.spec, arm, ctx.store, ctx.run_id, ctx.paths)
     served: dict[str, Any] = {}
     if ctx.spec.hosting.kind == "openai_compatible" and arm in ("base", "sft"):  # listed name, then probe, first
         from env0_posttrain.evaluate.served import guard_served_arm
