@@ -67,11 +67,11 @@ def shell_commands(task: Task, paths: TaskPaths = NO_PATHS) -> list[str]:
 
 
 def terminal_calls(task: Task, paths: TaskPaths = NO_PATHS) -> list[dict[str, Any]]:
-    """The oracle's `terminal` arguments: a package's solve.sh asks for the package's own agent time limit (a
-    long script, e.g. one gws call per message of a 3000-message inbox, outlasts a command's default limit)."""
-    if task.template_id == "env0":
-        from env0_posttrain.tasks.env0.verifier import package_of
+    """The oracle's `terminal` arguments: the task source's one script (an env0 package's solve.sh, with its own
+    time limit), else one command per oracle tool call."""
+    from env0_posttrain.tasks.sources import source_of
 
-        pkg = package_of(task, paths)
-        return [{"command": pkg.solve_sh.read_text(encoding="utf-8"), "timeout": pkg.agent_timeout_s}]
+    script = source_of(task).shell_script(task, paths)
+    if script is not None:
+        return [script]
     return [{"command": command_for_call(c.name, c.arguments)} for c in task.oracle]

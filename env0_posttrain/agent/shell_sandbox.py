@@ -22,13 +22,10 @@ FILE_CAP = 1 << 30  # bytes a command may write to one file (the sandbox's /tmp 
 
 
 def package_parts(task: Any, paths: TaskPaths) -> tuple[Path | None, dict[str, Any] | None, dict[str, Any] | None]:
-    """(package folder, needle manifest, surface extras) of an env0 task; Nones for a built-in task."""
-    if task.template_id != "env0":
-        return None, None, None
-    from env0_posttrain.tasks.env0.verifier import task_start
+    """(package folder, needle manifest, surface extras) of the task as its source lays it out (Nones: none)."""
+    from env0_posttrain.tasks.sources import source_of
 
-    pkg, (_, manifest, extras) = task_start(task, paths)
-    return pkg.root, manifest, extras
+    return source_of(task).sandbox_parts(task, paths)
 
 
 class ConfinedSandbox:

@@ -31,8 +31,9 @@ class SuiteTasks:
 
 def package_name(task: Task) -> str | None:
     """The package folder's name of an imported env0 task (the seeds' task id), None for a generated task."""
-    pkg = task.recipe.items.get("package") if task.template_id == "env0" else None
-    return Path(pkg).name if pkg else None
+    from env0_posttrain.tasks.sources import source_of
+
+    return source_of(task).package_name(task)
 
 
 def _excluded(suite: SuiteSpec, train: list[Task]) -> set[str]:

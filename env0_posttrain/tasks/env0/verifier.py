@@ -74,10 +74,6 @@ def task_start(task: Task, paths: TaskPaths) -> tuple[Env0Package, Start]:
     return pkg, seeded(pkg, items["sha256"], task.recipe.seed, items["now"], paths.env0_root)
 
 
-def build_env0_workspace(task: Task, paths: TaskPaths) -> Workspace:
-    return task_start(task, paths)[1].ws
-
-
 def action_log(ws: Workspace) -> dict[str, list[dict[str, Any]]]:
     """The workspace's calls since its start, as env0's per-service action logs (the HTTP requests they stand for)."""
     out: dict[str, list[dict[str, Any]]] = {p: [] for p in PREFIXES}
