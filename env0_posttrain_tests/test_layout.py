@@ -67,7 +67,6 @@ COHESION_TODO: dict[str, str] = {
     "tasks/families/google_more.py": "name",
     "tasks/families/multi_app.py": "docstring",
     "tasks/families/multi_app_more.py": "name, docstring",
-    "tasks/families/auth_bulk.py": "docstring",
     "workspace/services/gmail/mail_more.py": "name, resources",
     "workspace/services/calendar/events_more.py": "name",
     "workspace/services/slack/message_extras.py": "name, resources",
