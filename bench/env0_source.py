@@ -20,10 +20,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from env0_posttrain.agent import run_rollouts_sync  # noqa: E402
+from env0_posttrain.agent.environment import WorkspaceEnv  # noqa: E402
 from env0_posttrain.stages.arms import rollout_settings, teacher_endpoint  # noqa: E402
 from env0_posttrain.spec.runspec import parse_spec  # noqa: E402
 from env0_posttrain.tasks import make_task_set  # noqa: E402
 from env0_posttrain.tasks.env0 import corpus  # noqa: E402
+from env0_posttrain.tasks.task_paths import TaskPaths  # noqa: E402
 
 
 def main() -> int:
@@ -36,8 +38,6 @@ def main() -> int:
     ap.add_argument("--processes", type=int, default=1, help="teacher worker processes")
     ap.add_argument("--cache", type=Path, help="import cache folder (a second run skips the imports)")
     args = ap.parse_args()
-    if args.env0_root:
-        os.environ["ENV0_ROOT"] = str(args.env0_root)
     spec = parse_spec({"run_id": "bench-env0-source",
                        "tasks": {"source": str(args.source), "n_train": args.n_train, "n_eval": args.n_eval,
                                  "seed": args.seed},
@@ -55,7 +55,8 @@ def main() -> int:
 
     corpus.import_package = timed
     t0 = time.perf_counter()
-    ts = make_task_set(spec.tasks, import_cache=args.cache)
+    paths = TaskPaths(env0_root=args.env0_root or os.environ.get("ENV0_ROOT") or None, packages=args.source)
+    ts = make_task_set(spec.tasks, import_cache=args.cache, env0_root=paths.env0_root)
     t_import = time.perf_counter() - t0
     print("| package | import s | oracle calls | oracle reward | no-op reward |\n|---|---|---|---|---|")
     for t in ts.tasks:
@@ -66,10 +67,11 @@ def main() -> int:
     print(f"\nimport: {len(ts.tasks)} kept of {len(seconds)} imported in {t_import:.1f} s "
           f"({t_import / max(len(seconds), 1):.2f} s per package)\n")
 
-    endpoint = teacher_endpoint(spec, ts.tasks)
+    endpoint = teacher_endpoint(spec)
     t0 = time.perf_counter()
     summary = run_rollouts_sync(ts.tasks, arm="teacher", trials=1, endpoint=endpoint,
-                                settings=rollout_settings(spec, arm="teacher"), run_id="bench", progress=False)
+                                settings=rollout_settings(spec, arm="teacher"), run_id="bench", progress=False,
+                                env=WorkspaceEnv(paths))
     wall = time.perf_counter() - t0
     print(f"teacher (oracle, skill 1.0, concurrency 4, processes {args.processes}): {summary.model_dump(mode='json').get('episodes', len(ts.tasks))} "
           f"episodes in {wall:.1f} s ({wall / len(ts.tasks):.2f} s per episode)")

@@ -44,7 +44,8 @@ def main() -> None:
     from env0_posttrain.util.paths import Paths
     from env0_posttrain.stages.arms import rollout_settings
     from env0_posttrain.stages.base_model import base_student
-    from env0_posttrain.stages.context import use_env0
+    from env0_posttrain.agent.environment import WorkspaceEnv
+    from env0_posttrain.stages.context import task_paths
     from env0_posttrain.store.suites import suite_task_json
     from env0_posttrain.spec.runspec import load_spec
     from env0_posttrain.store import Store
@@ -53,7 +54,7 @@ def main() -> None:
     paths = Paths.from_env(args.data_dir)
     spec = load_spec(paths.runs / f"{args.run}.yaml")
     store = Store(paths.db)
-    use_env0(spec)
+    env = WorkspaceEnv(task_paths(spec))
     tasks = [Task.model_validate_json(j) for j in suite_task_json(store, args.run, args.suite)][: args.tasks]
     suite = next(s for s in spec.suites if s.name == args.suite)
     trials = args.trials or suite.trials or spec.eval.trials
@@ -75,7 +76,7 @@ def main() -> None:
         episodes = []
         t0 = time.perf_counter()
         run_rollouts_sync(tasks, args.arm, trials, endpoint, settings, f"bench-{args.run}",
-                          on_episode=episodes.append, progress=False)
+                          on_episode=episodes.append, progress=False, env=env)
         wall = time.perf_counter() - t0
         stats = local_model(alias).stats
         n = len(episodes)

@@ -53,7 +53,8 @@ def main() -> None:
     from env0_posttrain.agent.endpoint import AgentSettings
     from env0_posttrain.util.paths import Paths
     from env0_posttrain.stages.base_model import base_student
-    from env0_posttrain.stages.context import use_env0
+    from env0_posttrain.agent.environment import WorkspaceEnv
+    from env0_posttrain.stages.context import task_paths
     from env0_posttrain.store.suites import suite_task_json
     from env0_posttrain.spec.runspec import CorpusMix, LoraSpec, load_spec
     from env0_posttrain.store import Store
@@ -65,7 +66,7 @@ def main() -> None:
     paths = Paths.from_env(args.data_dir)
     spec = load_spec(paths.runs / f"{args.run}.yaml")
     store = Store(paths.db)
-    use_env0(spec)
+    env = WorkspaceEnv(task_paths(spec))
     threads = torch_threads.use_run_threads(spec.torch_threads)
     t0 = time.perf_counter()
     if args.student or args.corpus:
@@ -101,7 +102,7 @@ def main() -> None:
             eps = []
             t0 = time.perf_counter()
             run_rollouts_sync(tasks, arm, 1, ModelEndpoint(model=model, max_tokens=max_tokens), settings,
-                              f"learn-{args.run}", on_episode=eps.append, progress=False)
+                              f"learn-{args.run}", on_episode=eps.append, progress=False, env=env)
             fams = Counter(next(t.family for t in tasks if t.id == e.task_id) for e in eps if e.passed)
             scores[arm] = {"passed": sum(e.passed for e in eps), "of": len(eps), "by_family": dict(sorted(fams.items())),
                            "eval_s": round(time.perf_counter() - t0, 1),

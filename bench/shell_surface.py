@@ -31,10 +31,12 @@ from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_rollouts_sy
 from env0_posttrain.spec.runspec import ShellSpec  # noqa: E402
 from env0_posttrain.tasks.env0 import corpus  # noqa: E402
 from env0_posttrain.tasks.env0.package import Env0Error  # noqa: E402
-from env0_posttrain.tasks.env0.verifier import use_source  # noqa: E402
+from env0_posttrain.agent.environment import WorkspaceEnv  # noqa: E402
+from env0_posttrain.tasks.task_paths import TaskPaths  # noqa: E402
 
 
-def import_all(source: Path, cache: Path | None, skip: set[str], jobs: int) -> tuple[list, dict[str, str]]:
+def import_all(source: Path, cache: Path | None, skip: set[str], jobs: int,
+               env0_root: Path | None) -> tuple[list, dict[str, str]]:
     from concurrent.futures import ThreadPoolExecutor
 
     roots = [r for r in corpus.package_dirs(source) if r.name not in skip]
@@ -42,7 +44,7 @@ def import_all(source: Path, cache: Path | None, skip: set[str], jobs: int) -> t
 
     def one(root: Path):
         try:
-            return corpus.import_cached(root, source, source, cache)
+            return corpus.import_cached(root, source, source, cache, env0_root=env0_root)
         except Env0Error as e:
             return str(e).splitlines()[0][:160]
 
@@ -58,13 +60,13 @@ def import_all(source: Path, cache: Path | None, skip: set[str], jobs: int) -> t
     return tasks, dropped
 
 
-def play(tasks: list, surface: str, concurrency: int, processes: int) -> tuple[float, object, list]:
+def play(tasks: list, surface: str, concurrency: int, processes: int, paths: TaskPaths) -> tuple[float, object, list]:
     eps: list = []
     settings = AgentSettings(max_steps=300, concurrency=concurrency, processes=processes, surface=surface,
                              shell=ShellSpec(timeout_s=600, max_timeout_s=600, output_cap=30000))
     t0 = time.perf_counter()
     summary = run_rollouts_sync(tasks, "teacher", 1, oracle_endpoint(skill=1.0), settings, f"bench-{surface}", set(),
-                                eps.append, progress=False)
+                                eps.append, progress=False, env=WorkspaceEnv(paths))
     return time.perf_counter() - t0, summary, eps
 
 
@@ -114,17 +116,16 @@ def main() -> int:
     ap.add_argument("--overhead-runs", type=int, default=200)
     ap.add_argument("--surfaces", nargs="*", default=["tools", "shell"])
     args = ap.parse_args()
-    if args.env0_root:
-        os.environ["ENV0_ROOT"] = str(args.env0_root)
-    source = use_source(args.packages)
+    paths = TaskPaths(env0_root=args.env0_root or os.environ.get("ENV0_ROOT") or None, packages=args.packages)
+    source = paths.packages
     t0 = time.perf_counter()
-    tasks, dropped = import_all(source, args.cache, set(args.skip), args.concurrency)
+    tasks, dropped = import_all(source, args.cache, set(args.skip), args.concurrency, paths.env0_root)
     print(f"imported {len(tasks)} of {len(tasks) + len(dropped)} packages in {time.perf_counter() - t0:.0f} s")
     for name, why in dropped.items():
         print(f"  dropped {name}: {why}")
     print("\n| surface | episodes | passed | wall s | episodes/s | confinement events |\n|---|---|---|---|---|---|")
     for surface in args.surfaces:
-        wall, s, eps = play(tasks, surface, args.concurrency, args.processes)
+        wall, s, eps = play(tasks, surface, args.concurrency, args.processes, paths)
         events = {k: v for k, v in s.error_counts.items() if k.startswith("shell_")}
         print(f"| {surface} | {s.completed} | {s.passed} | {wall:.1f} | {s.completed / wall:.2f} | {events or '-'} |",
               flush=True)

@@ -35,7 +35,7 @@ def _oracle_message(messages: list[dict[str, Any]]) -> dict[str, Any]:
     from env0_posttrain.agent.oracle import next_turn, plan_episode
     from env0_posttrain.agent.provider_base import first_user_text
 
-    task = task_registry.lookup(None, first_user_text(messages))
+    task = task_registry.lookup({}, first_user_text(messages))  # the caller's `serve_tasks` block
     pos, turn = next_turn(plan_episode(task, 1.0, 0).turns, messages)
     return turn.message(f"call_{pos}")
 

@@ -31,8 +31,8 @@ RUNNERS: list[Recording] = []
 
 
 @contextmanager
-def host_sandbox(task: Any, ws: Any, limits: Any) -> Iterator[Recording]:
-    package_dir, manifest, extras = package_parts(task)
+def host_sandbox(task: Any, ws: Any, limits: Any, paths: Any) -> Iterator[Recording]:
+    package_dir, manifest, extras = package_parts(task, paths)
     with Sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras, mode="unconfined") as sb:
         runner = Recording(sb)
         RUNNERS.append(runner)

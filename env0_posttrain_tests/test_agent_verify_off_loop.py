@@ -72,15 +72,14 @@ def test_a_blocking_verifier_leaves_the_loop_free():
 @pytest.mark.skipif(shutil.which("curl") is None or shutil.which("bash") is None,
                     reason="env0 packages' scripts need bash and curl")
 def test_an_env0_packages_test_sh_runs_while_the_loop_keeps_going(tmp_path: Path, monkeypatch):
-    from env0_posttrain.tasks.env0 import verifier as env0_verifier
+    from env0_posttrain.agent.environment import WorkspaceEnv
     from env0_posttrain.tasks.env0.corpus import import_package
+    from env0_posttrain.tasks.task_paths import TaskPaths
 
-    monkeypatch.setenv("ENV0_ROOT", str(FIXTURES / "env0_root"))
     source = tmp_path / "corpus"
     shutil.copytree(FIXTURES / "env0_invoice", source / "invoice")
-    monkeypatch.setattr(env0_verifier, "_SOURCE", source.resolve())  # use_source, undone after the test
-    monkeypatch.setenv(env0_verifier.SOURCE_ENV, str(source.resolve()))
-    task = import_package(source / "invoice", source)
+    paths = TaskPaths(FIXTURES / "env0_root", source)
+    task = import_package(source / "invoice", source, env0_root=paths.env0_root)
 
     probe = _Probe()
     from env0_posttrain.tasks.env0 import runner as env0_runner
@@ -92,7 +91,7 @@ def test_an_env0_packages_test_sh_runs_while_the_loop_keeps_going(tmp_path: Path
         return real_run_script(step, script, *args, **kwargs)
 
     monkeypatch.setattr(env0_runner, "run_script", run_script)
-    ep, loop_thread = asyncio.run(_episode_beside(probe, task))
+    ep, loop_thread = asyncio.run(_episode_beside(probe, task, WorkspaceEnv(paths)))
     assert ep.stop_condition == "agent_completed", ep.error
     assert ep.reward == 0.0 and ep.verifier is not None and "api_calls" in ep.verifier.detail  # the package judged
     assert probe.threads and probe.threads[0] != loop_thread

@@ -95,20 +95,19 @@ def test_bad_env0_metadata_is_an_env0_error_naming_file_line_and_field(tmp_path:
 
 @pytest.mark.skipif(shutil.which("curl") is None or shutil.which("bash") is None,
                     reason="env0 packages' scripts need bash and curl")
-def test_a_corpus_with_one_bad_package_drops_it_by_name_and_keeps_the_rest(tmp_path: Path, monkeypatch):
+def test_a_corpus_with_one_bad_package_drops_it_by_name_and_keeps_the_rest(tmp_path: Path):
     """Before the metadata contract a wrong-typed task.toml field raised AttributeError/ValueError,
     which the corpus import does not catch: one bad package failed the whole task set."""
     from env0_posttrain.spec.runspec import TaskSelection
     from env0_posttrain.tasks import make_task_set
 
-    monkeypatch.setenv("ENV0_ROOT", str(FIXTURES / "env0_root"))
     src = tmp_path / "corpus"
     for i in (1, 2):
         shutil.copytree(FIXTURES / "env0_invoice", src / f"invoice-{i}")
         (src / f"invoice-{i}" / "instruction.md").write_text(f"Email the invoice total (batch {i}).\n")
     shutil.copytree(FIXTURES / "env0_invoice", src / "broken")
     (src / "broken" / "task.toml").write_text('environment = 3\n')
-    ts = make_task_set(TaskSelection(source=src, n_train=1, n_eval=1, seed=0))
+    ts = make_task_set(TaskSelection(source=src, n_train=1, n_eval=1, seed=0), env0_root=FIXTURES / "env0_root")
     assert sorted(t.recipe.items["package"] for t in ts.tasks) == ["invoice-1", "invoice-2"]
     assert "line 1, field environment" in ts.dropped["broken"] and "task.toml" in ts.dropped["broken"]
 

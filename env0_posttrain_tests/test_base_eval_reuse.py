@@ -34,8 +34,7 @@ def env(tmp_path: Path, monkeypatch):
         runs.append(f"{ctx.run_id}:{arm}")
         return real_rollout(ctx, arm, *a, **kw)
 
-    def endpoint(spec, arm, store, run_id, paths, tasks):
-        models.teacher_endpoint(spec, tasks)  # registers the tasks the oracle plays
+    def endpoint(spec, arm, store, run_id, paths):
         return oracle_endpoint(skill=0.7, seed=1).model_copy(update={"temperature": spec.eval.temperature,
                                                                      "max_tokens": spec.eval.max_tokens})
 

@@ -21,9 +21,11 @@ from env0_posttrain.tasks import build_workspace, make_task_set, split_overlap, 
 from env0_posttrain.tasks.env0.package import Env0Error
 from env0_posttrain.tasks.env0.runner import run_and_record
 from env0_posttrain.tasks.env0.verifier import action_log
+from env0_posttrain.tasks.task_paths import TaskPaths
 from env0_posttrain_tests.test_sft_support import tiny_tokenizer
 
 FIXTURES = Path(__file__).parent / "fixtures"
+ENV0 = FIXTURES / "env0_root"  # a stand-in env0 checkout (gcal seed packs, default Slack)
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None or shutil.which("bash") is None,
                                 reason="env0 packages' scripts need bash and curl")
 RUN = "env0-source"
@@ -38,8 +40,9 @@ def _copy(src: str, dst: Path, note: str | None) -> Path:
 
 @pytest.fixture()
 def source(tmp_path: Path, monkeypatch) -> Path:
-    """Three invoice packages (gmail + slack) and the archive package (drive + docs + calendar, env0 seed packs)."""
-    monkeypatch.setenv("ENV0_ROOT", str(FIXTURES / "env0_root"))
+    """Three invoice packages (gmail + slack) and the archive package (drive + docs + calendar, env0 seed packs);
+    the stages of a run read the user's ENV0_ROOT when the spec names no env0.root."""
+    monkeypatch.setenv("ENV0_ROOT", str(ENV0))
     src = tmp_path / "corpus"
     src.mkdir()
     for i in (1, 2, 3):
@@ -51,7 +54,7 @@ def source(tmp_path: Path, monkeypatch) -> Path:
 
 def test_task_set_from_env0_packages_split_hashed_and_gated(source: Path, tmp_path: Path) -> None:
     cache = tmp_path / "imports"
-    ts = make_task_set(TaskSelection(source=source, n_train=3, n_eval=1, seed=5), import_cache=cache)
+    ts = make_task_set(TaskSelection(source=source, n_train=3, n_eval=1, seed=5), import_cache=cache, env0_root=ENV0)
     assert len(ts.train) == 3 and len(ts.eval) == 1 and split_overlap(ts) == []
     by_pkg = {t.recipe.items["package"]: t for t in ts.tasks}
     assert set(by_pkg) == {"invoice-1", "invoice-2", "invoice-3", "archive"}
@@ -65,9 +68,9 @@ def test_task_set_from_env0_packages_split_hashed_and_gated(source: Path, tmp_pa
     assert "drive_comments_create" in arc.tools and arc.oracle_reward == 1.0
     assert len({t.content_digest() for t in ts.tasks}) == 4 and ts.digests == {t.id: t.content_digest() for t in ts.tasks}
     # imports are cached: the same set again, and other seeds split the same tasks differently
-    assert make_task_set(TaskSelection(source=source, n_train=3, n_eval=1, seed=5), import_cache=cache) == ts
-    evals = {make_task_set(TaskSelection(source=source, n_train=3, n_eval=1, seed=s), import_cache=cache).eval[0].id
-             for s in range(6, 12)}
+    assert make_task_set(TaskSelection(source=source, n_train=3, n_eval=1, seed=5), import_cache=cache, env0_root=ENV0) == ts
+    evals = {make_task_set(TaskSelection(source=source, n_train=3, n_eval=1, seed=s), import_cache=cache,
+                           env0_root=ENV0).eval[0].id for s in range(6, 12)}
     assert len(evals) > 1
 
 
@@ -104,21 +107,21 @@ def test_the_ledger_counts_drawn_used_and_dropped_packages_by_family_and_reason(
     assert sum(r.used for r in ts.ledger) == len(ts.tasks) and sum(r.dropped for r in ts.ledger) == len(ts.dropped)
 
 
-def test_distinct_packages_sharing_an_instruction_are_distinct_tasks(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("ENV0_ROOT", str(FIXTURES / "env0_root"))
+def test_distinct_packages_sharing_an_instruction_are_distinct_tasks(tmp_path: Path) -> None:
     src = tmp_path / "corpus"
     src.mkdir()
     _copy("env0_invoice", src / "a", None)
     (_copy("env0_invoice", src / "b", None) / "data" / "note.txt").write_text("another company's needle\n")
-    ts = make_task_set(TaskSelection(source=src, n_train=1, n_eval=1, seed=0))
+    ts = make_task_set(TaskSelection(source=src, n_train=1, n_eval=1, seed=0), env0_root=ENV0)
     assert len({t.instruction for t in ts.tasks}) == 1 and len(ts.tasks) == 2
     assert split_overlap(ts) == []  # the shared wording is the ledger's to report, not a contamination failure
 
 
 def test_the_packages_own_verifier_judges_partial_work_and_a_changed_package_is_refused(source: Path) -> None:
-    ts = make_task_set(TaskSelection(source=source, families=["multi-app"], n_train=1, n_eval=1, seed=1))
+    ts = make_task_set(TaskSelection(source=source, families=["multi-app"], n_train=1, n_eval=1, seed=1), env0_root=ENV0)
     task = next(t for t in ts.tasks if t.recipe.items["package"].startswith("invoice"))
-    start = build_workspace(task)
+    paths = TaskPaths(ENV0, source)
+    start = build_workspace(task, paths)
     end = start.fork()
     for call in task.oracle[:2]:  # the email, not the Slack post: the fixture's verifier gives 0.5
         end.call(call.name, call.arguments)
@@ -126,11 +129,11 @@ def test_the_packages_own_verifier_judges_partial_work_and_a_changed_package_is_
     assert [(e["method"], e["path"].split("?")[0]) for e in log["gmail"]] == [
         ("GET", "/gmail/v1/users/me/messages"), ("POST", "/gmail/v1/users/me/messages/send")]
     assert "q=subject%3AInvoice+4471" in log["gmail"][0]["path"] and log["slack"] == []
-    result = verify(task, start, end, None)
+    result = verify(task, start, end, None, paths)
     assert result.reward == 0.5 and json.loads(result.detail)["metrics"]["emailed_ap"] is True
     (source / task.recipe.items["package"] / "instruction.md").write_text("Something else.\n")
     with pytest.raises(Env0Error, match="check package"):
-        build_workspace(task)
+        build_workspace(task, paths)
 
 
 def test_spec_refuses_template_settings_with_a_source(tmp_path: Path) -> None:
@@ -170,7 +173,7 @@ def test_env0_corpus_through_task_set_teacher_sft_and_eval(source: Path, tmp_pat
     assert len(teacher) == 3
     for ep in teacher:  # each oracle episode scores what the package's verifier gives solve.sh run for real
         task = tasks[ep.task_id]
-        direct = run_and_record(source / task.recipe.items["package"], oracle=True)
+        direct = run_and_record(source / task.recipe.items["package"], oracle=True, env0_root=ENV0)
         assert ep.verifier is not None and ep.reward == direct.reward == 1.0
         assert json.loads(ep.verifier.detail)["reward"] == 1.0
         assert ep.n_tool_calls == len(task.oracle) and ep.stop_condition == "agent_completed"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from env0_posttrain.agent import AgentSettings, ModelEndpoint, oracle_endpoint, register_tasks
+from env0_posttrain.agent import AgentSettings, ModelEndpoint, oracle_endpoint
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.stages import rounds
 from env0_posttrain.stages.context import StageContext, load_tasks
@@ -61,7 +61,6 @@ def test_a_finished_teacher_round_is_reused_and_recollected_only_when_asked(ctx:
 def test_a_retry_reuses_an_eval_round_finished_after_its_root_run_started_and_a_new_eval_does_not(
         ctx: StageContext):
     tasks = load_tasks(ctx, ("eval",))
-    register_tasks(tasks)
     endpoint = oracle_endpoint(skill=0.7, seed=1)
     root_started = time.time()  # the killed run; a manual relaunch finishes the round meanwhile
     relaunch, _, _ = rounds.rollout(ctx, "sft", tasks, 2, endpoint, FAST)
@@ -78,7 +77,6 @@ def test_a_retry_reuses_an_eval_round_finished_after_its_root_run_started_and_a_
 
 def test_episodes_failing_on_infrastructure_keep_the_round_open_until_a_rerun_fills_them(ctx: StageContext):
     tasks = load_tasks(ctx, ("eval",))
-    register_tasks(tasks)
     faulty = ModelEndpoint(model="env0-faulty/env0-oracle/oracle",
                            extra={"env0_fault_rate": 1.0, "env0_fault_kinds": ["server_error"]})
     with pytest.raises(rounds.RoundIncomplete, match=r"4 of 4 episodes still failed on infrastructure"):

@@ -62,9 +62,10 @@ def with_value(data: dict, path: str, value: Any) -> dict:
 # observers: what the graph does with a spec ----------------------------------------------------
 class FakeStore:
     def __init__(self, spec: RunSpec):
+        from env0_posttrain.stages.context import env0_root
         from env0_posttrain.tasks import make_task_set
 
-        self.ts = make_task_set(spec.tasks)
+        self.ts = make_task_set(spec.tasks, env0_root=env0_root(spec))
         self.recorded: list = []
 
     def load_tasks(self, run_id, split):
@@ -120,7 +121,7 @@ def requests(spec: RunSpec, env) -> Any:
            "teacher_settings": models.rollout_settings(spec, "teacher").model_dump(mode="json"),
            "eval_settings": models.rollout_settings(spec, "base").model_dump(mode="json")}
     for arm in ("base", "sft"):
-        out[arm] = models.arm_endpoint(spec, arm, store, spec.run_id, Paths.from_env(env["tmp"]), []).model_dump(mode="json")
+        out[arm] = models.arm_endpoint(spec, arm, store, spec.run_id, Paths.from_env(env["tmp"])).model_dump(mode="json")
     return out
 
 
@@ -293,15 +294,12 @@ def suites_drawn(spec: RunSpec, env) -> Any:
 
 
 def env0_checkout(spec: RunSpec, env) -> Any:
-    """The env0 checkout the stages' processes and their workers see (ENV0_ROOT)."""
-    import os
-
-    from env0_posttrain.stages.context import use_env0
+    """The env0 checkout the stages hand to whatever builds, judges or sandboxes a task (and to their workers)."""
+    from env0_posttrain.stages.context import task_paths
 
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("ENV0_ROOT", raising=False)
-        use_env0(spec)
-        return os.environ.get("ENV0_ROOT")
+        return task_paths(spec).env0_root
 
 
 def run_threads(spec: RunSpec, env) -> Any:

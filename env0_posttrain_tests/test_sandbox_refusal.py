@@ -41,14 +41,15 @@ def test_a_bwrap_that_refuses_is_named_too(monkeypatch) -> None:
 def test_the_shell_surface_refuses_to_run_unconfined_or_unconfinable(no_bwrap, monkeypatch) -> None:
     from env0_posttrain.agent.shell_sandbox import open_task_sandbox
     from env0_posttrain.tasks import build_workspace, generate_tasks
+    from env0_posttrain.tasks.task_paths import NO_PATHS
 
     task = generate_tasks(0, per_template=1)[0]
     with pytest.raises(RuntimeError, match=r"only inside the confined sandbox, which cannot be made here \(bubblewrap "
                        r"\(`bwrap`\) is not installed\): install bubblewrap") as err:
-        with open_task_sandbox(task, build_workspace(task), ShellSpec()):
+        with open_task_sandbox(task, build_workspace(task), ShellSpec(), NO_PATHS):
             pass
     assert "ENV0_SANDBOX=unconfined" not in str(err.value)  # not offered: the shell surface refuses it
     monkeypatch.setenv("ENV0_SANDBOX", "unconfined")
     with pytest.raises(RuntimeError, match="only inside the confined sandbox"):
-        with open_task_sandbox(task, build_workspace(task), ShellSpec()):
+        with open_task_sandbox(task, build_workspace(task), ShellSpec(), NO_PATHS):
             pass

@@ -13,7 +13,7 @@ from env0_posttrain.stages.context import StageContext, load_tasks
 from env0_posttrain.stages.evals import evaluate_arm
 from env0_posttrain.stages.report import write_report
 from env0_posttrain.stages.task_set import build_task_set
-from env0_posttrain.agent import register_tasks
+from env0_posttrain.agent import serve_tasks
 from env0_posttrain.agent.messages import stray_tool_call
 from env0_posttrain.evaluate.served import ServedModelError
 from env0_posttrain.util.paths import Paths
@@ -43,10 +43,10 @@ def served(tmp_path_factory):
         write_spec(spec, paths.runs)
         ctx = StageContext.load("served", paths, logging.getLogger("test"))
         build_task_set(ctx)
-        register_tasks(load_tasks(ctx, ("train", "eval")))
         train_id = ctx.store.start_training("served")
         ctx.store.finish_training(train_id, "finished", str(root / "adapter"), REVISION, {})
-        yield ctx, state
+        with serve_tasks(load_tasks(ctx, ("train", "eval"))):  # the stub plays the oracle for these tasks
+            yield ctx, state
 
 
 @pytest.fixture(autouse=True)

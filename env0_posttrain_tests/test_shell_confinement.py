@@ -136,17 +136,17 @@ def test_the_agent_reads_what_confinement_did_and_the_episode_counts_it(task):
 
 def test_the_oracle_passes_in_the_real_sandbox(monkeypatch, tmp_path):
     from env0_posttrain.tasks import generate_tasks
+    from env0_posttrain.agent.environment import WorkspaceEnv
     from env0_posttrain.tasks.env0.corpus import import_package
-    from env0_posttrain.tasks.env0.verifier import use_source
+    from env0_posttrain.tasks.task_paths import TaskPaths
 
-    monkeypatch.setenv("ENV0_ROOT", str(FIXTURES / "env0_root"))
     src = tmp_path / "corpus"
     shutil.copytree(FIXTURES / "env0_invoice", src / "env0_invoice")
-    use_source(src)
-    tasks = [import_package(src / "env0_invoice", src), *generate_tasks(0, per_template=1)[:3]]
+    paths = TaskPaths(FIXTURES / "env0_root", src)
+    tasks = [import_package(src / "env0_invoice", src, env0_root=paths.env0_root), *generate_tasks(0, per_template=1)[:3]]
     eps: list = []
     settings = AgentSettings(max_steps=40, concurrency=2, surface="shell", shell=LIMITS)
     s = run_rollouts_sync(tasks, "teacher", 1, oracle_endpoint(skill=1.0), settings, "sb", set(), eps.append,
-                          progress=False)
+                          progress=False, env=WorkspaceEnv(paths))
     assert s.passed == len(tasks), [(e.task_id, e.verifier, e.error) for e in eps if not e.passed]
     assert all(e.error_counts == {} for e in eps)

@@ -43,17 +43,17 @@ def builtin_tasks():
 
 @pytest.fixture(scope="module")
 def env0_tasks(tmp_path_factory):
+    """(two imported env0 tasks, the harness environment that knows where their packages are)."""
+    from env0_posttrain.agent.environment import WorkspaceEnv
     from env0_posttrain.tasks.env0.corpus import import_package
-    from env0_posttrain.tasks.env0.verifier import use_source
+    from env0_posttrain.tasks.task_paths import TaskPaths
 
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ENV0_ROOT", str(FIXTURES / "env0_root"))
     src = tmp_path_factory.mktemp("corpus")
     for name in ("env0_invoice", "env0_archive"):
         shutil.copytree(FIXTURES / name, src / name)
-    use_source(src)
-    yield [import_package(src / name, src) for name in ("env0_invoice", "env0_archive")]
-    mp.undo()
+    paths = TaskPaths(FIXTURES / "env0_root", src)
+    tasks = [import_package(src / name, src, env0_root=paths.env0_root) for name in ("env0_invoice", "env0_archive")]
+    return tasks, WorkspaceEnv(paths)
 
 
 def test_the_tools_have_the_pinned_openhands_names_and_parameters():
@@ -108,32 +108,35 @@ def test_both_offers_the_api_tools_and_the_shell_and_the_oracle_keeps_to_the_api
 
 
 def test_the_oracle_plays_an_env0_packages_solve_sh_as_one_command_and_the_noop_stays_0(env0_tasks):
+    env0_tasks, env = env0_tasks
     eps: list = []
     with use_host_sandbox() as runners:
         s = run_rollouts_sync(env0_tasks, "teacher", 1, oracle_endpoint(skill=1.0), SHELL, "sh", set(), eps.append,
-                              progress=False)
+                              progress=False, env=env)
         assert s.passed == len(env0_tasks), [(e.task_id, e.verifier) for e in eps]
         for ep in eps:
             calls = [c["function"] for m in ep.messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
             task = next(t for t in env0_tasks if t.id == ep.task_id)
             assert [c["name"] for c in calls] == ["terminal", "finish"]
-            assert json.loads(calls[0]["arguments"])["command"] == shell_commands(task)[0]
-            assert shell_commands(task)[0].startswith("#!")  # the script itself, verbatim
+            assert json.loads(calls[0]["arguments"])["command"] == shell_commands(task, env.paths)[0]
+            assert shell_commands(task, env.paths)[0].startswith("#!")  # the script itself, verbatim
         # the no-op: finish at once; the package's own verifier gives 0
         register_provider("env0-shellnoop", Scripted([{"role": "assistant", "content": None, "tool_calls": [
             {"id": "f", "type": "function", "function": {"name": "finish", "arguments": '{"message": "nothing"}'}}]}]))
         from env0_posttrain.agent.endpoint import ModelEndpoint
 
-        noop = [asyncio.run(run_episode(t, ModelEndpoint(model="env0-shellnoop/x"), SHELL, "teacher", 0, "sh"))
-                for t in env0_tasks]
+        noop = [asyncio.run(run_episode(t, ModelEndpoint(model="env0-shellnoop/x"), SHELL, "teacher", 0, "sh",
+                                        env=env)) for t in env0_tasks]
     assert [e.reward for e in noop] == [0.0] * len(env0_tasks)
     assert all(e.stop_condition == "agent_completed" and e.final_answer == "nothing" for e in noop)
     assert len(runners) == len(env0_tasks)  # no command, no sandbox: the no-op episodes started none
 
 
 def test_shell_rows_convert_and_validate_like_tool_rows(env0_tasks):
+    env0_tasks, env = env0_tasks
     with use_host_sandbox():
-        eps = [asyncio.run(run_episode(t, oracle_endpoint(skill=1.0), SHELL, "teacher", 0, "rows")) for t in env0_tasks]
+        eps = [asyncio.run(run_episode(t, oracle_endpoint(skill=1.0), SHELL, "teacher", 0, "rows", env=env))
+               for t in env0_tasks]
     rows = [results_row(e, t).model_dump(mode="json") for e, t in zip(eps, env0_tasks)]
     from env0_posttrain.spec.runspec import SFTDataPolicy
 

@@ -33,8 +33,7 @@ SUITES = [{"name": "seen", "kind": "seen", "sample": 4},  # listed first: the de
 
 @pytest.fixture
 def stage(tmp_path: Path, monkeypatch):
-    def endpoint(spec, arm, store, run_id, paths, tasks):
-        models.teacher_endpoint(spec, tasks)  # registers the tasks the oracle plays
+    def endpoint(spec, arm, store, run_id, paths):
         return oracle_endpoint(skill=SKILL[arm], seed=1).model_copy(update={"max_tokens": spec.eval.max_tokens})
 
     monkeypatch.setattr(models, "arm_endpoint", endpoint)

@@ -83,9 +83,10 @@ def test_seen_and_generated_suites_draw_deterministically_and_exclude_the_traini
 
 @pytest.mark.skipif(shutil.which("curl") is None or shutil.which("bash") is None, reason="env0 scripts need bash")
 def test_a_package_suite_excludes_training_packages_by_name_and_takes_a_symlinked_package(tmp_path, monkeypatch):
-    from env0_posttrain.tasks.env0.verifier import package_of, use_source
+    from env0_posttrain.tasks.env0.verifier import package_of
+    from env0_posttrain.tasks.task_paths import TaskPaths
 
-    monkeypatch.setenv("ENV0_ROOT", str(FIXTURES / "env0_root"))
+    env0 = FIXTURES / "env0_root"
     corpus, pool = tmp_path / "mini", tmp_path / "pool"
     corpus.mkdir(), pool.mkdir()
     shutil.copytree(FIXTURES / "env0_invoice", corpus / "invoice-1")
@@ -93,16 +94,15 @@ def test_a_package_suite_excludes_training_packages_by_name_and_takes_a_symlinke
     shutil.copytree(FIXTURES / "env0_archive", tmp_path / "elsewhere")
     (pool / "archive").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
     cache = tmp_path / "cache"
-    ts = make_task_set(TaskSelection(source=corpus, n_train=1, n_eval=0), import_cache=cache)
+    ts = make_task_set(TaskSelection(source=corpus, n_train=1, n_eval=0), import_cache=cache, env0_root=env0)
     suite = SuiteSpec(name="unseen", kind="packages", source=pool, exclude_train=True)
     built = build_suite(suite, train=ts.train, families=[], templates=None, source=pool, anchor=corpus,
-                        cache_dir=cache)
+                        cache_dir=cache, env0_root=env0)
     assert [t.recipe.items["package"] for t in built.tasks] == ["../pool/archive"]  # stored against the anchor
     assert "invoice-1" in built.dropped
-    use_source(corpus)
-    assert package_of(built.tasks[0]).instruction  # the verifier finds it through the anchor
+    assert package_of(built.tasks[0], TaskPaths(env0, corpus)).instruction  # the verifier finds it through the anchor
     keep = build_suite(suite.model_copy(update={"exclude_train": False}), train=ts.train, families=[],
-                       templates=None, source=pool, anchor=corpus, cache_dir=cache)
+                       templates=None, source=pool, anchor=corpus, cache_dir=cache, env0_root=env0)
     edge = boundary("packages", ts.train, keep.tasks)
     assert edge["task_id_overlap"] == edge["package_name_overlap"] == edge["content_overlap"] == 1
     assert edge["seen"] == "partly seen"

@@ -13,7 +13,7 @@ from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResul
 from env0_posttrain.stages.sft_rows import build_sft_rows
 from env0_posttrain.stages.task_set import build_task_set
 from env0_posttrain.stages.teacher import collect_teacher
-from env0_posttrain.agent import register_tasks
+from env0_posttrain.agent import serve_tasks
 from env0_posttrain.defs.assets import sft_rows, task_set, teacher_trajectories
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.util.paths import Paths
@@ -53,8 +53,8 @@ def _stage_run(world, run_id: str, **sft) -> StageResult:
     write_spec(_spec(run_id, url, student, **sft), paths.runs)
     ctx = StageContext.load(run_id, paths, logging.getLogger("test"))
     build_task_set(ctx)
-    register_tasks(load_tasks(ctx, ("train",)))
-    collect_teacher(ctx)
+    with serve_tasks(load_tasks(ctx, ("train",))):  # the stub plays the oracle for these tasks
+        collect_teacher(ctx)
     return build_sft_rows(ctx)
 
 
@@ -70,11 +70,11 @@ def test_tito_rows_from_captured_ids_through_the_asset_graph(world):
     instance.add_dynamic_partitions("run_id", [run])
     resources = {"env0": Env0Resource(data_dir=str(paths.root))}
     assert dg.materialize([task_set], partition_key=run, instance=instance, resources=resources).success
-    register_tasks([t for split in ("train", "eval") for t in load_tasks(
-        StageContext.load(run, paths), (split,))])  # the stub plays the oracle for these tasks
+    served = load_tasks(StageContext.load(run, paths), ("train", "eval"))
     n_before = len(state.requests)
-    result = dg.materialize([teacher_trajectories, sft_rows], partition_key=run, instance=instance,
-                            resources=resources, selection=[teacher_trajectories, sft_rows])
+    with serve_tasks(served):  # the stub plays the oracle for these tasks
+        result = dg.materialize([teacher_trajectories, sft_rows], partition_key=run, instance=instance,
+                                resources=resources, selection=[teacher_trajectories, sft_rows])
     assert result.success
     sent = state.requests[n_before:]
     assert sent and all(r.get("return_token_ids") is True for r in sent)  # the spec asked vLLM for its ids

@@ -175,21 +175,19 @@ def test_every_local_arm_is_registered_on_the_students_device(monkeypatch, tmp_p
     for device in ("auto", "cpu"):
         spec = RunSpec(run_id="r", student={"device": device}, rl={})
         for arm in ("base", "sft", "rl"):
-            arms.arm_endpoint(spec, arm, Store(), "r", Paths.from_env(tmp_path), [])
+            arms.arm_endpoint(spec, arm, Store(), "r", Paths.from_env(tmp_path))
     assert [kw for _, kw in seen] == [{"device": "cuda", "max_batch_size": 64}] * 3 + [
         {"device": "cpu", "max_batch_size": 16}] * 3
 
 
 def test_the_reports_lineage_names_where_the_student_ran():
-    import json
-
     from env0_posttrain.stages.report import student_devices
 
     summaries = {"r-base": {"device": "cuda (NVIDIA H100 80GB HBM3)"}, "r-sft": {"device": "cpu"}, "r-teacher": {}}
 
     class Store:
-        def query(self, sql, args):
-            return [(json.dumps(summaries[args[0]]),)]
+        def eval_summary(self, round_id):
+            return summaries[round_id]
 
     ctx = types.SimpleNamespace(store=Store())
     rounds = {"base": "r-base", "sft": "r-sft", "teacher_eval": "r-teacher"}

@@ -19,7 +19,7 @@ _EXPORTS = {
     "FatalModelError": "llm", "classify_exception": "llm", "run_episode": "loop", "template_messages": "messages",
     "install_oracle": "oracle", "plan_episode": "oracle", "Episode": "records", "Exchange": "records",
     "TokenUsage": "records", "RolloutSummary": "rollouts", "run_rollouts": "rollouts",
-    "run_rollouts_sync": "rollouts", "register_tasks": "task_registry",
+    "run_rollouts_sync": "rollouts", "serve_tasks": "task_registry",
 }
 _LIGHT = {"records", "endpoint"}  # no litellm behind these
 _installed = False

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from env0_posttrain.tasks.model import Task, VerifierResult
+from env0_posttrain.tasks.task_paths import NO_PATHS, TaskPaths
 
 
 class TaskEnv(Protocol):
@@ -18,6 +19,7 @@ class TaskEnv(Protocol):
     # Optional: `fork(ws) -> Any`, an independent copy of a built workspace, equal to building it again
     # but cheaper. The loop keeps the start state for the verifier with it; without it, it builds twice.
     # Optional: `state_diff(start, end) -> dict`, what the episode changed; kept with the episode for readers.
+    # Optional: `paths: TaskPaths`, where the tasks' files are (an env0 package's sandbox and shell oracle read it).
 
     def call_tool(self, ws: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """{"ok": True, "result": ...} or {"ok": False, "error": ...}."""
@@ -33,12 +35,16 @@ class TaskEnv(Protocol):
 
 
 class WorkspaceEnv:
-    """The built-in mock workspace and task verifiers (imported on first use)."""
+    """The built-in mock workspace and task verifiers (imported on first use); `paths` says where the run's env0
+    packages and checkout are, and travels with the env to the worker processes."""
+
+    def __init__(self, paths: TaskPaths = NO_PATHS):
+        self.paths = paths
 
     def build(self, task: Task) -> Any:
         from env0_posttrain.tasks import build_workspace
 
-        return build_workspace(task)
+        return build_workspace(task, self.paths)
 
     def fork(self, ws: Any) -> Any:
         """The workspace's copy-on-write fork: rows shared, tables, snapshots and clock its own."""
@@ -67,7 +73,7 @@ class WorkspaceEnv:
     def verify(self, task: Task, start: Any, end: Any, final_answer: str | None) -> VerifierResult:
         from env0_posttrain.tasks import verify
 
-        return verify(task, start, end, final_answer)
+        return verify(task, start, end, final_answer, self.paths)
 
 
 DEFAULT_ENV = WorkspaceEnv()

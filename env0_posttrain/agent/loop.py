@@ -12,8 +12,9 @@ from collections import Counter
 from typing import Any
 
 from env0_posttrain.tasks.model import Task
+from env0_posttrain.tasks.task_paths import NO_PATHS
 
-from . import _install_providers, task_registry
+from . import _install_providers
 from .endpoint import AgentSettings, ModelEndpoint
 from .environment import DEFAULT_ENV, TaskEnv
 from .llm import is_env0_model, is_offline_model, register_free_model
@@ -66,12 +67,12 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
     ws = fork(start_ws) if fork is not None else env.build(task)  # the live copy; start_ws stays for the verifier
 
     kwargs = endpoint.completion_kwargs()
-    if is_env0_model(endpoint.model):
-        task_registry.register(task)
+    if is_env0_model(endpoint.model):  # the offline providers answer for this task: it travels with the call
         if is_offline_model(endpoint.model):
             register_free_model(endpoint.model)
         kwargs["metadata"] = {"env0": {"task_id": task.id, "trial": trial, "run_id": run_id, "arm": arm,
-                                       "refill": refill, "surface": surface}}
+                                       "refill": refill, "surface": surface, "task": task,
+                                       "paths": getattr(env, "paths", NO_PATHS)}}
 
     exchanges: list[Exchange] = []
     counts: Counter = Counter()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from env0_posttrain.tasks.model import Task
+from env0_posttrain.tasks.task_paths import NO_PATHS, TaskPaths
 
 from . import task_registry
 from .llm import register_provider
@@ -123,17 +124,17 @@ def _ending(final: str, shell: bool, mistake: str | None = None) -> Turn:
     return Turn(FINISH, _dumps({"message": final}), mistake=mistake) if shell else Turn(content=final, mistake=mistake)
 
 
-def plan_episode(task: Task, skill: float, seed: int, surface: str = "tools") -> OraclePlan:
+def plan_episode(task: Task, skill: float, seed: int, surface: str = "tools", paths: TaskPaths = NO_PATHS) -> OraclePlan:
     """The episode's assistant turns and the mistakes planted in them (a skipped step leaves no turn).
 
-    On the shell surface the steps are terminal commands (shell_oracle.py) and the end is a `finish` call; with
-    'both' the oracle keeps to the API tools (they are offered too)."""
+    On the shell surface the steps are terminal commands (shell_oracle.py; an env0 task's solve.sh, found through
+    `paths`) and the end is a `finish` call; with 'both' the oracle keeps to the API tools (they are offered too)."""
     rng = random.Random(seed)
     shell = surface == "shell"
     if shell:
         from .shell_oracle import terminal_calls
 
-        calls = [(TERMINAL, args) for args in terminal_calls(task)]
+        calls = [(TERMINAL, args) for args in terminal_calls(task, paths)]
         offered = {TERMINAL, FINISH}
     else:
         calls = [(c.name, c.arguments) for c in task.oracle]
@@ -205,20 +206,20 @@ class OracleProvider(Env0Provider):
         super().__init__()
         self._plans: dict[tuple, tuple[Task, OraclePlan]] = {}
 
-    def _plan(self, task: Task, skill: float, seed: int, surface: str = "tools") -> OraclePlan:
+    def _plan(self, task: Task, skill: float, seed: int, surface: str, paths: TaskPaths) -> OraclePlan:
         """Plans are replayed on every call of an episode; make them once."""
-        key = (task.id, skill, seed, surface)
+        key = (task.id, skill, seed, surface, paths)
         hit = self._plans.get(key)
         if hit is not None and hit[0] is task:
             return hit[1]
         if len(self._plans) > 8192:
             self._plans.clear()
-        plan = plan_episode(task, skill, seed, surface)
+        plan = plan_episode(task, skill, seed, surface, paths)
         self._plans[key] = (task, plan)
         return plan
 
     async def respond(self, model, messages, options, meta, model_response):
-        task = task_registry.lookup(meta.get("task_id"), first_user_text(messages))
+        task = task_registry.lookup(meta, first_user_text(messages))
         named = skill_from_model_id(model)  # the id's skill wins: a wrapper may forward options it did not set
         skill = named if named is not None else float(options.get("env0_skill", 1.0))
         seed = episode_plan_seed(int(options.get("env0_seed", 0)), str(meta.get("run_id", "")), task.id,
@@ -226,7 +227,7 @@ class OracleProvider(Env0Provider):
         latency = float(options.get("env0_latency_s", 0.0))
         if latency > 0:
             await asyncio.sleep(latency)
-        plan = self._plan(task, skill, seed, str(meta.get("surface", "tools")))
+        plan = self._plan(task, skill, seed, str(meta.get("surface", "tools")), meta.get("paths") or NO_PATHS)
         pos, turn = next_turn(plan.turns, messages)
         message = turn.message(call_id=f"call_{pos}")
         return fill_response(model_response, model, message)

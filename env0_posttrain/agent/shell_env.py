@@ -13,6 +13,7 @@ from typing import Any
 
 from env0_posttrain.spec.runspec import ShellSpec
 from env0_posttrain.tasks.model import Task, VerifierResult
+from env0_posttrain.tasks.task_paths import NO_PATHS, TaskPaths
 
 from .shell_tools import SHELL_TOOLS, TERMINAL, parse_terminal, tools_for_surface
 
@@ -26,6 +27,7 @@ class ShellEnv:
         self.task: Task | None = None
         self.session: Any = None
         self.counts: Counter = Counter()
+        self.paths: TaskPaths = getattr(inner, "paths", NO_PATHS)  # the sandbox lays out an env0 task's package
 
     # -- the TaskEnv protocol --------------------------------------------------------------------
     def build(self, task: Task) -> Any:
@@ -62,7 +64,7 @@ class ShellEnv:
         if self.session is None:
             from .shell_session import ShellSession
 
-            self.session = ShellSession(self.task, ws, self.limits, self.max_chars)
+            self.session = ShellSession(self.task, ws, self.limits, self.max_chars, self.paths)
         outcome = self.session.run(args.command, timeout)
         self.counts.update(outcome.events)
         return outcome.text

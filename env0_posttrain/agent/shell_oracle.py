@@ -18,6 +18,7 @@ import shlex
 from typing import Any
 
 from env0_posttrain.tasks.model import Task
+from env0_posttrain.tasks.task_paths import NO_PATHS, TaskPaths
 
 GWS_SERVICES = ("gmail", "calendar", "drive", "docs")
 # the environment variable naming each service's base URL inside the sandbox (env0's names)
@@ -60,17 +61,17 @@ def command_for_call(name: str, arguments: dict[str, Any]) -> str:
     return f"curl -sS -X {spec.http_method} \"{url}\"{data}"
 
 
-def shell_commands(task: Task) -> list[str]:
+def shell_commands(task: Task, paths: TaskPaths = NO_PATHS) -> list[str]:
     """The oracle's terminal commands for `task`, in order."""
-    return [c["command"] for c in terminal_calls(task)]
+    return [c["command"] for c in terminal_calls(task, paths)]
 
 
-def terminal_calls(task: Task) -> list[dict[str, Any]]:
-    """The oracle's `terminal` arguments: a package's solve.sh asks for the package's own agent time limit (a
-    long script, e.g. one gws call per message of a 3000-message inbox, outlasts a command's default limit)."""
-    if task.template_id == "env0":
-        from env0_posttrain.tasks.env0.verifier import package_of
+def terminal_calls(task: Task, paths: TaskPaths = NO_PATHS) -> list[dict[str, Any]]:
+    """The oracle's `terminal` arguments: the task source's one script (an env0 package's solve.sh, with its own
+    time limit), else one command per oracle tool call."""
+    from env0_posttrain.tasks.sources import source_of
 
-        pkg = package_of(task)
-        return [{"command": pkg.solve_sh.read_text(encoding="utf-8"), "timeout": pkg.agent_timeout_s}]
+    script = source_of(task).shell_script(task, paths)
+    if script is not None:
+        return [script]
     return [{"command": command_for_call(c.name, c.arguments)} for c in task.oracle]

@@ -16,20 +16,16 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from env0_posttrain.spec.runspec import ShellSpec
+from env0_posttrain.tasks.task_paths import TaskPaths
 
 FILE_CAP = 1 << 30  # bytes a command may write to one file (the sandbox's /tmp is on the host's disk)
 
 
-def package_parts(task: Any) -> tuple[Path | None, dict[str, Any] | None, dict[str, Any] | None]:
-    """(package folder, needle manifest, surface extras) of an env0 task; Nones for a built-in task."""
-    if task.template_id != "env0":
-        return None, None, None
-    from env0_posttrain.tasks.env0.verifier import package_of, seeded
+def package_parts(task: Any, paths: TaskPaths) -> tuple[Path | None, dict[str, Any] | None, dict[str, Any] | None]:
+    """(package folder, needle manifest, surface extras) of the task as its source lays it out (Nones: none)."""
+    from env0_posttrain.tasks.sources import source_of
 
-    pkg = package_of(task)
-    items = task.recipe.items
-    _, manifest, extras = seeded(pkg, items["sha256"], task.recipe.seed, items["now"])
-    return pkg.root, manifest, extras
+    return source_of(task).sandbox_parts(task, paths)
 
 
 class ConfinedSandbox:
@@ -49,7 +45,7 @@ class ConfinedSandbox:
 
 
 @contextmanager
-def open_task_sandbox(task: Any, ws: Any, limits: ShellSpec) -> Iterator[ConfinedSandbox]:
+def open_task_sandbox(task: Any, ws: Any, limits: ShellSpec, paths: TaskPaths) -> Iterator[ConfinedSandbox]:
     from env0_posttrain.tasks.env0.sandbox import Sandbox, SandboxLimits, containment_problem, sandbox_mode
 
     if sandbox_mode() != "namespaces":
@@ -60,7 +56,7 @@ def open_task_sandbox(task: Any, ws: Any, limits: ShellSpec) -> Iterator[Confine
         raise RuntimeError(f"the shell surface runs an agent's commands only inside the confined sandbox, which "
                            f"cannot be made here ({problem}): install bubblewrap (Debian's `bubblewrap`) and allow "
                            f"user namespaces, or use the tools surface")
-    package_dir, manifest, extras = package_parts(task)
+    package_dir, manifest, extras = package_parts(task, paths)
     box_limits = SandboxLimits(max_processes=limits.max_processes, memory_mb=limits.max_memory_mb, file_cap=FILE_CAP)
     with Sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras, limits=box_limits) as sb:
         yield ConfinedSandbox(sb)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from env0_posttrain.spec.runspec import ShellSpec
+from env0_posttrain.tasks.task_paths import NO_PATHS, TaskPaths
 
 # Signs in a command's output that the sandbox refused something; each becomes a note and a count. (The sandbox's
 # network namespace has only loopback: a connection elsewhere fails at once, with the client's own words.)
@@ -65,28 +66,30 @@ def render(result: Any, timeout: float, cap: int, pids_refused: int = 0) -> Shel
     return ShellOutcome((text + "\n" if text else "") + "\n".join(notes), events)
 
 
-# How an episode gets its sandbox: (task, workspace, limits) -> a context manager yielding an object with
-# `run(argv, *, timeout, output_cap, env, cwd)`. Tests swap it; the default is the package sandbox.
-SandboxFactory = Callable[[Any, Any, ShellSpec], Any]
+# How an episode gets its sandbox: (task, workspace, limits, task paths) -> a context manager yielding an object
+# with `run(argv, *, timeout, output_cap, env, cwd)`. Tests swap it; the default is the package sandbox.
+SandboxFactory = Callable[[Any, Any, ShellSpec, TaskPaths], Any]
 
 
-def default_factory(task: Any, ws: Any, limits: ShellSpec) -> Any:
+def default_factory(task: Any, ws: Any, limits: ShellSpec, paths: TaskPaths) -> Any:
     from .shell_sandbox import open_task_sandbox
 
-    return open_task_sandbox(task, ws, limits)
+    return open_task_sandbox(task, ws, limits, paths)
 
 
 FACTORY: list[SandboxFactory] = [default_factory]
 
 
 class ShellSession:
-    def __init__(self, task: Any, ws: Any, limits: ShellSpec, max_chars: int | None = None):
-        """`max_chars`: the loop's cap on a tool message; the output is cut below it so the notes stay readable."""
+    def __init__(self, task: Any, ws: Any, limits: ShellSpec, max_chars: int | None = None,
+                 paths: TaskPaths = NO_PATHS):
+        """`max_chars`: the loop's cap on a tool message; the output is cut below it so the notes stay readable.
+        `paths`: where an env0 task's package is (its scripts and data are laid out in the sandbox)."""
         self.limits = limits
         self.cap = max(50, min(limits.output_cap, max_chars - 600)) if max_chars else limits.output_cap
         self.stack = ExitStack()
         try:
-            self.sandbox = self.stack.enter_context(FACTORY[0](task, ws, limits))
+            self.sandbox = self.stack.enter_context(FACTORY[0](task, ws, limits, paths))
         except BaseException:
             self.stack.close()
             raise

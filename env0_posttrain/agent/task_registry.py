@@ -1,36 +1,46 @@
-"""Tasks by id (and by instruction) for offline providers that must know the task they answer.
+"""The tasks an offline provider answers for a caller outside the harness, found by the instruction alone.
 
-The harness registers a task before its episode calls an env0 provider, and passes the task id in
-litellm's `metadata`; a caller outside the harness can be served by the instruction alone.
+The harness hands each episode's task to the providers in litellm's `metadata` (`env0.task`, in whatever process
+plays the episode), so nothing is registered for it. A caller that sends only messages (an OpenAI-compatible stub
+serving a test, a script calling litellm itself) serves the tasks it plays for the length of a
+`with serve_tasks(tasks):` block: they are found while it is open and gone once it closes.
 """
 
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
+from typing import Iterable, Iterator
 
 from env0_posttrain.tasks.model import Task
 
 _LOCK = threading.Lock()
-_BY_ID: dict[str, Task] = {}
-_BY_INSTRUCTION: dict[str, Task] = {}
+_OPEN: list[dict[str, Task]] = []  # one scope per open `serve_tasks` block (the innermost last)
 
 
-def register(task: Task) -> None:
+@contextmanager
+def serve_tasks(tasks: Iterable[Task]) -> Iterator[None]:
+    """Make `tasks` findable by their instruction until the block ends (the server thread of a stub sees them)."""
+    scope = {t.instruction.strip(): t for t in tasks}
     with _LOCK:
-        _BY_ID[task.id] = task
-        _BY_INSTRUCTION[task.instruction.strip()] = task
+        _OPEN.append(scope)
+    try:
+        yield
+    finally:
+        with _LOCK:
+            del _OPEN[next(i for i, s in enumerate(_OPEN) if s is scope)]
 
 
-def register_tasks(tasks: list[Task]) -> None:
-    for t in tasks:
-        register(t)
-
-
-def lookup(task_id: str | None = None, instruction: str | None = None) -> Task:
+def lookup(meta: dict, instruction: str | None = None) -> Task:
+    """The task of a provider call: the one the harness sent in the metadata, else the served one with this
+    instruction."""
+    task = meta.get("task")
+    if isinstance(task, Task):
+        return task
+    key = (instruction or "").strip()
     with _LOCK:
-        if task_id is not None and task_id in _BY_ID:
-            return _BY_ID[task_id]
-        if instruction is not None and instruction.strip() in _BY_INSTRUCTION:
-            return _BY_INSTRUCTION[instruction.strip()]
-    raise KeyError(f"no registered task for id={task_id!r} / instruction={(instruction or '')[:80]!r}; "
-                   "call env0_posttrain.agent.register_tasks(tasks) first")
+        for scope in reversed(_OPEN):
+            if key in scope:
+                return scope[key]
+    raise KeyError(f"no task for id={meta.get('task_id')!r} / instruction={key[:80]!r}: the harness passes it in the "
+                   "call's metadata; another caller wraps its calls in `with env0_posttrain.agent.serve_tasks(tasks):`")

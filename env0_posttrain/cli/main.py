@@ -112,10 +112,9 @@ def _built(paths: Paths, spec: RunSpec) -> list[str]:
     except SpecError:
         pass
     store = Store(paths.db)
-    counts = {what: store.query(f"SELECT count(*) FROM {table} WHERE run_id = ?", [spec.run_id])[0][0]
-              for what, table in (("a task set", "task_sets"), ("eval or teacher rounds", "rounds"),
-                                  ("training runs", "training_runs"))}
-    return [what for what, n in counts.items() if n]
+    counts = store.built_counts(spec.run_id)
+    names = {"task_sets": "a task set", "rounds": "eval or teacher rounds", "training_runs": "training runs"}
+    return [names[table] for table, n in counts.items() if n]
 
 
 @run_app.command("new")

@@ -35,12 +35,8 @@ def select_rounds(store: Store, run_id: str | None = None, arms: Sequence[str] |
                   latest: bool = True) -> list[RoundRef]:
     """Rounds of one run (or every run): `arms` None = every arm (teacher training rollouts too); `latest`: only the
     newest finished round per (run, round arm), as the report reads them; else every round, finished or not."""
-    sql = "SELECT round_id, run_id, arm, model, status, started_at FROM rounds"
-    params: list[Any] = []
-    if run_id is not None:
-        sql, params = sql + " WHERE run_id = ?", [run_id]
     refs = [RoundRef(rid, run, *split_round_arm(arm), model, status, started)
-            for rid, run, arm, model, status, started in store.query(sql + " ORDER BY started_at", params)]
+            for rid, run, arm, model, status, started in store.round_index(run_id)]
     refs = [r for r in refs if arms is None or r.arm in arms]
     if not latest:
         return refs
@@ -58,14 +54,9 @@ def iter_episodes(store: Store, rounds: Iterable[RoundRef], chunk: int = 200,
     by_id = {r.round_id: r for r in rounds}
     if not by_id:
         return
-    marks = ", ".join("?" for _ in by_id)
-    where = f"WHERE round_id IN ({marks})"
-    task_ids = [t for (t,) in store.query(f"SELECT DISTINCT task_id FROM episodes {where} ORDER BY task_id", list(by_id))]
+    task_ids = store.episode_task_ids(list(by_id))
     for i in range(0, len(task_ids), chunk):
-        part = task_ids[i:i + chunk]
-        sql = (f"SELECT round_id, episode_json FROM episodes {where} AND task_id IN ({', '.join('?' for _ in part)}) "
-               "ORDER BY task_id, round_id, trial")
-        for round_id, blob in store.query(sql, [*by_id, *part]):
+        for round_id, blob in store.episode_json(list(by_id), task_ids[i:i + chunk]):
             yield by_id[round_id], json.loads(blob)
 
 
@@ -81,15 +72,14 @@ def _task_row(split: str | None, blob: str) -> dict[str, Any]:
 def task_rows(store: Store, run_ids: Iterable[str]) -> dict[TaskKey, dict[str, Any]]:
     """What the store knows of each task: {split, family, template_id, difficulty, instruction}, from the run's
     tasks table and, for named eval suites, the suites' own task table (a suite may hold a training task)."""
+    from env0_posttrain.store.suites import run_suite_tasks
+
     out: dict[TaskKey, dict[str, Any]] = {}
-    has_suites = bool(store.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'suite_tasks'"))
     for run_id in set(run_ids):
-        for tid, split, blob in store.query("SELECT task_id, split, task_json FROM tasks WHERE run_id = ?", [run_id]):
-            out[(run_id, None, tid)] = _task_row(split, blob)
-        if has_suites:
-            sql = "SELECT suite, task_id, task_json FROM suite_tasks WHERE run_id = ?"
-            for suite, tid, blob in store.query(sql, [run_id]):
-                out[(run_id, suite, tid)] = _task_row(None, blob)
+        for split, blob in store.load_tasks(run_id):
+            out[(run_id, None, json.loads(blob)["id"])] = _task_row(split, blob)
+        for suite, tid, blob in run_suite_tasks(store, run_id):
+            out[(run_id, suite, tid)] = _task_row(None, blob)
     return out
 
 
@@ -101,10 +91,9 @@ def run_identifiers(store: Store, run_ids: Iterable[str]) -> dict[str, dict[str,
     """run_id -> the spec's identifiers a comparison is labelled with (digest, teacher, student, task-set digest)."""
     out: dict[str, dict[str, Any]] = {}
     for run_id in set(run_ids):
-        rows = store.query("SELECT digest, spec_json FROM runs WHERE run_id = ?", [run_id])
-        spec = json.loads(rows[0][1]) if rows else {}
+        digest, spec = store.run_digest_and_spec(run_id) or (None, {})
         info = store.task_set_info(run_id) or {}
-        out[run_id] = {"run_spec_digest": rows[0][0] if rows else None,
+        out[run_id] = {"run_spec_digest": digest,
                        "teacher_model": (spec.get("teacher") or {}).get("model"),
                        "student_model": (spec.get("student") or {}).get("model"),
                        "task_set_digest": info.get("digest")}

@@ -21,7 +21,7 @@ class _Section(BaseModel):
 
 
 class Env0Spec(_Section):
-    """The env0 checkout a run reads (recorded in the report's lineage; ENV0_ROOT for the stages that run)."""
+    """The env0 checkout a run reads (recorded in the report's lineage; the stages pass it down as TaskPaths)."""
 
     root: Path | None = Field(
         default=None, description="an env0 checkout: its packages/ back the services that needles and verifiers "

@@ -40,16 +40,12 @@ def student_device(spec: RunSpec) -> str:
 STUDENT_TEACHER = "env0-local/student"  # teacher.model for the run's own base student, served in-process
 
 
-def teacher_endpoint(spec: RunSpec, tasks: list | None = None, build_base: Callable[[], Path | str] | None = None,
+def teacher_endpoint(spec: RunSpec, build_base: Callable[[], Path | str] | None = None,
                      run_id: str = "") -> ModelEndpoint:
-    """The teacher through litellm; the offline oracle needs the tasks it plays registered first.
+    """The teacher through litellm (the offline oracle gets each episode's task with the call).
 
     `env0-local/student` is the run's base student (a token-id-returning teacher without a server:
     a pipeline check of native TITO capture); `build_base` finds it."""
-    if spec.teacher.model.startswith("env0-oracle/") and tasks is not None:
-        from env0_posttrain.agent import register_tasks
-
-        register_tasks(tasks)
     endpoint = ModelEndpoint.from_teacher(spec.teacher, seed=spec.tasks.seed)
     endpoint = endpoint.model_copy(update={"max_tokens": spec.teacher_limits()[1]})
     if spec.teacher.model == STUDENT_TEACHER:
@@ -104,9 +100,9 @@ def load_student_tokenizer(spec: RunSpec, store: Store, run_id: str, paths: Path
     return tokenizer
 
 
-def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Paths, tasks: list) -> ModelEndpoint:
+def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Paths) -> ModelEndpoint:
     if arm == "teacher_eval":
-        return teacher_endpoint(spec, tasks, lambda: base_student(spec, store, run_id, paths), run_id)
+        return teacher_endpoint(spec, lambda: base_student(spec, store, run_id, paths), run_id)
     sampling = {"temperature": spec.eval.temperature, "max_tokens": spec.eval_limits()[1]}
     training = store.latest_training(run_id) if arm == "sft" else None
     if arm == "sft" and training is None:

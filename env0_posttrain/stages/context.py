@@ -9,10 +9,11 @@ run id, writes its outputs to the store and to `data/artifacts/<run_id>/`, and r
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from env0_posttrain.util.digests import canonical_json, files_digest, sha256_hex
 from env0_posttrain.util.markdown_table import records_table
@@ -20,6 +21,9 @@ from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import RunSpec, load_spec
 from env0_posttrain.store import Store
 from env0_posttrain.util.torch_threads import use_run_threads
+
+if TYPE_CHECKING:
+    from env0_posttrain.tasks.task_paths import TaskPaths
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 MAX_OVERLENGTH_FRACTION = 0.1  # declared drops are counted; more than this many means the seq length is wrong
@@ -59,11 +63,21 @@ class StageContext:
     def load(cls, run_id: str, paths: Paths, log: logging.Logger | None = None, *, reuse_since: float | None = None,
              recollect: frozenset[str] = frozenset()) -> "StageContext":
         spec = load_spec(paths.runs / f"{run_id}.yaml")
-        use_env0(spec)
         use_run_threads(spec.torch_threads)
         store = Store(paths.db)
         store.upsert_run(spec)
         return cls(run_id, spec, store, paths, log or logging.getLogger("env0_posttrain"), reuse_since, recollect)
+
+    @property
+    def task_paths(self) -> "TaskPaths":
+        """Where this run's env0 packages and checkout are: handed to whatever builds, judges or sandboxes a task."""
+        return task_paths(self.spec)
+
+    def task_env(self) -> Any:
+        """The harness's environment for this run's tasks (it travels to the rollout workers with their jobs)."""
+        from env0_posttrain.agent.environment import WorkspaceEnv
+
+        return WorkspaceEnv(self.task_paths)
 
     def artifacts(self, *parts: str) -> Path:
         p = self.paths.artifacts(self.run_id).joinpath(*parts)
@@ -88,7 +102,6 @@ def md_table(rows: list[dict[str, Any]]) -> str:
 def load_tasks(ctx: StageContext, splits: tuple[str, ...]) -> list:
     from env0_posttrain.tasks.model import Task
 
-    use_env0(ctx.spec)
     tasks = []
     for split in splits:
         tasks += [Task.model_validate_json(j) for _, j in ctx.store.load_tasks(ctx.run_id, split)]
@@ -106,16 +119,18 @@ def anchor_source(spec: RunSpec) -> Path | None:
     return next((resolve(spec, s.source) for s in spec.suites if s.source is not None), None)
 
 
-def use_env0(spec: RunSpec) -> None:
-    """The spec's env0 checkout and package folder, for this process and (through the environment) its workers.
+def env0_root(spec: RunSpec) -> Path | None:
+    """The env0 checkout a run reads: env0.root, else the user's ENV0_ROOT (read, never written)."""
+    root = spec.env0.root if spec.env0.root is not None else os.environ.get("ENV0_ROOT") or None
+    return Path(root).expanduser().resolve() if root is not None else None
 
-    A spec without them gets the process's own settings back: a long-lived process (the daemon's code server,
-    a test session) runs stages of several runs, and one run's checkout must not carry into the next."""
-    from env0_posttrain.util.process_env import export
-    from env0_posttrain.tasks.env0.verifier import use_source
 
-    export("ENV0_ROOT", str(Path(spec.env0.root).expanduser().resolve()) if spec.env0.root is not None else None)
-    use_source(anchor_source(spec))
+def task_paths(spec: RunSpec) -> "TaskPaths":
+    """The spec's env0 checkout and package folder, as the value every stage passes down (never the process's
+    environment: a long-lived process runs stages of several runs, and one run's checkout must not reach the next)."""
+    from env0_posttrain.tasks.task_paths import TaskPaths
+
+    return TaskPaths(env0_root=env0_root(spec), packages=anchor_source(spec))
 
 
 def eval_splits(ctx: StageContext) -> tuple[str, ...]:

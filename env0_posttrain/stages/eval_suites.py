@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from env0_posttrain.stages.context import StageContext, StageResult, anchor_source, content_hash, load_tasks, md_table
+from env0_posttrain.stages.context import StageContext, StageResult, content_hash, load_tasks, md_table
 
 
 def build_eval_suites(ctx: StageContext) -> StageResult:
@@ -19,13 +19,13 @@ def build_eval_suites(ctx: StageContext) -> StageResult:
 
     t0 = time.time()
     train = load_tasks(ctx, ("train",))
-    anchor = anchor_source(ctx.spec)
+    paths = ctx.task_paths
     stored, ledger = [], []
     for suite in ctx.spec.suites:
         built = build_suite(
             suite, train=train, families=ctx.spec.tasks.families, templates=ctx.spec.tasks.templates,
-            source=resolve(ctx.spec, suite.source) if suite.source is not None else None, anchor=anchor,
-            cache_dir=import_cache(ctx), progress=ctx.log.info)
+            source=resolve(ctx.spec, suite.source) if suite.source is not None else None, anchor=paths.packages,
+            cache_dir=import_cache(ctx), progress=ctx.log.info, env0_root=paths.env0_root)
         if not built.tasks:
             raise ValueError(f"suite {suite.name}: no task left ({len(built.dropped)} dropped: "
                              f"{'; '.join(f'{k}: {v}' for k, v in list(built.dropped.items())[:5])})")

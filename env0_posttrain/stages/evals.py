@@ -32,11 +32,9 @@ def suite_tasks(ctx: StageContext, suite: str) -> list:
     """The tasks of one suite: the eval (and heldout) split for the default suite, else the eval_suites asset's."""
     if suite == DEFAULT_SUITE:
         return load_tasks(ctx, eval_splits(ctx))
-    from env0_posttrain.stages.context import use_env0
     from env0_posttrain.store.suites import suite_task_json
     from env0_posttrain.tasks.model import Task
 
-    use_env0(ctx.spec)
     tasks = [Task.model_validate_json(j) for j in suite_task_json(ctx.store, ctx.run_id, suite)]
     if not tasks:
         raise RuntimeError(f"run {ctx.run_id}: suite {suite} has no tasks in the store; materialize eval_suites first")
@@ -70,7 +68,7 @@ def _evaluate_suite(ctx: StageContext, arm: str, suite: str) -> tuple[dict[str, 
     tasks = suite_tasks(ctx, suite)
     trials = suite_trials(ctx, suite)
     key = round_arm(arm, suite)
-    endpoint = arm_endpoint(ctx.spec, arm, ctx.store, ctx.run_id, ctx.paths, tasks)
+    endpoint = arm_endpoint(ctx.spec, arm, ctx.store, ctx.run_id, ctx.paths)
     served: dict[str, Any] = {}
     if ctx.spec.hosting.kind == "openai_compatible" and arm in ("base", "sft"):  # listed name, then probe, first
         from env0_posttrain.evaluate.served import guard_served_arm

@@ -128,14 +128,11 @@ def arm_surfaces(episodes: list, compare_across: bool) -> dict[str, str]:
 def student_devices(ctx: StageContext, rounds: dict, training: dict | None) -> str | None:
     """Where the local student trained and played each eval arm, as recorded by those stages ('cuda (NVIDIA H100
     80GB HBM3)', 'cpu'); None when nothing recorded a device (a served student)."""
-    import json
-
     parts = []
     if training and training.get("result", {}).get("device"):
         parts.append(f"training: {training['result']['device']}")
     for arm, rid in rounds.items():
-        rows = ctx.store.query("SELECT summary_json FROM eval_results WHERE round_id = ?", [rid])
-        device = json.loads(rows[0][0] or "{}").get("device") if rows else None
+        device = (ctx.store.eval_summary(rid) or {}).get("device")
         if device:
             parts.append(f"{arm}: {device}")
     return "; ".join(parts) or None

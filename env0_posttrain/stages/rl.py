@@ -48,7 +48,7 @@ def train_rl_adapter(ctx: StageContext) -> StageResult:
         steps, tokens = ctx.spec.eval_limits()  # the eval arms' budget: RL episodes are played as the evals play them
         eval_spec = ctx.spec.eval.model_copy(update={"max_steps": steps, "max_tokens": tokens})
         result = train_rl(tasks, rl, eval_spec, base, sft["adapter_path"], out_dir, ctx.run_id, on_log=on_log,
-                          base_ref=ctx.paths.rel(base), device=ctx.spec.student.device)
+                          env=ctx.task_env(), base_ref=ctx.paths.rel(base), device=ctx.spec.student.device)
     except Exception as err:
         ctx.store.finish_training(train_id, "failed", None, None, {"error": repr(err)})
         raise

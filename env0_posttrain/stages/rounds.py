@@ -4,7 +4,6 @@ every rollout asset reports about its round (metadata, the unscored-rows check, 
 from __future__ import annotations
 
 import asyncio
-import json
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -95,8 +94,7 @@ def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, set
             return round_id, ctx.store.load_episodes(round_id), summary_dict | {"reused_round": True}
         ctx.log.info(f"{arm}: finished round {round_id} lacks {len(gap)} episodes that failed on infrastructure; "
                      "reopened to fill them")
-        with ctx.store.transaction() as con:  # resumed like a round that never finished
-            con.execute("UPDATE rounds SET status = 'running', finished_at = NULL WHERE round_id = ?", [round_id])
+        ctx.store.reopen_round(round_id)  # resumed like a round that never finished
     round_id = ctx.store.open_round(ctx.run_id, stored_as, endpoint.model, len(planned))
     done = ctx.store.done_keys(round_id)
     ctx.log.info(f"{arm}: round {round_id}, {len(done)} of {len(planned)} episodes already stored")
@@ -104,7 +102,7 @@ def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, set
         with episode_writer(lambda eps: ctx.store.write_episodes(round_id, eps)) as on_episode:
             summary = run_rollouts_sync(
                 tasks, arm=arm, trials=trials, endpoint=endpoint, settings=settings, run_id=ctx.run_id,
-                done_keys=done, on_episode=on_episode,
+                done_keys=done, on_episode=on_episode, env=ctx.task_env(),
             )
     except FatalModelError as err:  # one message in the spec's terms; the round stays open for a resume
         from env0_posttrain.stages.rollout_errors import explain
@@ -126,10 +124,8 @@ def finished_round_covering(store, run_id: str, arm: str, model: str, keys: set[
                             finished_after: float = 0.0) -> tuple[str, dict] | None:
     """(round_id, summary) of the newest round of (run, arm, model) finished since `finished_after` that holds
     only episodes `keys` names (all but those it could not play): one that can stand for a new one."""
-    rows = store.query("SELECT round_id, summary_json FROM rounds WHERE run_id = ? AND arm = ? AND model = ? "
-                       "AND n_expected = ? AND status = 'finished' AND finished_at >= ? ORDER BY finished_at DESC",
-                       [run_id, arm, model, len(keys), finished_after])
-    return next(((r, json.loads(s or "{}")) for r, s in rows if store.done_keys(r) <= keys), None)
+    return next(((r, summary) for r, summary in store.finished_rounds(run_id, arm, model, len(keys), finished_after)
+                 if store.done_keys(r) <= keys), None)
 
 
 def _gap(missing: set[tuple[str, int]], crashed: list[str]) -> list[str]:

@@ -25,8 +25,7 @@ def collect_teacher(ctx: StageContext) -> StageResult:
 
     tasks = load_tasks(ctx, ("train",))
     spec = ctx.spec
-    endpoint = teacher_endpoint(spec, tasks, lambda: base_student(spec, ctx.store, ctx.run_id, ctx.paths),
-                                ctx.run_id)
+    endpoint = teacher_endpoint(spec, lambda: base_student(spec, ctx.store, ctx.run_id, ctx.paths), ctx.run_id)
     round_id, episodes, summary = rounds.rollout(ctx, "teacher", tasks, spec.teacher.trials, endpoint,
                                            rollout_settings(spec, arm="teacher"))
     path, _ = export_results(ctx, episodes, {t.id: t for t in tasks})

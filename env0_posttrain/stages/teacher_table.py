@@ -11,8 +11,7 @@ ARMS = ("teacher_eval", "sft", "rl")
 
 
 def backfilled_runs(ctx: StageContext) -> list[str]:
-    rows = ctx.store.query("SELECT run_id FROM runs WHERE starts_with(run_id, ?) ORDER BY run_id", [f"{ctx.run_id}--"])
-    return [ctx.run_id, *(r[0] for r in rows)]
+    return [ctx.run_id, *ctx.store.clone_run_ids(ctx.run_id)]
 
 
 def build_teacher_table(ctx: StageContext) -> StageResult:

@@ -168,6 +168,21 @@ class Store:
                 [spec.run_id, spec.model_dump_json(), spec.digest(), now, now],
             )
 
+    def run_digest_and_spec(self, run_id: str) -> tuple[str, dict] | None:
+        """(spec digest, the spec as stored, unvalidated: readers of old runs label them with it)."""
+        rows = self.query("SELECT digest, spec_json FROM runs WHERE run_id = ?", [run_id])
+        return (rows[0][0], json.loads(rows[0][1])) if rows else None
+
+    def clone_run_ids(self, run_id: str) -> list[str]:
+        """The run's backfill clones (`<run_id>--...`), by id."""
+        rows = self.query("SELECT run_id FROM runs WHERE starts_with(run_id, ?) ORDER BY run_id", [f"{run_id}--"])
+        return [r[0] for r in rows]
+
+    def built_counts(self, run_id: str) -> dict[str, int]:
+        """How much the run has built: its task sets, rounds and training runs."""
+        return {table: self.query(f"SELECT count(*) FROM {table} WHERE run_id = ?", [run_id])[0][0]
+                for table in ("task_sets", "rounds", "training_runs")}
+
     def get_run(self, run_id: str) -> RunSpec | None:
         rows = self.query("SELECT spec_json FROM runs WHERE run_id = ?", [run_id])
         return RunSpec.model_validate_json(rows[0][0]) if rows else None
@@ -221,6 +236,27 @@ class Store:
                         [round_id, run_id, arm, model, n_expected, time.time()])
         return round_id
 
+    def reopen_round(self, round_id: str) -> None:
+        """A finished round resumed like one that never finished (to fill the episodes it lacks)."""
+        with self.transaction() as con:
+            con.execute("UPDATE rounds SET status = 'running', finished_at = NULL WHERE round_id = ?", [round_id])
+
+    def finished_rounds(self, run_id: str, arm: str, model: str, n_expected: int,
+                        finished_after: float = 0.0) -> list[tuple[str, dict]]:
+        """(round_id, summary) of the finished rounds of (run, arm, model) planned at `n_expected` episodes and
+        finished at or after `finished_after`, newest first."""
+        rows = self.query("SELECT round_id, summary_json FROM rounds WHERE run_id = ? AND arm = ? AND model = ? "
+                          "AND n_expected = ? AND status = 'finished' AND finished_at >= ? ORDER BY finished_at DESC",
+                          [run_id, arm, model, n_expected, finished_after])
+        return [(r, json.loads(s or "{}")) for r, s in rows]
+
+    def round_index(self, run_id: str | None = None) -> list[tuple[str, str, str, str, str, float]]:
+        """(round_id, run_id, arm, model, status, started_at) of every round (of one run), oldest first."""
+        sql, params = "SELECT round_id, run_id, arm, model, status, started_at FROM rounds", []
+        if run_id is not None:
+            sql, params = sql + " WHERE run_id = ?", [run_id]
+        return self.query(sql + " ORDER BY started_at", params)
+
     def finish_round(self, round_id: str, summary: dict) -> None:
         with self.transaction() as con:
             con.execute(
@@ -267,6 +303,18 @@ class Store:
     def load_episodes(self, round_id: str) -> list[Episode]:
         rows = self.query("SELECT episode_json FROM episodes WHERE round_id = ? ORDER BY task_id, trial", [round_id])
         return [Episode.model_validate_json(r[0]) for r in rows]
+
+    def episode_task_ids(self, round_ids: Sequence[str]) -> list[str]:
+        """The task ids the rounds hold episodes of, sorted."""
+        marks = ", ".join("?" for _ in round_ids)
+        return [t for (t,) in self.query(f"SELECT DISTINCT task_id FROM episodes WHERE round_id IN ({marks}) "
+                                         "ORDER BY task_id", list(round_ids))]
+
+    def episode_json(self, round_ids: Sequence[str], task_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(round_id, episode JSON) of these rounds' episodes of these tasks, in (task, round, trial) order."""
+        rounds, tasks = ", ".join("?" for _ in round_ids), ", ".join("?" for _ in task_ids)
+        return self.query(f"SELECT round_id, episode_json FROM episodes WHERE round_id IN ({rounds}) AND task_id IN "
+                          f"({tasks}) ORDER BY task_id, round_id, trial", [*round_ids, *task_ids])
 
     def count_episodes(self, run_id: str, arm: str | None = None) -> int:
         sql, params = "SELECT count(*) FROM episodes WHERE run_id = ?", [run_id]
@@ -354,6 +402,10 @@ class Store:
                 "n = excluded.n, passes = excluded.passes, pass_rate = excluded.pass_rate, summary_json = excluded.summary_json",
                 [round_id, run_id, arm, model, n, passes, passes / n if n else 0.0, time.time(), json.dumps(summary, default=str)],
             )
+
+    def eval_summary(self, round_id: str) -> dict | None:
+        rows = self.query("SELECT summary_json FROM eval_results WHERE round_id = ?", [round_id])
+        return json.loads(rows[0][0] or "{}") if rows else None
 
     def eval_history(self, run_id: str) -> list[dict]:
         rows = self.query(

@@ -47,3 +47,11 @@ def suite_boundaries(store: Store, run_id: str) -> dict[str, dict]:
     _ensure(store)
     rows = store.query("SELECT suite, boundary_json FROM suites WHERE run_id = ? ORDER BY suite", [run_id])
     return {name: json.loads(b) for name, b in rows}
+
+
+def run_suite_tasks(store: Store, run_id: str) -> list[tuple[str, str, str]]:
+    """(suite, task_id, task JSON) of every suite of the run; none when the store never held a suite (read
+    without creating the tables, so a read-only store serves it)."""
+    if not store.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'suite_tasks'"):
+        return []
+    return store.query("SELECT suite, task_id, task_json FROM suite_tasks WHERE run_id = ?", [run_id])

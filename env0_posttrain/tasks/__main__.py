@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -52,6 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _env0_root_setting() -> Path | None:
+    """The user's ENV0_ROOT, read at this command's door (the library takes the checkout as an argument)."""
+    return Path(os.environ["ENV0_ROOT"]) if os.environ.get("ENV0_ROOT") else None
+
+
 def _env0(args: argparse.Namespace) -> int:
     from datetime import datetime
 
@@ -70,7 +76,7 @@ def _env0(args: argparse.Namespace) -> int:
             print(f"error: {args.replay}: not a recording ({str(e).splitlines()[0][:200]})", file=sys.stderr)
             return 2
     res = run_and_record(args.package_dir, args.reward_file, oracle=args.oracle, calls=args.calls, seed=args.seed,
-                         env0_root=args.env0_root, record=args.record is not None, replay=replay, now=now)
+                         env0_root=args.env0_root or _env0_root_setting(), record=args.record is not None, replay=replay, now=now)
     if args.record is not None and res.recording is not None:
         from env0_posttrain.util.fsutil import atomic_write_text
 

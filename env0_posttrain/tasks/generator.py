@@ -14,8 +14,9 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from env0_posttrain.tasks.judge import Judge
 from env0_posttrain.tasks.model import Task, ToolCall, VerifierResult, StateRecipe
+from env0_posttrain.tasks.sources import plant_task, source_of
+from env0_posttrain.tasks.task_paths import NO_PATHS, TaskPaths
 from env0_posttrain.tasks.template import TEMPLATES, OracleError, Template, params_key
 from env0_posttrain.workspace import Workspace, call_tool
 from env0_posttrain.util.digests import files_digest
@@ -43,48 +44,16 @@ def company(seed: int = COMPANY_SEED) -> Workspace:
     return _company(seed)
 
 
-def template_of(task: Task) -> Template:
-    try:
-        return TEMPLATES[task.template_id]
-    except KeyError:
-        raise KeyError(f"task {task.id}: unknown template {task.template_id!r}") from None
+def build_workspace(task: Task, paths: TaskPaths = NO_PATHS) -> Workspace:
+    """The task's initial workspace, clock frozen, as its source builds it (`paths`: where an env0 task's package
+    and the env0 checkout are)."""
+    return source_of(task).build(task, paths)
 
 
-def plant_task(ws: Workspace, template: Template, params: dict[str, Any]) -> Workspace:
-    """Plant a task's items after moving every service's id counter by an offset drawn from the params.
-
-    Ids are deterministic in the counter, so without the offset the first planted message, file or
-    event would carry the same id in every task, and a student could pass by memorising a constant
-    instead of reading tool results. Same params, same offset: the build stays reproducible.
-    """
-    salt = int(params_key(params), 16)
-    for name in ("gmail", "calendar", "drive", "docs", "slack", "admin"):
-        db = getattr(ws, name).db
-        db.seq += (salt >> (4 * len(name))) % 9973
-    template.plant(ws, params)
-    return ws
-
-
-def build_workspace(task: Task) -> Workspace:
-    """The task's initial workspace: the seeded company plus the task's planted items, clock frozen."""
-    if task.template_id == "env0":  # an imported env0 package: its needles on our company
-        from env0_posttrain.tasks.env0.verifier import build_env0_workspace
-
-        return build_env0_workspace(task)
-    ws = plant_task(Workspace.seeded(task.recipe.seed), template_of(task), task.recipe.items)
-    ws.snapshot("seed")  # the task's start is the baseline: reset() returns here and diff() shows only the agent's work
-    return ws
-
-
-def verify(task: Task, start: Workspace, end: Workspace, final_answer: str | None) -> VerifierResult:
+def verify(task: Task, start: Workspace, end: Workspace, final_answer: str | None,
+           paths: TaskPaths = NO_PATHS) -> VerifierResult:
     """Judge the end state (and answer) against the start state; the path taken is never looked at."""
-    if task.template_id == "env0":  # an imported env0 package: its own tests/test.sh judges
-        from env0_posttrain.tasks.env0.verifier import verify_env0
-
-        return verify_env0(task, start, end, final_answer)
-    judge = Judge(start, end, final_answer)
-    template_of(task).judge(judge, task.recipe.items)
-    return judge.result()
+    return source_of(task).verify(task, start, end, final_answer, paths)
 
 
 def play(ws: Workspace, calls: Iterable[ToolCall]) -> list[dict[str, Any]]:

@@ -126,15 +126,16 @@ class _Draw:
 
 def make_task_set(
     selection: TaskSelection, *, company_seed: int = COMPANY_SEED, include_noop_pass: bool = False,
-    import_cache: Path | None = None, progress: Callable[[str], None] = lambda _: None,
+    import_cache: Path | None = None, progress: Callable[[str], None] = lambda _: None, env0_root: Path | None = None,
 ) -> TaskSet:
     """Draw the selection's train / eval / held-out tasks, deterministic in ``selection.seed``
-    (imported from the env0 packages in ``selection.source`` when set; ``import_cache`` keeps those imports)."""
+    (imported from the env0 packages in ``selection.source`` when set, seeded on the env0 checkout ``env0_root``;
+    ``import_cache`` keeps those imports)."""
     if selection.source is not None:
         from env0_posttrain.tasks.env0.corpus import source_task_set
 
         return source_task_set(selection, company_seed=company_seed, include_noop_pass=include_noop_pass,
-                               cache_dir=import_cache, progress=progress)
+                               cache_dir=import_cache, progress=progress, env0_root=env0_root)
     pool = select_templates(selection.families, selection.templates)
     if not pool:
         raise ValueError(f"no template matches families={selection.families} templates={selection.templates}")

@@ -31,8 +31,9 @@ class SuiteTasks:
 
 def package_name(task: Task) -> str | None:
     """The package folder's name of an imported env0 task (the seeds' task id), None for a generated task."""
-    pkg = task.recipe.items.get("package") if task.template_id == "env0" else None
-    return Path(pkg).name if pkg else None
+    from env0_posttrain.tasks.sources import source_of
+
+    return source_of(task).package_name(task)
 
 
 def _excluded(suite: SuiteSpec, train: list[Task]) -> set[str]:
@@ -44,8 +45,9 @@ def _excluded(suite: SuiteSpec, train: list[Task]) -> set[str]:
 
 def build_suite(suite: SuiteSpec, *, train: list[Task], families: list[str], templates: list[str] | None,
                 source: Path | None, anchor: Path | None, cache_dir: Path | None,
-                progress: Progress = lambda _: None) -> SuiteTasks:
-    """The suite's tasks, deterministic in its seed; `anchor` is the folder env0 package paths are stored against."""
+                progress: Progress = lambda _: None, env0_root: Path | None = None) -> SuiteTasks:
+    """The suite's tasks, deterministic in its seed; `anchor` is the folder env0 package paths are stored against,
+    `env0_root` the env0 checkout their imports are seeded on."""
     rng = random.Random(f"env0-suite:{suite.name}:{suite.seed}")
     if suite.kind == "seen":
         tasks = [t for t in train if suite.families is None or t.family in suite.families]
@@ -57,7 +59,7 @@ def build_suite(suite: SuiteSpec, *, train: list[Task], families: list[str], tem
     if suite.kind == "generated":
         return _generated(suite, train, suite.families or families, templates if suite.families is None else None)
     assert source is not None and anchor is not None
-    return _packages(suite, train, source, anchor, cache_dir, rng, progress)
+    return _packages(suite, train, source, anchor, cache_dir, rng, progress, env0_root)
 
 
 def _generated(suite: SuiteSpec, train: list[Task], families: list[str], templates: list[str] | None) -> SuiteTasks:
@@ -79,7 +81,7 @@ def _generated(suite: SuiteSpec, train: list[Task], families: list[str], templat
 
 
 def _packages(suite: SuiteSpec, train: list[Task], source: Path, anchor: Path, cache_dir: Path | None,
-              rng: random.Random, progress: Progress) -> SuiteTasks:
+              rng: random.Random, progress: Progress, env0_root: Path | None) -> SuiteTasks:
     from env0_posttrain.tasks.env0.corpus import family_of, import_cached, package_dirs
     from env0_posttrain.tasks.env0.package import Env0Error, load_package
 
@@ -106,7 +108,7 @@ def _packages(suite: SuiteSpec, train: list[Task], source: Path, anchor: Path, c
             if suite.families is not None and family_of(load_package(root).services) not in suite.families:
                 dropped[root.name] = f"family not in suites.{suite.name}.families"
                 continue
-            task = import_cached(root, source, anchor, cache_dir)
+            task = import_cached(root, source, anchor, cache_dir, env0_root=env0_root)
         except Env0Error as e:
             dropped[root.name] = str(e)
             continue

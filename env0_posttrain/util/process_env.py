@@ -1,7 +1,7 @@
 """A run's settings exported to the process environment for the worker processes a stage starts, and taken back.
 
 A long-lived process (the daemon's code server, a test session, `run materialize` of several runs) runs stages of
-several runs: one run's env0 checkout must not carry into the next. What was there before the first export (the
+several runs: one run's setting (its torch thread count) must not carry into the next. What was there before the first export (the
 user's own setting) comes back when a run has none; a value someone else set since is left alone.
 """
 

@@ -28,7 +28,7 @@ from .package import Env0Error, Env0Package, load_package
 from .recording import oracle_calls
 from .runner import run_script, sandbox
 from .sandbox import SandboxUnavailable
-from .verifier import TEMPLATE_ID, package_sha256, run_verifier, seeded, use_source
+from .verifier import TEMPLATE_ID, package_sha256, run_verifier, seeded
 
 from env0_posttrain.util.fsutil import atomic_write_text
 
@@ -51,10 +51,10 @@ def tools_for(services: tuple[str, ...], oracle: list[ToolCall]) -> list[str]:
     return [name for name, spec in TOOLS.items() if spec.service in services or name in used]
 
 
-def record_oracle(pkg: Env0Package, sha: str, seed: int, now: str) -> list[ToolCall]:
+def record_oracle(pkg: Env0Package, sha: str, seed: int, now: str, env0_root: Path | None) -> list[ToolCall]:
     """Run solution/solve.sh once against our server, recording its requests at the HTTP layer (recording.py);
     the oracle is every tool call they made, in order, refused ones included (env0's action log has them)."""
-    start = seeded(pkg, sha, seed, now)
+    start = seeded(pkg, sha, seed, now, env0_root)
     try:
         with sandbox(pkg, start) as sb:
             run_script("run solution/solve.sh", sb, pkg.solve_sh, pkg.agent_timeout_s)
@@ -67,10 +67,10 @@ def record_oracle(pkg: Env0Package, sha: str, seed: int, now: str) -> list[ToolC
     return calls
 
 
-def score_env0(task: Task, pkg: Env0Package) -> Task:
+def score_env0(task: Task, pkg: Env0Package, env0_root: Path | None) -> Task:
     """The generation-time check: the replayed oracle and a no-op, each judged by the package's verifier."""
     items = task.recipe.items
-    start, manifest, extras = seeded(pkg, items["sha256"], task.recipe.seed, items["now"])
+    start, manifest, extras = seeded(pkg, items["sha256"], task.recipe.seed, items["now"], env0_root)
     end = start.fork()
     for call in task.oracle:
         end.call(call.name, call.arguments)
@@ -79,18 +79,20 @@ def score_env0(task: Task, pkg: Env0Package) -> Task:
     return task.model_copy(update={"oracle_reward": oracle, "noop_reward": noop, "noop_pass": noop >= 1.0})
 
 
-def import_package(root: Path, source: Path, seed: int = COMPANY_SEED, now: datetime | None = None) -> Task:
-    """One package as a scored Task; raises Env0Error naming the file and the step."""
+def import_package(root: Path, source: Path, seed: int = COMPANY_SEED, now: datetime | None = None,
+                   env0_root: Path | None = None) -> Task:
+    """One package as a scored Task; raises Env0Error naming the file and the step. `env0_root`: the env0 checkout
+    its needles and the default fills read (None: our own seeded company only)."""
     pkg = load_package(root)
     sha = package_sha256(pkg.root)
     stamp = (now or datetime.now(timezone.utc)).replace(microsecond=0).isoformat()  # solve.sh reads the wall clock
-    oracle = record_oracle(pkg, sha, seed, stamp)
+    oracle = record_oracle(pkg, sha, seed, stamp, env0_root)
     rel = _relative(Path(root), Path(source))
     task = Task(id=f"env0-{re.sub(r'[^A-Za-z0-9._-]+', '-', rel)}-{sha[:8]}", family=family_of(pkg.services),
                 template_id=TEMPLATE_ID, difficulty=len(oracle), instruction=pkg.instruction,
                 recipe=StateRecipe(seed=seed, items={"package": rel, "sha256": sha, "now": stamp}),
                 oracle=oracle, tools=tools_for(pkg.services, oracle))
-    return score_env0(task, pkg)
+    return score_env0(task, pkg, env0_root)
 
 
 def _relative(root: Path, source: Path) -> str:
@@ -113,33 +115,35 @@ def anchored(path: Path, anchor: Path) -> str:
     return Path(os.path.relpath(Path(path).absolute(), Path(anchor).resolve())).as_posix()
 
 
-def import_cached(root: Path, source: Path, anchor: Path, cache_dir: Path | None, seed: int = COMPANY_SEED) -> Task:
+def import_cached(root: Path, source: Path, anchor: Path, cache_dir: Path | None, seed: int = COMPANY_SEED,
+                  env0_root: Path | None = None) -> Task:
     """`import_package` through a cache keyed by the package's name and content hash, the seed and the code version
     (so it may be shared by every run of a data dir); the recipe names the package relative to `anchor`, the folder
     the run's verifier resolves packages against."""
     if cache_dir is None:
-        task = import_package(root, source, seed)
+        task = import_package(root, source, seed, env0_root=env0_root)
     else:
         key = f"{re.sub(r'[^A-Za-z0-9._-]+', '-', root.name)}-{package_sha256(root)[:16]}-s{seed}-{code_version()}.json"
         path = Path(cache_dir) / key
         if path.is_file():
             task = Task.model_validate_json(path.read_text())
         else:
-            task = import_package(root, source, seed)
+            task = import_package(root, source, seed, env0_root=env0_root)
             atomic_write_text(path, task.model_dump_json())
     items = dict(task.recipe.items) | {"package": anchored(root, anchor)}
     return task.model_copy(update={"recipe": task.recipe.model_copy(update={"items": items})})
 
 
 def source_task_set(selection: TaskSelection, *, company_seed: int = COMPANY_SEED, include_noop_pass: bool = False,
-                    cache_dir: Path | None = None, progress: Callable[[str], None] = lambda _: None) -> TaskSet:
+                    cache_dir: Path | None = None, progress: Callable[[str], None] = lambda _: None,
+                    env0_root: Path | None = None) -> TaskSet:
     """Import the selection's packages in a seeded order until n_train + n_eval distinct ones pass the check.
 
     Distinct packages are distinct tasks, even when two share an instruction (env0 packages differ in company,
     needles and oracle behind one wording): only identical package files are dropped. The eval split takes
     each family's share of the kept tasks (stratified), so a small eval split is not missing a family."""
     assert selection.source is not None
-    source = use_source(selection.source)
+    source = Path(selection.source).resolve()
     if not source.is_dir():
         raise ValueError(f"tasks.source {source}: not a directory")
     order = package_dirs(source)
@@ -164,7 +168,7 @@ def source_task_set(selection: TaskSelection, *, company_seed: int = COMPANY_SEE
             family = family_of(load_package(root).services)
             if family not in selection.families:
                 return family, f"family {family} is not in tasks.families"
-            return import_cached(root, source, source, cache_dir, company_seed)
+            return import_cached(root, source, source, cache_dir, company_seed, env0_root)
         except Env0Error as e:
             return family, str(e)
 

@@ -10,7 +10,6 @@ the same steps. Any failure is an `Env0Error` naming the file and the step, and 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from datetime import datetime, timezone
@@ -53,10 +52,6 @@ class Start(NamedTuple):
     ws: Workspace
     manifest: dict[str, Any]
     extras: dict[str, Any]
-
-
-def env0_root_of(env0_root: Path | None = None) -> Path | None:
-    return env0_root or (Path(os.environ["ENV0_ROOT"]) if os.environ.get("ENV0_ROOT") else None)
 
 
 def seeded_start(pkg: Env0Package, seed: int, now: datetime, env0_root: Path | None = None) -> Start:
@@ -138,7 +133,7 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
     t0 = time.perf_counter()
     pkg = load_package(package_dir)
     when = (now or datetime.now(timezone.utc)).replace(microsecond=0)
-    start = seeded_start(pkg, seed, when, env0_root_of(env0_root))
+    start = seeded_start(pkg, seed, when, env0_root)
     t_seed = time.perf_counter()
     try:
         with sandbox(pkg, start) as sb:

@@ -1,8 +1,8 @@
 """An imported env0 package as a harness task: its start workspace, and its own verifier as the judge.
 
 A task of template "env0" names its package by a path relative to the run's `tasks.source` folder (so a
-moved corpus keeps its content hashes); `use_source` says where that folder is, for this process and, through
-`ENV0_TASKS_SOURCE`, for the worker processes it starts. The verifier serves the end workspace with the start
+moved corpus keeps its content hashes); the caller says where that folder is (`TaskPaths.packages`), and where the
+env0 checkout is (`TaskPaths.env0_root`). The verifier serves the end workspace with the start
 workspace as env0's diff baseline and the agent's calls as env0's action log, and runs `tests/test.sh` unchanged.
 Each verifier run has its own sandbox (private /tmp and ports), so episodes are judged in parallel.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 import time
 from datetime import datetime
@@ -22,37 +21,17 @@ from typing import Any
 from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
 from ..model import Task, VerifierResult
+from ..task_paths import TaskPaths
 from .package import Env0Error, Env0Package, load_package
 from .recording import RecordedRequest, oracle_calls
-from .runner import Env0Result, Start, env0_root_of, seeded_start, verify
+from .runner import Env0Result, Start, seeded_start, verify
 from .sandbox import Sandbox, SandboxUnavailable
 from .server import log_entry
 from .services import PREFIXES
 from .shapes import STATE
 
 TEMPLATE_ID = "env0"
-SOURCE_ENV = "ENV0_TASKS_SOURCE"
-_SOURCE: Path | None = None
 _SEEDING = threading.Lock()  # the cached starts are shared; builds run on the loop, verifiers in threads
-
-
-def use_source(source: Path | str | None) -> Path | None:
-    """Where this run's packages live (relative package paths in task recipes resolve against it); None: the
-    process's own setting again (`process_env.export`)."""
-    from ...util.process_env import export
-
-    global _SOURCE
-    _SOURCE = Path(source).resolve() if source is not None else None
-    export(SOURCE_ENV, str(_SOURCE) if _SOURCE is not None else None)
-    return _SOURCE
-
-
-def source_root() -> Path:
-    if _SOURCE is not None:
-        return _SOURCE
-    if os.environ.get(SOURCE_ENV):
-        return Path(os.environ[SOURCE_ENV])
-    raise RuntimeError(f"env0 task: no package folder known; set the run spec's tasks.source (or {SOURCE_ENV})")
 
 
 def package_sha256(root: Path) -> str:
@@ -64,10 +43,10 @@ def package_sha256(root: Path) -> str:
     return h.hexdigest()
 
 
-def package_of(task: Task) -> Env0Package:
+def package_of(task: Task, paths: TaskPaths) -> Env0Package:
     """The task's package, refusing one whose files changed since the task was imported (its oracle would be stale)."""
     items = task.recipe.items
-    root = source_root() / items["package"]
+    root = paths.package_dir(task)
     sha = package_sha256(root) if root.is_dir() else None
     if sha != items["sha256"]:
         raise Env0Error("check package", root, f"task {task.id} was imported from package hash {items['sha256'][:12]}, "
@@ -76,20 +55,23 @@ def package_of(task: Task) -> Env0Package:
 
 
 @lru_cache(maxsize=64)
-def _seeded(root: str, sha: str, seed: int, now: str) -> Start:
-    return seeded_start(load_package(root), seed, datetime.fromisoformat(now), env0_root_of())
+def _seeded(root: str, sha: str, seed: int, now: str, env0_root: Path | None) -> Start:
+    return seeded_start(load_package(root), seed, datetime.fromisoformat(now), env0_root)
 
 
-def seeded(pkg: Env0Package, sha: str, seed: int, now: str) -> Start:
-    """(a fresh fork of the seeded workspace, the needle manifest, what the server needs beyond the rows)."""
+def seeded(pkg: Env0Package, sha: str, seed: int, now: str, env0_root: Path | None) -> Start:
+    """(a fresh fork of the seeded workspace, the needle manifest, what the server needs beyond the rows);
+    `env0_root`: the env0 checkout the needles and the default fills read (None: our own company only)."""
     with _SEEDING:  # the cached start is shared: seeded and forked one thread at a time
-        ws, manifest, extras = _seeded(str(pkg.root), sha, seed, now)
+        ws, manifest, extras = _seeded(str(pkg.root), sha, seed, now, env0_root)
         return Start(ws.fork(), manifest, extras)
 
 
-def build_env0_workspace(task: Task) -> Workspace:
+def task_start(task: Task, paths: TaskPaths) -> tuple[Env0Package, Start]:
+    """The task's package and its seeded start."""
+    pkg = package_of(task, paths)
     items = task.recipe.items
-    return seeded(package_of(task), items["sha256"], task.recipe.seed, items["now"])[0]
+    return pkg, seeded(pkg, items["sha256"], task.recipe.seed, items["now"], paths.env0_root)
 
 
 def action_log(ws: Workspace) -> dict[str, list[dict[str, Any]]]:
@@ -115,12 +97,11 @@ def run_verifier(pkg: Env0Package, start: Workspace, end: Workspace, manifest: d
         raise Env0Error("lay out sandbox", pkg.root, str(e)) from None
 
 
-def verify_env0(task: Task, start: Workspace, end: Workspace, final_answer: str | None) -> VerifierResult:
+def verify_env0(task: Task, start: Workspace, end: Workspace, final_answer: str | None,
+                paths: TaskPaths) -> VerifierResult:
     """The package's own verifier on the episode's end state; an Env0Error (crash, no reward) propagates, and the
     harness records the episode as a verifier_error rather than a 0."""
-    pkg = package_of(task)
-    items = task.recipe.items
-    _, manifest, extras = seeded(pkg, items["sha256"], task.recipe.seed, items["now"])
+    pkg, (_, manifest, extras) = task_start(task, paths)
     reward, result = run_verifier(pkg, start, end, manifest, extras)
     # env0's metrics have no common meaning (a True may be a pass or a tripped gate): kept in detail, not as checks
     return VerifierResult(reward=max(-1.0, min(1.0, reward)), detail=json.dumps(result, sort_keys=True, default=str)[:2000])
@@ -132,7 +113,7 @@ def replay_tools(package_dir: Path | str, recording: list[RecordedRequest], *, s
     judged as an episode is (verifier.run_verifier: the action log is the calls' HTTP requests)."""
     t0 = time.perf_counter()
     pkg = load_package(package_dir)
-    start = seeded_start(pkg, seed, now.replace(microsecond=0), env0_root_of(env0_root))
+    start = seeded_start(pkg, seed, now.replace(microsecond=0), env0_root)
     end = start.ws.fork()
     calls = oracle_calls(recording)
     for c in calls:

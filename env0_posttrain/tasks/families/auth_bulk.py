@@ -1,4 +1,4 @@
-"""Auth family, part 2: jobs over many users or many grants at once (lists, offboarding, app bans)."""
+"""Auth family, the bulk jobs: work over many users or many grants at once (lists, offboarding, app bans)."""
 
 from __future__ import annotations
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...base import DRIVE_ALPHABET, Service, api
+from ...base import Service, api
 from ...errors import bad_request, forbidden, google_error
-from ..drive.access import role_of
 from ..drive.data_model import GDOC
 from .data_model import DocsDB, Document
 
@@ -36,10 +35,10 @@ class Docs(Service):
 
     def _doc(self, documentId: str, need: int = 1) -> Document:
         d = self.db.documents.get(documentId)
-        f = self.ws.drive.db.files.get(documentId)
-        if d is None or f is None or role_of(self.ws, f) < 1:
+        role = self.ws.drive.caller_role(documentId)
+        if d is None or role < 1:
             raise google_error(404, "Requested entity was not found.", "notFound")
-        if role_of(self.ws, f) < need:
+        if role < need:
             raise forbidden("The caller does not have permission", "forbidden")
         return d
 
@@ -62,10 +61,8 @@ class Docs(Service):
         title = (body or {}).get("title") or "Untitled document"
         if not isinstance(title, str):
             raise bad_request("Invalid value at 'document.title'", "invalid")
-        drive = self.ws.drive
-        fid = drive.new_id("file", DRIVE_ALPHABET, 44)
-        drive._new_file(fid, title, GDOC, (drive.root_id(),), self.ws.me.email, "")
-        return self.render(self.db.documents[fid])
+        f = self.ws.drive.create_document_file(title, self.ws.me.email)
+        return self.render(self.db.documents[f.id])
 
     @api("docs.documents.batchUpdate", "POST v1/documents/{documentId}:batchUpdate",
          "Edit a document. body.requests: insertText{text,location{index}}, replaceAllText{containsText{text},"
@@ -86,11 +83,7 @@ class Docs(Service):
             text, reply = self._apply(i, kind, arg, text)
             replies.append(reply)
         self.db.documents[d.documentId] = d.model_copy(update={"text": text, "revision": d.revision + 1})
-        drive = self.ws.drive
-        before = drive.db.files[d.documentId]
-        drive._touch(before)
-        if text != d.text:
-            drive.record_revision(before, d.text, text)
+        self.ws.drive.document_edited(d.documentId, d.text, text)
         return {"documentId": d.documentId, "replies": replies,
                 "writeControl": {"requiredRevisionId": f"ALm37B{d.revision + 1:08d}"}}
 

@@ -62,6 +62,24 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
                             "insufficientFilePermissions")
         return f
 
+    # -- what the Docs API asks of Drive (a Doc is a Drive file) ----------------------------------
+    def caller_role(self, file_id: str) -> int:
+        """The signed-in user's role rank on the file (access.py's ranks; 0: none, or no such file)."""
+        f = self.db.files.get(file_id)
+        return role_of(self.ws, f) if f is not None else 0
+
+    def create_document_file(self, title: str, owner: str) -> File:
+        """docs.documents.create: a new Google Doc file in My Drive, with a Docs-length id."""
+        return self._new_file(self.new_id("file", DRIVE_ALPHABET, 44), title, GDOC, (self.root_id(),), owner, "")
+
+    def document_edited(self, file_id: str, old_text: str, new_text: str) -> None:
+        """A Doc's text changed through the Docs API: its version and modified time move, and a changed text is
+        kept as a revision."""
+        before = self.db.files[file_id]
+        self._touch(before)
+        if new_text != old_text:
+            self.record_revision(before, old_text, new_text)
+
     def _touch(self, f: File, **upd: Any) -> File:
         f = f.model_copy(update={**upd, "modifiedTime": self.ws.now_rfc3339(), "version": f.version + 1})
         self.db.files[f.id] = f
