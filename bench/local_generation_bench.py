@@ -39,26 +39,18 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+    from stored_run import open_run
+
     from env0_posttrain.agent import ModelEndpoint, register_local_model, run_rollouts_sync
     from env0_posttrain.agent.local_model import PREFIX_CACHE_MB, local_model
-    from env0_posttrain.util.paths import Paths
     from env0_posttrain.stages.arms import rollout_settings
-    from env0_posttrain.stages.base_model import base_student
-    from env0_posttrain.agent.environment import WorkspaceEnv
-    from env0_posttrain.stages.context import task_paths
-    from env0_posttrain.store.suites import suite_task_json
-    from env0_posttrain.spec.runspec import load_spec
-    from env0_posttrain.store import Store
-    from env0_posttrain.tasks.model import Task
 
-    paths = Paths.from_env(args.data_dir)
-    spec = load_spec(paths.runs / f"{args.run}.yaml")
-    store = Store(paths.db)
-    env = WorkspaceEnv(task_paths(spec))
-    tasks = [Task.model_validate_json(j) for j in suite_task_json(store, args.run, args.suite)][: args.tasks]
+    run = open_run(args.data_dir, args.run)
+    paths, spec, store, env = run.paths, run.spec, run.store, run.env
+    tasks = run.suite_tasks(args.run, args.suite)[: args.tasks]
     suite = next(s for s in spec.suites if s.name == args.suite)
     trials = args.trials or suite.trials or spec.eval.trials
-    base = base_student(spec, store, args.run, paths)
+    base = run.base(args.run)
     adapter = None
     if args.arm == "sft":
         training = store.latest_training(args.run)
@@ -71,7 +63,8 @@ def main() -> None:
             update={"stuck_after": spec.eval.stuck_after if stuck == "spec" else None})
         alias = f"bench-{len(rows)}"
         model_id = register_local_model(alias, base, adapter_path=adapter,
-                                        prefix_cache_mb=PREFIX_CACHE_MB if cache_mb is None else cache_mb)
+                                        prefix_cache_mb=PREFIX_CACHE_MB if cache_mb is None else cache_mb,
+                                        repetition_window=spec.eval.repetition_window)
         endpoint = ModelEndpoint(model=model_id, max_tokens=max_tokens, temperature=spec.eval.temperature)
         episodes = []
         t0 = time.perf_counter()

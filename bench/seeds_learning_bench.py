@@ -48,25 +48,19 @@ def main() -> None:
 
     import torch
 
-    from env0_posttrain.util import torch_threads
+    from stored_run import open_run
+
     from env0_posttrain.agent import ModelEndpoint, register_local_model, run_rollouts_sync
     from env0_posttrain.agent.endpoint import AgentSettings
-    from env0_posttrain.util.paths import Paths
-    from env0_posttrain.stages.base_model import base_student
-    from env0_posttrain.agent.environment import WorkspaceEnv
-    from env0_posttrain.stages.context import task_paths
-    from env0_posttrain.store.suites import suite_task_json
-    from env0_posttrain.spec.runspec import CorpusMix, LoraSpec, load_spec
-    from env0_posttrain.store import Store
+    from env0_posttrain.spec.runspec import CorpusMix, LoraSpec
     from env0_posttrain.tasks.model import Task
     from env0_posttrain.train import TINY_DEMO_STUDENT
     from env0_posttrain.train.lora_sft import train_lora
     from env0_posttrain.train.student_corpus import ensure_task_student
+    from env0_posttrain.util import torch_threads
 
-    paths = Paths.from_env(args.data_dir)
-    spec = load_spec(paths.runs / f"{args.run}.yaml")
-    store = Store(paths.db)
-    env = WorkspaceEnv(task_paths(spec))
+    run = open_run(args.data_dir, args.run)
+    paths, spec, store, env = run.paths, run.spec, run.store, run.env
     threads = torch_threads.use_run_threads(spec.torch_threads)
     t0 = time.perf_counter()
     if args.student or args.corpus:
@@ -75,12 +69,12 @@ def main() -> None:
         mix = CorpusMix(**{**spec.student.corpus.model_dump(), **_kv(args.corpus)})
         base = ensure_task_student(paths.models, train_tasks, config, mix)
     else:
-        base = base_student(spec, store, args.run, paths)
+        base = run.base(args.run)
     build_s = time.perf_counter() - t0
 
     rows = store.load_sft_rows(args.run)
     lora = LoraSpec(**{**spec.lora.model_dump(), **_kv(args.lora)})
-    tasks = [Task.model_validate_json(j) for j in suite_task_json(store, args.run, args.suite)]
+    tasks = run.suite_tasks(args.run, args.suite)
     if args.per_family:
         by_family = defaultdict(list)
         for t in tasks:
@@ -98,7 +92,8 @@ def main() -> None:
         arms = [("sft", result.adapter_dir)] if args.skip_base else [("base", None), ("sft", result.adapter_dir)]
         scores = {}
         for arm, adapter in arms:
-            model = register_local_model(f"learn-{arm}", base, adapter_path=adapter)
+            model = register_local_model(f"learn-{arm}", base, adapter_path=adapter,
+                                         repetition_window=eval_spec.repetition_window)
             eps = []
             t0 = time.perf_counter()
             run_rollouts_sync(tasks, arm, 1, ModelEndpoint(model=model, max_tokens=max_tokens), settings,
