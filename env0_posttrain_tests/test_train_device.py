@@ -176,8 +176,8 @@ def test_every_local_arm_is_registered_on_the_students_device(monkeypatch, tmp_p
         spec = RunSpec(run_id="r", student={"device": device}, rl={})
         for arm in ("base", "sft", "rl"):
             arms.arm_endpoint(spec, arm, Store(), "r", Paths.from_env(tmp_path))
-    assert [kw for _, kw in seen] == [{"device": "cuda", "max_batch_size": 64}] * 3 + [
-        {"device": "cpu", "max_batch_size": 16}] * 3
+    assert [kw for _, kw in seen] == [{"device": "cuda", "max_batch_size": 64, "repetition_window": None}] * 3 + [
+        {"device": "cpu", "max_batch_size": 16, "repetition_window": None}] * 3
 
 
 def test_the_reports_lineage_names_where_the_student_ran():
