@@ -134,11 +134,14 @@ def check(ws: "Workspace", spec: "ToolSpec", authorization: str | None, args: di
 
 
 def authorize(ws: "Workspace", spec: "ToolSpec", authorization: str | None, args: dict[str, Any],
-              need: set[str] | None = None, mailbox: bool = True) -> str | None:
-    """`check`'s rules, raising a Refusal for the caller's API to shape."""
+              need: set[str] | None = None, mailbox: bool = True, account: bool = True) -> str | None:
+    """`check`'s rules, raising a Refusal for the caller's API to shape; every refusal leaves an audit event.
+    `account=False`: any account's token may call (Stripe's tokens are the client's own)."""
     auth = ws.auth
     token = (authorization or "").strip()
     if not token.lower().startswith("bearer ") or not token[7:].strip():
+        auth.log_event("unauthenticated_request", details={"route": route(spec), "method": spec.method_id,
+                                                           "reason": "missing"})
         raise Refusal("missing")
     token = token[7:].strip()
     try:
@@ -149,25 +152,39 @@ def authorize(ws: "Workspace", spec: "ToolSpec", authorization: str | None, args
                        scope=c.get("scope"), details={"route": route(spec), "jti": c.get("jti")})
         raise Refusal("expired") from None
     except jwt.InvalidTokenError:
-        raise Refusal("invalid") from None
-    row = auth.db.access_tokens.get(str(claims.get("jti")))
+        claims = None
+    row = auth.db.access_tokens.get(str(claims.get("jti"))) if claims is not None else None
     if row is None:
+        auth.log_event("unauthenticated_request", details={"route": route(spec), "method": spec.method_id,
+                                                           "reason": "invalid"})
         raise Refusal("invalid")
     if row.revoked:
         auth.log_event("revoked_token_use", client_id=claims.get("client_id"), user_id=claims.get("sub"),
                        details={"route": route(spec), "jti": claims.get("jti")})
         raise Refusal("revoked")
-    if mailbox and spec.service == "gmail":
+    if not account:
+        acting = None
+    elif mailbox and spec.service == "gmail":
         acting = _same_account(ws, spec, row, args)
     else:
         acting = None
-        if row.user_id != _owner(ws).id:  # Calendar, Drive, Docs and Slack hold the owner's data only
-            if row.user_id is not None:  # another person's token (a bare service-account token is no one's)
+        owner = _owner(ws, spec, row)
+        if row.user_id != owner.id:  # Calendar, Drive, Docs and Slack hold the owner's data only
+            if row.user_id is not None:  # another person's token
                 auth.log_event("impersonation_attempt", client_id=row.client_id, user_id=row.user_id,
-                               scope=row.scope, details={"route": route(spec), "target": _owner(ws).id})
-            raise Refusal("account", held=row.scope, target=_owner(ws).email)
+                               scope=row.scope, details={"route": route(spec), "target": owner.id})
+            else:  # a bare service-account token is no one's: no impersonation, still refused
+                _denied(auth, spec, row, owner.email)
+            raise Refusal("account", held=row.scope, target=owner.email)
     _scopes(auth, spec, row, need if need is not None else required_scopes(spec))
     return acting
+
+
+def _denied(auth: Any, spec: "ToolSpec", row: Any, target: str) -> None:
+    """The audit event of an account refusal that is no impersonation attempt."""
+    auth.log_event("access_denied", client_id=row.client_id if row else None, user_id=row.user_id if row else None,
+                   scope=row.scope if row else None, details={"route": route(spec), "reason": "account",
+                                                              "target": target})
 
 
 def google_refusal(r: Refusal) -> ApiError:
@@ -197,7 +214,7 @@ def slack_refusal(r: Refusal) -> dict[str, Any]:
 
 def _same_account(ws: "Workspace", spec: "ToolSpec", row: Any, args: dict[str, Any]) -> str | None:
     auth = ws.auth
-    owner = _owner(ws)
+    owner = _owner(ws, spec, row)
     other = auth.db.users.get(row.user_id or "") if row.user_id in auth.db.extra_mailboxes else None
     if other is not None:
         owner = other
@@ -208,6 +225,7 @@ def _same_account(ws: "Workspace", spec: "ToolSpec", row: Any, args: dict[str, A
                        details={"route": route(spec), "target": asked})
         raise Refusal("account", held=row.scope, target=asked)
     if row.user_id != owner.id:  # a token of an account without a mailbox here
+        _denied(auth, spec, row, owner.email)
         raise Refusal("account", held=row.scope, target=owner.email)
     return other.id if other else None
 
@@ -223,12 +241,13 @@ def _scopes(auth: Any, spec: "ToolSpec", row: Any, need: set[str]) -> None:
                    details={"route": route(spec), "scope_used": used[0] if used else None, "method": spec.method_id})
 
 
-def _owner(ws: "Workspace") -> Any:
+def _owner(ws: "Workspace", spec: "ToolSpec", row: Any) -> Any:
     """The auth user whose mailbox this workspace holds: the one the seeder named (env0's user1), else the one with
-    the workspace owner's email."""
+    the workspace owner's email (none: every token is refused)."""
     users = ws.auth.db.users
     email = ws.me.email.lower()
     hit = users.get(ws.auth.db.mailbox_owner) or next((u for u in users.values() if u.email.lower() == email), None)
     if hit is None:
+        _denied(ws.auth, spec, row, ws.me.email)
         raise Refusal("account", target=ws.me.email)
     return hit
