@@ -128,7 +128,7 @@ def _login_page(nxt: str, req: dict[str, Any] | None = None) -> str:
 
 def _consent_page(req: dict[str, Any]) -> str:
     hidden = "".join(f'<input type="hidden" name="{k}" value="{html.escape(str(req[k]))}">'
-                     for k in ("client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method")
+                     for k in ("client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "nonce")
                      if req.get(k) is not None)
     scopes = "".join(f"<li>{html.escape(s)}</li>" for s in str(req["scope"]).split())
     return (f"<!doctype html><html><head><title>Consent</title></head><body>"

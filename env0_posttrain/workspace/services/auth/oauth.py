@@ -39,7 +39,7 @@ class OAuthFlows:
                 "token_endpoint": f"{base}/oauth2/token", "revocation_endpoint": f"{base}/oauth2/revoke",
                 "userinfo_endpoint": f"{base}/oauth2/v3/userinfo", "jwks_uri": f"{base}/oauth2/v3/certs",
                 "response_types_supported": ["code"], "subject_types_supported": ["public"],
-                "id_token_signing_alg_values_supported": ["EdDSA"], "scopes_supported": scopes,
+                "id_token_signing_alg_values_supported": ["RS256"], "scopes_supported": scopes,
                 "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic", "none"],
                 "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
                 "code_challenge_methods_supported": ["plain", "S256"],
@@ -104,7 +104,7 @@ class OAuthFlows:
             return self._grant(client, user, scopes, uri, state, code_challenge, code_challenge_method, nonce, "auto")
         return {"consent_required": True, "client_id": client_id, "client_name": client.client_name,
                 "scope": " ".join(scopes), "redirect_uri": uri, "state": state, "user_id": user.id,
-                "code_challenge": code_challenge, "code_challenge_method": code_challenge_method,
+                "code_challenge": code_challenge, "code_challenge_method": code_challenge_method, "nonce": nonce,
                 "login_required": sess is None}
 
     def _grant(self, client: Client, user: User, scopes: list[str], uri: str, state: str | None,
@@ -119,7 +119,7 @@ class OAuthFlows:
             self.db.consents[con.id] = con.model_copy(update={"last_used_at": self.stamp()})
         self.log_event("authorization_grant", client_id=client.client_id, user_id=user.id, scope=" ".join(scopes),
                        details={"consent": via, "redirect_uri": uri})
-        return _redirect(uri, {"code": code, "state": state, "scope": " ".join(scopes)})
+        return _redirect(uri, {"code": code, "state": state, "scope": self.shown(scopes)})
 
     @api("auth.consent", "POST o/oauth2/v2/auth/callback", "The consent screen's form: decision=allow records the "
          "user's consent and redirects with a code; deny redirects with error=access_denied. Needs the login session.",
