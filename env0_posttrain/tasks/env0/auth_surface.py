@@ -92,18 +92,6 @@ def _method(svc: str, scope: dict[str, Any], rest: str, body: bytes) -> tuple[st
     return (spec.service if spec is not None else "slack"), spec, {**query, **params}
 
 
-def _slack_token(headers: dict[str, str], scope: dict[str, Any], body: bytes) -> str | None:
-    """Slack takes its token as a Bearer header or a `token` argument (query string or form body)."""
-    from urllib.parse import parse_qsl
-
-    if headers.get("authorization"):
-        return headers["authorization"]
-    args = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-    if "token" not in args and headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
-        args = dict(parse_qsl(body.decode("utf-8", "replace")))
-    return f"Bearer {args['token']}" if args.get("token") else None
-
-
 def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: bytes = b"") -> Raw | None:
     """What a port refuses before any handler runs, audited: a method of another service (each env0 container serves
     its own service only: its 404; a `/_gws` call naming another service: 400), and, behind AUTH_ENABLED, a guarded
@@ -127,7 +115,8 @@ def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: byt
     if not surface.extras.get("auth_enabled") or svc not in GUARDED or spec is None:
         return None
     headers = _headers(scope)
-    token = _slack_token(headers, scope, body) if svc == "slack" else headers.get("authorization")
+    token = auth_http.slack_bearer(headers, scope.get("query_string", b""), body) if svc == "slack" else \
+        headers.get("authorization")
     try:
         other = authorize(surface.ws, spec, token, params)
     except Refusal as r:

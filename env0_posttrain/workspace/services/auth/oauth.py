@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 
 from ...base import api
@@ -20,6 +20,18 @@ from .tokens import OIDC_SCOPES, jwks, scope_list
 
 CODE_TTL = timedelta(minutes=10)
 SESSION_COOKIE = "env_0_auth_session"
+
+
+def registered(client: Client, uri: str) -> bool:
+    """`uri` is one of the client's redirect URIs; a loopback one matches on any port (RFC 8252 7.3: a native app
+    listens on whatever port it gets, as Google's installed-app flow does)."""
+    if uri in client.redirect_uris:
+        return True
+    u = urlsplit(uri)
+    if u.scheme != "http" or u.hostname not in ("127.0.0.1", "localhost", "::1"):
+        return False
+    return any((r.scheme, r.hostname, r.path or "/") == (u.scheme, u.hostname, u.path or "/")
+               for r in map(urlsplit, client.redirect_uris))
 
 
 def _redirect(uri: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -65,7 +77,7 @@ class OAuthFlows:
         if client is None:
             raise oauth_error(401, "invalid_client", f"The OAuth client was not found: {client_id}")
         uri = redirect_uri or (client.redirect_uris[0] if len(client.redirect_uris) == 1 else None)
-        if uri is None or uri not in client.redirect_uris:
+        if uri is None or not registered(client, uri):
             raise oauth_error(400, "redirect_uri_mismatch", f"The redirect URI in the request, {redirect_uri}, does not match "
                        f"the ones authorized for the OAuth client {client_id}.")
         if response_type != "code":
@@ -134,7 +146,7 @@ class OAuthFlows:
         client = self.db.clients.get(client_id)
         if client is None:
             raise oauth_error(401, "invalid_client", f"The OAuth client was not found: {client_id}")
-        if redirect_uri not in client.redirect_uris:
+        if not registered(client, redirect_uri):
             raise oauth_error(400, "redirect_uri_mismatch", f"redirect_uri {redirect_uri} is not registered for {client_id}")
         user = self.db.users[sess.user_id]
         scopes = scope_list(scope)
