@@ -129,3 +129,42 @@ def test_authlib_code_flow_through_consent_keeps_the_nonce_in_an_rs256_id_token(
     claims = jwt.decode(token["id_token"], key.key, algorithms=["RS256"], audience=LOCAL_CLIENT, issuer=disc["issuer"])
     assert claims["nonce"] == nonce and claims["email"] == email
     assert jwt.get_unverified_header(token["id_token"])["alg"] == "RS256"
+
+
+def test_the_banners_token_command_serves_slack_sdk_and_google_and_no_auth_opens_the_server(server):
+    from slack_sdk import WebClient
+    from slack_sdk.errors import SlackApiError
+
+    from env0_posttrain.cli.main import serve_banner
+
+    base, app = server
+    banner = serve_banner("127.0.0.1", int(base.rsplit(":", 1)[1]), 0)
+    scope = re.search(r"scope=([^']+)'", banner).group(1)
+    assert f"client id: {LOCAL_CLIENT}" in banner and f"client secret: {LOCAL_SECRET}" in banner
+    tok = requests.post(f"{base}/auth/oauth2/token", timeout=30, data={
+        "grant_type": "client_credentials", "client_id": LOCAL_CLIENT, "client_secret": LOCAL_SECRET,
+        "subject": app.state.ws.me.email, "scope": scope}).json()
+    assert tok["scope"].split() == scope.split(), tok
+    assert WebClient(token=tok["access_token"], base_url=f"{base}/api/").conversations_list()["channels"]
+    with pytest.raises(SlackApiError) as e:
+        WebClient(token="xoxp-not-ours", base_url=f"{base}/api/").conversations_list()
+    assert e.value.response["error"] == "invalid_auth"
+    headers = {"Authorization": f"Bearer {tok['access_token']}"}
+    assert requests.get(f"{base}/gmail/v1/users/me/labels", headers=headers, timeout=30).status_code == 200
+    with running_server() as (open_base, _):  # --no-auth: every call answered without a token
+        assert requests.get(f"{open_base}/gmail/v1/users/me/labels", timeout=30).status_code == 200
+
+
+def test_workspace_serve_is_gated_unless_told_no_auth(monkeypatch):
+    from typer.testing import CliRunner
+
+    from env0_posttrain.cli.main import app
+    from env0_posttrain.workspace import http_app
+
+    seen: list[bool] = []
+    monkeypatch.setattr(http_app, "serve", lambda **kw: seen.append(kw["gated"]))
+    gated = CliRunner().invoke(app, ["workspace", "serve", "--port", "8799"])
+    assert gated.exit_code == 0 and f"client secret: {LOCAL_SECRET}" in gated.output and ":8799/auth/" in gated.output
+    opened = CliRunner().invoke(app, ["workspace", "serve", "--no-auth"])
+    assert opened.exit_code == 0 and "client secret" not in opened.output
+    assert seen == [True, False]
