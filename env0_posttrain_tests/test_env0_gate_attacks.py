@@ -1,4 +1,4 @@
-"""Attacks on the auth gate of an AUTH_ENABLED package through both doors (issue 41.3): a hostile package's solve.sh
+"""Attacks on the auth gate of an AUTH_ENABLED package through both doors: a hostile package's solve.sh
 (`python -m env0_posttrain.tasks env0 PKG --oracle`) and an agent's command on the shell surface. Without a token the
 agent tries to send mail through every port: Gmail's paths on the other services' ports, a `/_gws` call naming Gmail
 on them, Gmail's own port, the whole workspace's listener and the gws CLI. Each is refused (404 / 400 elsewhere, 401

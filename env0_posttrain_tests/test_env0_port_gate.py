@@ -1,4 +1,4 @@
-"""Every method of every service on every env0 port (issue 41.3): a port serves its own service only, and behind
+"""Every method of every service on every env0 port: a port serves its own service only, and behind
 AUTH_ENABLED its methods (on their port and on the whole workspace's listener alike) refuse a request without a token, with a garbage one, a revoked one and one without the
 method's scope. Each refusal answers before any handler runs (no service's state moves) and leaves one audit
 event naming the route; a request for another service's method is refused on every port, `/_gws` included."""

@@ -1,4 +1,4 @@
-"""The gate's Google scopes are the discovery documents' (issue 42.4): every method of Gmail, Calendar, Drive, Docs
+"""The gate's Google scopes are the discovery documents': every method of Gmail, Calendar, Drive, Docs
 and the Admin Directory we serve accepts a token holding any one scope its discovery entry lists, and refuses one
 holding none of them; env0's packages keep env0's one narrower rule (messages.send)."""
 

@@ -1,4 +1,4 @@
-"""The official OAuth / OIDC clients against the gated workspace server, as `workspace serve` runs it (issue 42.5-7):
+"""The official OAuth / OIDC clients against the gated workspace server, as `workspace serve` runs it:
 google-auth-oauthlib's Flow (the Python quickstart) gets its token with Google's scope URLs and no "Scope has
 changed", google-auth refreshes it without rotation, googleapiclient built with only the discovery document's
 rootUrl set calls Gmail, Calendar, Drive, Docs and the Admin Directory with it and meets Google's 401 / 403 without
