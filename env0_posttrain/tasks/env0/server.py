@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
 import threading
 import time
 from contextlib import contextmanager
@@ -25,7 +26,6 @@ import uvicorn
 from ...workspace.environment import Workspace
 from ...workspace.api_routes import handle
 from ...workspace.http_app import create_app
-from ...workspace.local_server import free_port
 from ...workspace.request_limits import read_body
 from .auth_surface import AUTH_READS, BY_METHOD, GWS_SERVICES, answer_auth, guard, service_prefix
 from .doc_compat import DOC_COMPAT, drive_call
@@ -303,31 +303,39 @@ def _at_prefix(app: Any, prefix: str) -> Any:
 
 @contextmanager
 def serve_services(surface: Env0Surface, sock_dir: Path | None = None) -> Iterator[dict[str, str]]:
-    """Every listener of LISTENERS (env0's services and the whole workspace), all in one event-loop thread: `sock_dir/<port>.sock` (the
-    sandbox forwards its env0 port there) or, without sock_dir, a free port on 127.0.0.1. Yields prefix -> base
-    URL (the unconfined URLs; a sandbox's scripts use http://localhost:<env0 port>)."""
-    servers, base = [], {}
+    """Every listener of LISTENERS (env0's services and the whole workspace), all in one event-loop thread:
+    `sock_dir/<port>.sock` (the sandbox forwards its env0 port there) or, without sock_dir, a loopback socket bound
+    here to a port the kernel picks (bound before serving, so no other process can take it in between). Yields
+    prefix -> base URL (the unconfined URLs; a sandbox's scripts use http://localhost:<env0 port>)."""
+    servers, base, sockets = [], {}, []
     for svc in LISTENERS:
-        where: dict[str, Any] = {"uds": str(sock_dir / f"{svc.port}.sock")} if sock_dir else {"host": "127.0.0.1",
-                                                                                             "port": free_port()}
-        base[svc.prefix] = f"http://localhost:{svc.port}" if sock_dir else f"http://127.0.0.1:{where['port']}"
+        where: dict[str, Any] = {}
+        if sock_dir:
+            where["uds"] = str(sock_dir / f"{svc.port}.sock")
+            base[svc.prefix] = f"http://localhost:{svc.port}"
+            sockets.append(None)
+        else:
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            sockets.append(sock)
+            base[svc.prefix] = f"http://127.0.0.1:{sock.getsockname()[1]}"
         servers.append(uvicorn.Server(uvicorn.Config(_at_prefix(surface, svc.prefix), log_level="error", log_config=None,
                                                      access_log=False, lifespan="off", timeout_graceful_shutdown=1,
                                                      **where)))
 
     async def main() -> None:
-        await asyncio.gather(*(s.serve() for s in servers))
+        await asyncio.gather(*(s.serve(sockets=[k] if k is not None else None) for s, k in zip(servers, sockets)))
 
     surface.ws.auth.issuer = base["auth"]  # the discovery document's default (a request's Host header wins)
     surface.ws.auth.clock = lambda: datetime.now(timezone.utc)  # live: tokens expire in wall-clock time, as scripts sleep
     thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True, name="env0 services")
     thread.start()
     deadline = time.time() + 20
-    while not all(s.started for s in servers):
-        if time.time() > deadline or not thread.is_alive():
-            raise RuntimeError("env0 services did not start")
-        time.sleep(0.005)
     try:
+        while not all(s.started for s in servers):
+            if time.time() > deadline or not thread.is_alive():
+                raise RuntimeError("env0 services did not start")
+            time.sleep(0.005)
         yield base
     finally:
         for s in servers:  # they stop at their next tick (0.1 s); nobody waits for that
