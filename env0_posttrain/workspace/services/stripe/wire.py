@@ -53,7 +53,7 @@ def form_params(pairs: list[tuple[str, str]]) -> dict[str, Any]:
                 if not isinstance(nxt, dict):
                     nxt = cur[part] = {}
                 cur = nxt
-    return _lists(root)
+    return {k: _lists(v) for k, v in root.items()}  # the top level names parameters, even a digit one ("0=x")
 
 
 def _lists(value: Any) -> Any:
