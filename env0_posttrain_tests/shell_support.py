@@ -16,14 +16,13 @@ Result = SandboxResult
 
 
 class Recording:
-    """The unconfined sandbox, recording each command and naming the whole API at $WORKSPACE_URL."""
+    """The unconfined sandbox, recording each command."""
 
     def __init__(self, sb: Sandbox):
         self.sb, self.commands = sb, []
 
     def run(self, argv: list[str], *, timeout: float, output_cap: int, env: dict | None = None, cwd: str = "/"):
         self.commands.append(argv)
-        env = {"WORKSPACE_URL": self.sb.env["MOCK_GMAIL_URL"], **(env or {})}
         return self.sb.run(argv, timeout=timeout, output_cap=output_cap, env=env, cwd="/tmp")
 
 

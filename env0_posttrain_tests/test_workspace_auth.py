@@ -75,8 +75,10 @@ def test_code_flow_with_pkce_issues_a_signed_token_verifiable_with_the_published
     out = _code(ws)
     assert out["redirect"].startswith(CB + "?code=") and out["state"] == "s1"
     tok = _token(ws)
-    assert tok["token_type"] == "Bearer" and tok["expires_in"] == 3600 and tok["scope"] == "gmail.readonly gmail.compose"
-    key = jwt.PyJWK(jwks(ws.seed)["keys"][0])
+    g = "https://www.googleapis.com/auth/"
+    assert tok["token_type"] == "Bearer" and tok["expires_in"] == 3600
+    assert tok["scope"] == f"{g}gmail.readonly {g}gmail.compose"  # Google's scope URLs
+    key = jwt.PyJWK(next(k for k in jwks(ws.seed)["keys"] if k["alg"] == "EdDSA"))
     claims = jwt.decode(tok["access_token"], key.key, algorithms=["EdDSA"], options={"verify_exp": False,
                                                                                      "verify_aud": False})
     assert claims["sub"] == ws.me.user_id and claims["azp"] == "agent" and claims["scope"] == tok["scope"]
@@ -125,12 +127,34 @@ def test_a_scope_beyond_the_client_is_refused_and_audited_as_escalation():
     assert out["error"] == "invalid_scope" and "code" not in out
     metrics = ws.call("auth_admin_metrics", {}).body
     assert metrics["scope_creep"]["escalation_attempts"] == 1
-    assert _code(ws, scope="https://www.googleapis.com/auth/gmail.readonly")["scope"] == "gmail.readonly"
+    assert _code(ws, scope="https://www.googleapis.com/auth/gmail.readonly")["scope"] == \
+        "https://www.googleapis.com/auth/gmail.readonly"
+    assert ws.auth.db.codes[_code(ws, scope="gmail.readonly")["code"]].scope == "gmail.readonly"  # stored short
 
 
-def test_refresh_rotates_and_the_old_refresh_token_stops_working():
+def test_refresh_keeps_the_refresh_token_as_google_does():
     ws = _ws()
     first = _token(ws)
+    for _ in range(2):
+        res = ws.call("auth_token", {"grant_type": "refresh_token", "refresh_token": first["refresh_token"],
+                                     "client_id": "agent"})
+        assert res.ok and "refresh_token" not in res.body and res.body["access_token"] != first["access_token"]
+    row = ws.auth.db.refresh_tokens[first["refresh_token"][3:]]
+    assert not row.revoked and row.replaced_by is None
+    assert ws.call("auth_admin_auditLog", {"event_type": "token_refreshed"}).body["count"] == 2
+    # revoking the refreshed access token revokes the grant: the refresh token and every access token from it
+    assert ws.call("auth_revoke", {"token": res.body["access_token"]}).ok
+    assert ws.auth.db.refresh_tokens[row.id].revoked
+    assert all(t.revoked for t in ws.auth.db.access_tokens.values() if t.refresh_id == row.id)
+    assert ws.call("auth_token", {"grant_type": "refresh_token", "refresh_token": first["refresh_token"],
+                                  "client_id": "agent"}).body["error"] == "invalid_grant"
+
+
+def test_env0s_profile_rotates_refresh_tokens_and_answers_short_scope_names():
+    ws = _ws()
+    ws.auth.db.profile = "env0"  # what auth_seeding sets for an env0 package
+    first = _token(ws)
+    assert first["scope"] == "gmail.readonly gmail.compose"
     res = ws.call("auth_token", {"grant_type": "refresh_token", "refresh_token": first["refresh_token"],
                                  "client_id": "agent"})
     assert res.ok and res.body["refresh_token"] != first["refresh_token"]

@@ -38,6 +38,7 @@ def test_form_keys_nest_as_stripe_encodes_them():
     assert form_params(pairs) == {"amount": "100", "metadata": {"order_id": "1234"}, "expand": ["customer", "charge"],
                                   "items": [{"price": "p1"}, {"price": "p2"}],
                                   "invoice_settings": {"default_payment_method": "pm_1"}}
+    assert form_params([("0", "false")]) == {"0": "false"}  # a digit name at the top is a parameter, not a list
 
 
 def test_a_decline_keeps_its_failed_charge_and_a_refused_call_changes_nothing(ws):

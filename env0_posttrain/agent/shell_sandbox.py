@@ -3,9 +3,9 @@ shell spec's limits, plus what an agent's commands need beyond a package's own s
 
 The sandbox itself confines every command (a bubblewrap container per command: allowlist root, no capabilities,
 cleared environment, its own pid namespace so nothing outlives it, hard file-size limit, the sandbox's pids and
-memory cgroups where the machine has them); this layer passes the spec's limits in, names $WORKSPACE_URL (the
-workspace's whole API at its real paths: every env0 port serves them; the Admin SDK, which env0 has no port for, is
-reached there), and reports the forks the process limit refused. The shell surface refuses the unconfined mode
+memory cgroups where the machine has them); this layer passes the spec's limits in, passes $WORKSPACE_URL on (the
+sandbox's listener for the workspace's whole API at its real paths, each method behind its own service's gate; the
+Admin SDK, which env0 has no port for, is reached only there), and reports the forks the process limit refused. The shell surface refuses the unconfined mode
 (ENV0_SANDBOX=unconfined): an agent's commands never run on the host itself.
 """
 
@@ -29,7 +29,7 @@ def package_parts(task: Any, paths: TaskPaths) -> tuple[Path | None, dict[str, A
 
 
 class ConfinedSandbox:
-    """The sandbox's `run` with $WORKSPACE_URL set, and the forks its process limit refused."""
+    """The sandbox's `run`, and the forks its process limit refused."""
 
     def __init__(self, sandbox: Any):
         self.sandbox = sandbox
@@ -37,7 +37,6 @@ class ConfinedSandbox:
 
     def run(self, argv: list[str], *, timeout: float, output_cap: int, env: dict[str, str] | None = None,
             cwd: str = "/") -> Any:
-        env = {"WORKSPACE_URL": self.sandbox.env.get("MOCK_GMAIL_URL", ""), **(env or {})}
         return self.sandbox.run(argv, timeout=timeout, output_cap=output_cap, env=env, cwd=cwd)
 
     def pids_refused(self) -> int:

@@ -414,11 +414,34 @@ def workspace_serve(
     host: Annotated[str, typer.Option(help="bind address")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port")] = 8765,
     seed: Annotated[int, typer.Option(help="company seed")] = 0,
+    no_auth: Annotated[bool, typer.Option("--no-auth", help="answer every call without a token")] = False,
 ) -> None:
-    """Serve Gmail, Calendar, Drive, Docs, Slack and Admin at their real API paths."""
+    """Serve Gmail, Calendar, Drive, Docs, Slack and Admin at their real API paths, behind the OAuth server at /auth
+    (Google's and Slack's methods need a Bearer token with one of their scopes, as on the real APIs)."""
     from env0_posttrain.workspace.http_app import serve
 
-    serve(host=host, port=port, seed=seed)
+    if not no_auth:
+        typer.echo(serve_banner(host, port, seed))
+    serve(host=host, port=port, seed=seed, gated=not no_auth)
+
+
+def serve_banner(host: str, port: int, seed: int) -> str:
+    """What an app under test needs against a gated `workspace serve`: the client, the user, a token command."""
+    from env0_posttrain.workspace.auth_http import LOCAL_CLIENT, LOCAL_SECRET
+    from env0_posttrain.workspace.environment import Workspace
+
+    base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+    user = Workspace.seeded(seed).me.email
+    scopes = ("https://mail.google.com/ https://www.googleapis.com/auth/calendar https://www.googleapis.com/auth/drive "
+              "https://www.googleapis.com/auth/documents https://www.googleapis.com/auth/admin.directory.user "
+              "chat:write channels:read channels:history users:read")
+    return (f"OAuth server: {base}/auth/.well-known/openid-configuration\n"
+            f"client id: {LOCAL_CLIENT}   client secret: {LOCAL_SECRET}   user: {user} (password: password123;\n"
+            f"  any loopback redirect URI, consent on file: a login_hint skips the consent page)\n"
+            f"a token for {user} (any scope Google or Slack lists):\n"
+            f"  curl -s {base}/auth/oauth2/token -d grant_type=client_credentials -d client_id={LOCAL_CLIENT} "
+            f"-d client_secret={LOCAL_SECRET} -d subject={user} --data-urlencode 'scope={scopes}'\n"
+            f"(--no-auth serves every call without a token)")
 
 
 if __name__ == "__main__":

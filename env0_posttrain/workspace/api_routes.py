@@ -27,6 +27,7 @@ from fastapi.responses import Response
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute, Match, Mount, Route, Router
 
+from .auth_http import gate
 from .environment import Workspace
 from .errors import ApiError, google_error
 from .http_routes import google_kwargs, slack_kwargs
@@ -155,6 +156,8 @@ def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: d
         return (200, f"OK - {len(body)}".encode(), "text/plain") if stored else \
             (404, b'{"ok":false,"error":"file_not_found"}', JSON)
     query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    if gated(scope) and (denied := gate(ws, spec, scope, {**dict(query), **path_params}, body)) is not None:
+        return denied
     ctype = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"content-type"), "")
     if spec.service == "slack":
         res = ws.call(spec.name, slack_kwargs(query, body, ctype), source="http")
@@ -176,6 +179,12 @@ def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: d
         return 200, res.body.encode(), "text/plain; charset=UTF-8"
     out = select_fields(res.body, fields) if fields else res.body
     return res.status, json.dumps(out).encode(), JSON  # the default encoder is the fastest path
+
+
+def gated(scope: dict[str, Any]) -> bool:
+    """Does the app serving this request put its APIs behind the auth gate (`create_app(gated=True)`)? A request
+    made in process (`handle`: env0's surface, which gates at its own ports) has no app and is not gated here."""
+    return bool(getattr(getattr(scope.get("app"), "state", None), "gated", False))
 
 
 def _base_url(scope: dict[str, Any]) -> str:

@@ -3,7 +3,8 @@ login and consent HTML pages, the session cookie and HTTP Basic client authentic
 
 Every request becomes one auth tool call (`Workspace.call`), so HTTP and agent calls share handlers and the
 action log. `answer` is plain and synchronous; env0's surface calls it under its lock, and `auth_app` mounts it
-into the workspace app (under /auth).
+into the workspace app (under /auth). `gate` is the resource servers' side for the workspace app when it is served
+gated (`workspace serve`): the Bearer token of a Google or Slack request, checked by services/auth/gate.py.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from urllib.parse import parse_qsl
 
 from .environment import Workspace
 from .request_limits import read_body
+from .services.auth.gate import Refusal, authorize, google_refusal, slack_refusal
 from .services.auth.oauth import SESSION_COOKIE
-from .tools import TOOLS, CallResult
+from .tools import TOOLS, CallResult, ToolSpec
 
 Headers = list[tuple[str, str]]
 Answer = tuple[int, Headers, bytes]
@@ -128,7 +130,7 @@ def _login_page(nxt: str, req: dict[str, Any] | None = None) -> str:
 
 def _consent_page(req: dict[str, Any]) -> str:
     hidden = "".join(f'<input type="hidden" name="{k}" value="{html.escape(str(req[k]))}">'
-                     for k in ("client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method")
+                     for k in ("client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "nonce")
                      if req.get(k) is not None)
     scopes = "".join(f"<li>{html.escape(s)}</li>" for s in str(req["scope"]).split())
     return (f"<!doctype html><html><head><title>Consent</title></head><body>"
@@ -147,6 +149,7 @@ def auth_app(get_ws: Callable[[], Workspace], mount: str = "/auth") -> Callable:
         ws = get_ws()
         host = headers.get("host") or "%s:%s" % tuple(scope.get("server") or ("127.0.0.1", 80))
         base = f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
+        ws.auth.issuer = base  # the issuer is where the client reached us: ID tokens name it, as discovery does
         path, root = scope["path"], scope.get("root_path", "")
         path = path[len(root):] if root and path.startswith(root) else path
         status, hdrs, payload = answer(lambda n, a: ws.call(n, a, source="http"), scope["method"], path or "/",
@@ -156,3 +159,54 @@ def auth_app(get_ws: Callable[[], Workspace], mount: str = "/auth") -> Callable:
         await send({"type": "http.response.body", "body": payload})
 
     return app
+
+
+# -- the resource servers' gate on the workspace app ---------------------------------------------------------------
+LOCAL_CLIENT = "local-app"  # the OAuth client a gated `workspace serve` registers for apps under test
+LOCAL_SECRET = "local-app-secret"
+
+
+def register_local_client(ws: Workspace) -> dict[str, Any]:
+    """A confidential client that may ask for every scope the gate knows (Google's, Slack's, OIDC's), with a
+    loopback redirect URI (any port: installed-app flows) and the owner's consent on file (a `login_hint` or a
+    signed-in session gets the code without the consent page). Returns what an app needs to use it."""
+    from .services.auth.gate import SLACK
+    from .services.auth.tokens import OIDC_SCOPES, google_scopes, short_scope
+
+    scopes = sorted({short_scope(u) for v in google_scopes().values() for u in v} | {s for v in SLACK.values()
+                                                                                      for s in v} | set(OIDC_SCOPES))
+    ws.auth.add_client(client_id=LOCAL_CLIENT, client_name="Local app", client_secret=LOCAL_SECRET,
+                       redirect_uris=["http://localhost/", "http://127.0.0.1/"], allowed_scopes=scopes,
+                       grant_types=["authorization_code", "refresh_token", "client_credentials"])
+    ws.auth.add_consent(user_id=ws.me.user_id, client_id=LOCAL_CLIENT, scopes=scopes)
+    return {"client_id": LOCAL_CLIENT, "client_secret": LOCAL_SECRET, "user": ws.me.email}
+
+
+def slack_bearer(headers: dict[str, str], query: bytes, body: bytes) -> str | None:
+    """Slack takes its token as a Bearer header or a `token` argument (query string or form body)."""
+    if headers.get("authorization"):
+        return headers["authorization"]
+    args = dict(parse_qsl(query.decode("latin-1")))
+    if "token" not in args and headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        args = dict(parse_qsl(body.decode("utf-8", "replace")))
+    return f"Bearer {args['token']}" if args.get("token") else None
+
+
+def gate(ws: Workspace, spec: ToolSpec, scope: dict[str, Any], params: dict[str, Any],
+         body: bytes) -> tuple[int, bytes, str] | None:
+    """The API's refusal (status, body, content type) of a Google or Slack request without a good Bearer token;
+    None lets it through. Stripe checks its own API keys (services/stripe/wire.py)."""
+    if spec.service in ("stripe", "auth"):
+        return None
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    token = slack_bearer(headers, scope.get("query_string", b""), body) if spec.service == "slack" else \
+        headers.get("authorization")
+    try:
+        with ws.lock:
+            authorize(ws, spec, token, params)
+    except Refusal as r:
+        if spec.service == "slack":
+            return 200, json.dumps(slack_refusal(r)).encode(), JSON_TYPE
+        e = google_refusal(r)
+        return e.status, json.dumps(e.body).encode(), JSON_TYPE
+    return None

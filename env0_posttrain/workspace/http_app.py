@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Callable
 
 from fastapi import FastAPI, Request
@@ -23,7 +23,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Mount
 
 from .api_routes import JSON, api_routes, doc_routes, no_route, resolve
-from .auth_http import auth_app
+from .auth_http import auth_app, register_local_client
 from .environment import SERVICE_NAMES, Workspace
 from .errors import ApiError, google_error
 from .request_limits import BodyLimit, loads
@@ -48,13 +48,28 @@ _NO_TELEMETRY: dict[str, Any] = {"telemetry": {"tracing": False, "metrics": Fals
     if "telemetry" in inspect.signature(FastAPI.__init__).parameters else {}
 
 
-def create_app(workspace_factory: Callable[[], Workspace] | None = None) -> FastAPI:
-    """The app over one workspace; `POST /_admin/seed` swaps in a freshly seeded one."""
-    factory = workspace_factory or (lambda: Workspace.seeded(0))
+def create_app(workspace_factory: Callable[[], Workspace] | None = None, gated: bool = False) -> FastAPI:
+    """The app over one workspace; `POST /_admin/seed` swaps in a freshly seeded one. `gated`: Google's and Slack's
+    methods need a Bearer token from the auth server, as on the real APIs (auth_http.gate); every workspace the
+    app holds then has the local OAuth client (auth_http.register_local_client) and tokens on the wall clock (an
+    app's OIDC library checks an ID token's `exp` against its own clock, not the workspace's frozen one)."""
+
+    def prepare(ws: Workspace) -> None:
+        if gated:
+            register_local_client(ws)
+            ws.auth.clock = lambda: datetime.now(timezone.utc)
+    base_factory = workspace_factory or (lambda: Workspace.seeded(0))
+
+    def factory() -> Workspace:
+        ws = base_factory()
+        prepare(ws)
+        return ws
+
     app = FastAPI(title="env0-posttrain workspace", docs_url="/_admin/docs", openapi_url="/_admin/openapi.json",
                   redirect_slashes=False,  # Google answers 404 to a trailing slash, not a redirect
                   **_NO_TELEMETRY)
     app.state.ws = factory()
+    app.state.gated = gated
     app.add_middleware(BodyLimit)  # bodies over the APIs' payload limits get 413 before any handler reads them
     # -- the APIs: one route per tool, under Mounts by path segment (api_routes.py), tried before /_admin
     app.router.routes.extend(api_routes())
@@ -135,6 +150,7 @@ def create_app(workspace_factory: Callable[[], Workspace] | None = None) -> Fast
             raise ApiError(412, google_error(412, f"seeding drops the snapshots {named}: send "
                                              '"drop_snapshots": true to seed anyway', "snapshotsWouldBeDropped").body)
         new = Workspace.seeded(seed_value, now)
+        prepare(new)
         with ws().lock:
             app.state.ws = new
         return {"ok": True, "seed": seed_value, "state_hash": new.state_hash(), "dropped_snapshots": named}
@@ -177,9 +193,10 @@ async def _admin_args(request: Request) -> dict[str, Any]:
 
 
 def serve(host: str = "127.0.0.1", port: int = 8765, seed: int = 0,
-          workspace_factory: Callable[[], Workspace] | None = None, log_level: str = "warning") -> None:
+          workspace_factory: Callable[[], Workspace] | None = None, log_level: str = "warning",
+          gated: bool = False) -> None:
     """Run the app with uvicorn (blocking). Bound to loopback unless told otherwise."""
     import uvicorn
 
-    app = create_app(workspace_factory or (lambda: Workspace.seeded(seed)))
+    app = create_app(workspace_factory or (lambda: Workspace.seeded(seed)), gated=gated)
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)

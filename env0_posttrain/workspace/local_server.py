@@ -72,10 +72,10 @@ def uvicorn_in_thread(app: Any, port: int, name: str, **config: Any) -> Iterator
 
 
 @contextmanager
-def running_server(seed: int = 0, tls: bool = False,
-                   workspace_factory: Callable[[], Workspace] | None = None) -> Iterator[tuple[str, Any]]:
-    """Yields (base_url, app); `app.state.ws` is the live workspace."""
-    app = create_app(workspace_factory or (lambda: Workspace.seeded(seed)))
+def running_server(seed: int = 0, tls: bool = False, workspace_factory: Callable[[], Workspace] | None = None,
+                   gated: bool = False) -> Iterator[tuple[str, Any]]:
+    """Yields (base_url, app); `app.state.ws` is the live workspace. `gated`: as `workspace serve` (create_app)."""
+    app = create_app(workspace_factory or (lambda: Workspace.seeded(seed)), gated=gated)
     port = free_port()
     tmp = tempfile.TemporaryDirectory()
     ssl_args = {}

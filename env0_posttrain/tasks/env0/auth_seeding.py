@@ -57,6 +57,7 @@ def seed_auth(ws: Workspace, mod: ModuleType, extras: dict[str, Any]) -> None:
     auth.add_client(**GWS_CLI)
     auth.add_client(**STRIPE_AGENT)
     auth.db.mailbox_owner = "user1"  # env0's gmail / gcal / gdrive hold user1's data
+    auth.db.profile = "env0"  # env0's own server where it differs from Google's (docs/ENV0-PACKAGES.md, auth)
     for u in getattr(mod, "AUTH_USERS", None) or []:
         auth.add_user(id=u["id"], email=u["email"], display_name=u.get("display_name") or u.get("name"),
                       given_name=u.get("given_name"), family_name=u.get("family_name"),

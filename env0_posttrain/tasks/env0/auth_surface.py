@@ -20,7 +20,10 @@ from ...workspace.api_routes import api_routes, resolve, targets
 from ...workspace.services.auth.gate import GUARDED, Refusal, authorize, google_refusal, slack_refusal
 from ...workspace.tools import TOOLS
 from .doc_compat import DOC_COMPAT, drive_call
-from .services import PREFIXES
+from .services import PREFIXES, WORKSPACE
+
+GWS_SERVICES = {"gmail": "gmail", "calendar": "calendar", "drive": "drive", "docs": "docs"}  # gws's names -> ours
+BY_METHOD = {(s.service, s.method_id): s for s in TOOLS.values()}
 
 # answered by the surface itself (env0's verifier reads); everything else under /auth goes to auth_http
 AUTH_READS = ("/health", "/_admin/health", "/_admin/state", "/_admin/diff", "/_admin/action_log")
@@ -55,9 +58,10 @@ def answer_auth(surface: Any, scope: dict[str, Any], rest: str, body: bytes) -> 
     return status, [(k.encode(), v.encode()) for k, v in hdrs], payload
 
 
-def _method(svc: str, scope: dict[str, Any], rest: str, body: bytes) -> tuple[Any, dict[str, Any]] | None:
-    """(the tool spec, its path and query arguments) a guarded request stands for; None: no API method (the API's own
-    404 / 405 answers it)."""
+def _method(svc: str, scope: dict[str, Any], rest: str, body: bytes) -> tuple[str, Any, dict[str, Any]] | None:
+    """(the service, the tool spec, its path and query arguments) a request to `svc`'s port stands for, whichever
+    service that is; None: no API method (the API's own 404 / 405 answers it). The spec is None for Slack's upload
+    step 2 (the bytes for an upload URL that files.getUploadURLExternal issued behind the gate)."""
     from urllib.parse import parse_qsl
 
     query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
@@ -68,47 +72,51 @@ def _method(svc: str, scope: dict[str, Any], rest: str, body: bytes) -> tuple[An
             return None
         if not isinstance(req, dict):
             return None
-        spec = next((s for s in TOOLS.values() if s.service == svc and s.method_id == req.get("method_id")), None)
+        named = GWS_SERVICES.get(str(req.get("service")))
+        if named is None:
+            return None
+        spec = BY_METHOD.get((named, str(req.get("method_id"))))
         params = req.get("params")
-        return (spec, params if isinstance(params, dict) else {}) if spec else None
+        return named, spec, params if isinstance(params, dict) else {}
     if svc == "docs" and DOC_COMPAT.fullmatch(rest):
         try:
             req = json.loads(body or b"{}")
         except ValueError:
             req = {}
         calls = drive_call(scope["method"], rest, req if isinstance(req, dict) else {}) or []
-        return (TOOLS[calls[0][0]], calls[0][1]) if calls else None
+        return ("docs", TOOLS[calls[0][0]], calls[0][1]) if calls else None  # env0's Docs routes, Drive's methods
     route, params, _ = resolve(api_routes(), {"type": "http", "path": rest, "method": scope["method"], "root_path": ""})
-    if route is None or targets()[route.name].spec is None:
+    if route is None:
         return None
-    return targets()[route.name].spec, {**query, **params}
-
-
-def _slack_token(headers: dict[str, str], scope: dict[str, Any], body: bytes) -> str | None:
-    """Slack takes its token as a Bearer header or a `token` argument (query string or form body)."""
-    from urllib.parse import parse_qsl
-
-    if headers.get("authorization"):
-        return headers["authorization"]
-    args = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-    if "token" not in args and headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
-        args = dict(parse_qsl(body.decode("utf-8", "replace")))
-    return f"Bearer {args['token']}" if args.get("token") else None
+    spec = targets()[route.name].spec
+    return (spec.service if spec is not None else "slack"), spec, {**query, **params}
 
 
 def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: bytes = b"") -> Raw | None:
-    """The API's 401 / 403 (Slack: its `ok: false` answer) for a guarded request without a good Bearer token, or
-    the answer of a Gmail request made with another account's token (run as that account); None lets it through."""
-    svc = PREFIXES.get(prefix)
-    if not surface.extras.get("auth_enabled") or svc not in GUARDED or rest == "/health" or \
-            (rest.startswith("/_") and rest != "/_gws"):
+    """What a port refuses before any handler runs, audited: a method of another service (each env0 container serves
+    its own service only: its 404; a `/_gws` call naming another service: 400), and, behind AUTH_ENABLED, a guarded
+    method without a good Bearer token (the API's 401 / 403, Slack's `ok: false`), on its own port and on the
+    workspace listener alike. A Gmail request made with
+    another account's token is answered here, run as that account. None lets the request through."""
+    svc = str(PREFIXES.get(prefix))
+    if rest in AUTH_READS or (rest.startswith("/_") and rest != "/_gws"):
         return None
-    found = _method(str(svc), scope, rest, body)
+    found = _method(svc, scope, rest, body)
     if found is None:
         return None
-    spec, params = found
+    named, spec, params = found
+    if prefix == WORKSPACE.prefix:  # every service's methods, each behind its own service's gate
+        home = _home(named)
+        if home is None:  # the Admin SDK: no env0 port, no gate
+            return None
+        prefix, svc = home, named
+    elif named != svc:
+        return _elsewhere(surface, prefix, scope, rest, named, spec)
+    if not surface.extras.get("auth_enabled") or svc not in GUARDED or spec is None:
+        return None
     headers = _headers(scope)
-    token = _slack_token(headers, scope, body) if svc == "slack" else headers.get("authorization")
+    token = auth_http.slack_bearer(headers, scope.get("query_string", b""), body) if svc == "slack" else \
+        headers.get("authorization")
     try:
         other = authorize(surface.ws, spec, token, params)
     except Refusal as r:
@@ -134,3 +142,29 @@ def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: byt
     status, payload = surface.api(prefix, scope["method"], path, scope.get("query_string", b""), body,
                                   headers.get("content-type", ""), scope["headers"])
     return status, [(b"content-type", b"application/json")], payload
+
+
+def _home(service: str) -> str | None:
+    return next((p for p, s in PREFIXES.items() if s == service), None)
+
+
+def service_prefix(surface: Any, scope: dict[str, Any], body: bytes) -> str | None:
+    """The env0 port (its prefix) that serves the method a workspace-listener request names; None: none does."""
+    found = _method("", scope, scope["path"], body)
+    return _home(found[0]) if found is not None else None
+
+
+def _elsewhere(surface: Any, prefix: str, scope: dict[str, Any], rest: str, named: str, spec: Any) -> Raw:
+    """A request for another service's method on this port: refused as env0's container refuses a path it does not
+    serve (404; `/_gws`: 400 naming the service), logged on this port and audited as `cross_service_request`."""
+    svc = PREFIXES[prefix]
+    surface.ws.auth.log_event("cross_service_request", details={
+        "port": prefix, "port_service": svc, "requested_service": named, "route": rest,
+        "method": spec.method_id if spec is not None else None})
+    if rest == "/_gws":
+        status, out = 400, {"error": {"code": 400, "reason": "wrongService", "message":
+                                      f"gws: this is the {svc} service; {named} methods are served at its own URL"}}
+    else:
+        status, out = 404, {"detail": "Not Found"}
+    _log(surface, prefix, scope["method"], rest, scope.get("query_string", b""), b"", status)
+    return status, [(b"content-type", b"application/json")], json.dumps(out).encode()

@@ -46,7 +46,7 @@ from .sandbox_cgroup import SandboxCgroup
 from .sandbox_root import (InterpreterError, base_python, bwrap_argv, bwrap_path, containment_problem, interpreters,
                            make_etc, open_dir_inside, shims)
 from .server import Env0Surface, serve_services
-from .services import SERVICES, service_urls
+from .services import LISTENERS, service_urls
 
 MODE_ENV = "ENV0_SANDBOX"
 Mode = Literal["namespaces", "unconfined"]
@@ -234,7 +234,7 @@ class Sandbox:
         self.cgroup = SandboxCgroup.make(self.limits.max_processes, self.limits.memory_mb << 20)
         data = self.package_dir / "data" if self.package_dir is not None else None
         conf = {"bwrap": bwrap_argv(bwrap, self.root, package_data=data, task_name=self.name, extra_ro=extra),
-                "ports": {s.port: str(self.root / "env0" / "sock" / f"{s.port}.sock") for s in SERVICES},
+                "ports": {s.port: str(self.root / "env0" / "sock" / f"{s.port}.sock") for s in LISTENERS},
                 "rlimits": {"RLIMIT_FSIZE": self.limits.file_cap, "RLIMIT_CORE": 0},
                 "cgroup_tasks": self.cgroup.tasks_files if self.cgroup is not None else [],
                 "cgroup_procs": self.cgroup.procs_files if self.cgroup is not None else []}

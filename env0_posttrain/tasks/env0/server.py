@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
 import threading
 import time
 from contextlib import contextmanager
@@ -25,17 +26,13 @@ import uvicorn
 from ...workspace.environment import Workspace
 from ...workspace.api_routes import handle
 from ...workspace.http_app import create_app
-from ...workspace.local_server import free_port
 from ...workspace.request_limits import read_body
-from ...workspace.tools import TOOLS
-from .auth_surface import AUTH_READS, answer_auth, guard
+from .auth_surface import AUTH_READS, BY_METHOD, GWS_SERVICES, answer_auth, guard, service_prefix
 from .doc_compat import DOC_COMPAT, drive_call
 from .recording import SURFACE_READS, RecordedRequest, recorded
-from .services import PREFIXES, SERVICES
+from .services import LISTENERS, PREFIXES, WORKSPACE
 from .shapes import DIFF, STATE
 
-GWS_SERVICES = {"gmail": "gmail", "calendar": "calendar", "drive": "drive", "docs": "docs"}
-_BY_METHOD = {(s.service, s.method_id): s for s in TOOLS.values()}
 
 
 class Env0Surface:
@@ -56,8 +53,8 @@ class Env0Surface:
     # -- gws: one method call by id --------------------------------------------------------------
     def gws_call(self, prefix: str, req: dict[str, Any]) -> tuple[int, bytes]:
         svc = GWS_SERVICES.get(str(req.get("service")))
-        spec = _BY_METHOD.get((svc, str(req.get("method_id")))) if svc else None
-        if spec is None:
+        spec = BY_METHOD.get((svc, str(req.get("method_id")))) if svc == PREFIXES[prefix] else None
+        if spec is None:  # unknown, or another service's method (guard refuses that first, audited)
             body = {"error": {"code": 400, "message": f"Unknown method: gws {req.get('service')} "
                               f"{' '.join(str(req.get('method_id', '')).split('.')[1:])}", "reason": "unknownMethod"}}
             return 400, json.dumps(body).encode()
@@ -151,7 +148,7 @@ class Env0Surface:
             return
         parts = scope["path"].split("/", 2)
         prefix, rest = (parts[1], "/" + (parts[2] if len(parts) > 2 else "")) if len(parts) > 1 else ("", "/")
-        if prefix not in PREFIXES:
+        if prefix not in PREFIXES and prefix != WORKSPACE.prefix:
             await self.inner(scope, receive, send)
             return
         body = await read_body(receive)
@@ -175,13 +172,34 @@ class Env0Surface:
 
     def _dispatch(self, prefix: str, method: str, rest: str, query: bytes, headers: list[tuple[bytes, bytes]],
                   body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        svc = PREFIXES[prefix]
         scope = {"type": "http", "method": method, "path": rest, "query_string": query, "headers": headers}
+        if (denied := guard(self, prefix, scope, rest, body)) is not None:  # this port's service only; the gate
+            return denied
+        if prefix == WORKSPACE.prefix:
+            return self._workspace(scope, body)
+        return self._serve(prefix, scope, body)
+
+    def _workspace(self, scope: dict[str, Any], body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """The whole workspace's listener, past the gate: a method is answered as its own service's port answers it
+        (and logged there); the Admin SDK, which no env0 port serves, straight by the routes."""
+        rest, out = scope["path"], [(b"content-type", b"application/json")]
+        if rest == "/health":
+            return 200, out, b'{"status":"ok"}'
+        if rest.startswith("/_") and rest != "/_gws":
+            return 404, out, b'{"detail":"Not Found"}'
+        home = service_prefix(self, scope, body)
+        if home is not None:
+            return self._serve(home, scope, body)
+        status, payload, _ = handle(self.ws, {"path": rest, "method": scope["method"],
+                                              "query_string": scope["query_string"], "headers": scope["headers"]}, body)
+        return status, out, payload
+
+    def _serve(self, prefix: str, scope: dict[str, Any], body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        svc = PREFIXES[prefix]
+        method, rest, query, headers = scope["method"], scope["path"], scope["query_string"], scope["headers"]
         out = [(b"content-type", b"application/json")]
         if svc == "auth" and rest not in AUTH_READS:
             return answer_auth(self, scope, rest, body)
-        if (denied := guard(self, prefix, scope, rest, body)) is not None:
-            return denied
         if rest in ("/health", "/_admin/health"):
             return 200, out, b'{"status":"ok"}'
         if rest == "/_admin/state":
@@ -285,31 +303,39 @@ def _at_prefix(app: Any, prefix: str) -> Any:
 
 @contextmanager
 def serve_services(surface: Env0Surface, sock_dir: Path | None = None) -> Iterator[dict[str, str]]:
-    """Every service of SERVICES on its own listener, all in one event-loop thread: `sock_dir/<port>.sock` (the
-    sandbox forwards its env0 port there) or, without sock_dir, a free port on 127.0.0.1. Yields prefix -> base
-    URL (the unconfined URLs; a sandbox's scripts use http://localhost:<env0 port>)."""
-    servers, base = [], {}
-    for svc in SERVICES:
-        where: dict[str, Any] = {"uds": str(sock_dir / f"{svc.port}.sock")} if sock_dir else {"host": "127.0.0.1",
-                                                                                             "port": free_port()}
-        base[svc.prefix] = f"http://localhost:{svc.port}" if sock_dir else f"http://127.0.0.1:{where['port']}"
+    """Every listener of LISTENERS (env0's services and the whole workspace), all in one event-loop thread:
+    `sock_dir/<port>.sock` (the sandbox forwards its env0 port there) or, without sock_dir, a loopback socket bound
+    here to a port the kernel picks (bound before serving, so no other process can take it in between). Yields
+    prefix -> base URL (the unconfined URLs; a sandbox's scripts use http://localhost:<env0 port>)."""
+    servers, base, sockets = [], {}, []
+    for svc in LISTENERS:
+        where: dict[str, Any] = {}
+        if sock_dir:
+            where["uds"] = str(sock_dir / f"{svc.port}.sock")
+            base[svc.prefix] = f"http://localhost:{svc.port}"
+            sockets.append(None)
+        else:
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            sockets.append(sock)
+            base[svc.prefix] = f"http://127.0.0.1:{sock.getsockname()[1]}"
         servers.append(uvicorn.Server(uvicorn.Config(_at_prefix(surface, svc.prefix), log_level="error", log_config=None,
                                                      access_log=False, lifespan="off", timeout_graceful_shutdown=1,
                                                      **where)))
 
     async def main() -> None:
-        await asyncio.gather(*(s.serve() for s in servers))
+        await asyncio.gather(*(s.serve(sockets=[k] if k is not None else None) for s, k in zip(servers, sockets)))
 
     surface.ws.auth.issuer = base["auth"]  # the discovery document's default (a request's Host header wins)
     surface.ws.auth.clock = lambda: datetime.now(timezone.utc)  # live: tokens expire in wall-clock time, as scripts sleep
     thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True, name="env0 services")
     thread.start()
     deadline = time.time() + 20
-    while not all(s.started for s in servers):
-        if time.time() > deadline or not thread.is_alive():
-            raise RuntimeError("env0 services did not start")
-        time.sleep(0.005)
     try:
+        while not all(s.started for s in servers):
+            if time.time() > deadline or not thread.is_alive():
+                raise RuntimeError("env0 services did not start")
+            time.sleep(0.005)
         yield base
     finally:
         for s in servers:  # they stop at their next tick (0.1 s); nobody waits for that

@@ -29,11 +29,17 @@ SERVICES: tuple[Env0Service, ...] = (
     Env0Service("stripe", 9007, "stripe", "stripe", ("MOCK_STRIPE_URL", "STRIPE_URL")),
 )
 
+# Not env0's: one more listener answering every API of the workspace at its real path (the Admin SDK, which env0
+# has no port for, is reached only there), each method behind its own service's gate (auth_surface.py). The shell
+# surface names it to agents as $WORKSPACE_URL.
+WORKSPACE = Env0Service("workspace", 9099, "workspace", "*", ("WORKSPACE_URL",))
+LISTENERS: tuple[Env0Service, ...] = (*SERVICES, WORKSPACE)
+
 # URL prefix -> our service; env0 service name (and its `mock-` package name) -> our service
 PREFIXES = {s.prefix: s.ours for s in SERVICES}
 SERVICE_MAP = {n: s.ours for s in SERVICES for n in (s.name, f"mock-{s.name}")}
 
 
 def service_urls(base_of: dict[str, str]) -> dict[str, str]:
-    """Every URL variable of every service, given each service's base URL by prefix."""
-    return {var: base_of[s.prefix] for s in SERVICES for var in s.env}
+    """Every URL variable of every listener, given each one's base URL by prefix."""
+    return {var: base_of[s.prefix] for s in LISTENERS for var in s.env}

@@ -96,6 +96,7 @@ class AuditEvent(Row):
 
 
 class AuthDB(DB):
+    profile: str = "google"  # whose behaviour where env0's server and Google's differ: "google", or "env0" (its packages)
     mailbox_owner: str = ""  # the auth user id whose mail the guarded APIs hold ("": the workspace owner's email)
     extra_mailboxes: tuple[str, ...] = ()  # other auth users with a mailbox here: their tokens act as them
     users: dict[str, User] = table()

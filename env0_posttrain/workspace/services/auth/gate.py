@@ -6,51 +6,29 @@ server holds, and carry one of the method's scopes. Failures answer the API's ow
 `ok: false` (Slack) bodies and leave the audit trail env0's verifiers read (`token_expired_during_use`,
 `revoked_token_use`, `scope_escalation_attempt`, `impersonation_attempt`, `resource_access`).
 
-Scopes: Gmail follows Google's per-method lists (short names: gmail.readonly for .../auth/gmail.readonly, gmail.full
-for https://mail.google.com/) with env0's one deviation: messages.send needs gmail.send (or full access);
-gmail.compose alone is refused, which env0's packages rely on (auth-insufficient-scope-draft). Calendar, Drive and
-Docs take the scopes of their discovery documents (google_scopes.json, in env0's short names: calendar.full for
-.../auth/calendar, docs.full for .../auth/documents); Slack the scopes its method pages list (SLACK below).
+Scopes: a Google method (Gmail, Calendar, Drive, Docs, the Admin Directory) accepts every scope its discovery
+document lists (google_scopes.json, Google's URLs; held and compared in env0's short names: gmail.readonly for
+.../auth/gmail.readonly, gmail.full for https://mail.google.com/, calendar.full for .../auth/calendar). One
+deviation, for env0's packages only (the auth service's `env0` profile): messages.send needs gmail.send or full
+access, as env0's server has it; auth-insufficient-scope-draft relies on gmail.compose being refused there. Slack
+takes the scopes its method pages list (SLACK below).
 """
 
 from __future__ import annotations
 
-import functools
-import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jwt
 
 from ...errors import ApiError
-from .tokens import decode, unverified
+from .tokens import decode, google_scopes, long_scope, short_scope, unverified
 
 if TYPE_CHECKING:
     from ...environment import Workspace
     from ...tools import ToolSpec
 
-READ = {"gmail.readonly", "gmail.modify", "gmail.full"}
-_GMAIL = [  # (method id prefix or exact id, scopes any of which suffices); the first match wins
-    ("gmail.users.messages.send", {"gmail.send", "gmail.full"}),
-    ("gmail.users.drafts.", {"gmail.compose", "gmail.modify", "gmail.full"}),
-    ("gmail.users.labels.create", {"gmail.labels", "gmail.modify", "gmail.full"}),
-    ("gmail.users.labels.", {"gmail.labels", "gmail.modify", "gmail.full"}),
-    ("gmail.users.messages.delete", {"gmail.full"}),
-    ("gmail.users.messages.batchDelete", {"gmail.full"}),
-    ("gmail.users.threads.delete", {"gmail.full"}),
-    ("gmail.users.messages.insert", {"gmail.insert", "gmail.modify", "gmail.full"}),
-    ("gmail.users.messages.import", {"gmail.insert", "gmail.modify", "gmail.full"}),
-    ("gmail.users.settings.", {"gmail.settings.basic", "gmail.settings.sharing", "gmail.full"}),
-    ("gmail.users.getProfile", READ | {"gmail.compose", "gmail.metadata", "gmail.labels"}),
-]
 GUARDED = ("gmail", "calendar", "drive", "docs", "slack")
-_SCOPE_FILE = Path(__file__).with_name("google_scopes.json")
-
-
-@functools.cache
-def google_scopes() -> dict[str, tuple[str, ...]]:
-    """method id -> its scopes (short names), Calendar, Drive and Docs, from google_scopes.json."""
-    return {k: tuple(v) for k, v in json.loads(_SCOPE_FILE.read_text())["methods"].items()}
+ENV0_SEND = {"gmail.send", "gmail.full"}  # env0's messages.send (Google also takes gmail.compose and gmail.modify)
 
 
 _CONV_READ = {"channels:read", "groups:read", "im:read", "mpim:read"}
@@ -79,18 +57,14 @@ SLACK: dict[str, set[str]] = {  # method -> scopes any of which suffices (user o
 }
 
 
-def required_scopes(spec: "ToolSpec") -> set[str]:
-    """The scopes any one of which lets a token call `spec` (empty: any valid token)."""
+def required_scopes(spec: "ToolSpec", profile: str = "google") -> set[str]:
+    """The scopes (short names) any one of which lets a token call `spec` (empty: any valid token). `profile`: the
+    auth service's (`env0` keeps env0's messages.send rule)."""
     if spec.service == "slack":
         return set(SLACK[spec.method_id])
-    if spec.service != "gmail":
-        return set(google_scopes()[spec.method_id])
-    for prefix, scopes in _GMAIL:
-        if spec.method_id == prefix or (prefix.endswith(".") and spec.method_id.startswith(prefix)):
-            if not spec.writes and prefix.startswith("gmail.users.settings."):
-                return READ | scopes
-            return scopes
-    return {"gmail.modify", "gmail.full"} if spec.writes else READ | {"gmail.metadata"}
+    if profile == "env0" and spec.method_id == "gmail.users.messages.send":
+        return set(ENV0_SEND)
+    return {short_scope(u) for u in google_scopes()[spec.method_id]}
 
 
 def route(spec: "ToolSpec") -> str:
@@ -134,11 +108,14 @@ def check(ws: "Workspace", spec: "ToolSpec", authorization: str | None, args: di
 
 
 def authorize(ws: "Workspace", spec: "ToolSpec", authorization: str | None, args: dict[str, Any],
-              need: set[str] | None = None, mailbox: bool = True) -> str | None:
-    """`check`'s rules, raising a Refusal for the caller's API to shape."""
+              need: set[str] | None = None, mailbox: bool = True, account: bool = True) -> str | None:
+    """`check`'s rules, raising a Refusal for the caller's API to shape; every refusal leaves an audit event.
+    `account=False`: any account's token may call (Stripe's tokens are the client's own)."""
     auth = ws.auth
     token = (authorization or "").strip()
     if not token.lower().startswith("bearer ") or not token[7:].strip():
+        auth.log_event("unauthenticated_request", details={"route": route(spec), "method": spec.method_id,
+                                                           "reason": "missing"})
         raise Refusal("missing")
     token = token[7:].strip()
     try:
@@ -149,25 +126,39 @@ def authorize(ws: "Workspace", spec: "ToolSpec", authorization: str | None, args
                        scope=c.get("scope"), details={"route": route(spec), "jti": c.get("jti")})
         raise Refusal("expired") from None
     except jwt.InvalidTokenError:
-        raise Refusal("invalid") from None
-    row = auth.db.access_tokens.get(str(claims.get("jti")))
+        claims = None
+    row = auth.db.access_tokens.get(str(claims.get("jti"))) if claims is not None else None
     if row is None:
+        auth.log_event("unauthenticated_request", details={"route": route(spec), "method": spec.method_id,
+                                                           "reason": "invalid"})
         raise Refusal("invalid")
     if row.revoked:
         auth.log_event("revoked_token_use", client_id=claims.get("client_id"), user_id=claims.get("sub"),
                        details={"route": route(spec), "jti": claims.get("jti")})
         raise Refusal("revoked")
-    if mailbox and spec.service == "gmail":
+    if not account:
+        acting = None
+    elif mailbox and spec.service == "gmail":
         acting = _same_account(ws, spec, row, args)
     else:
         acting = None
-        if row.user_id != _owner(ws).id:  # Calendar, Drive, Docs and Slack hold the owner's data only
-            if row.user_id is not None:  # another person's token (a bare service-account token is no one's)
+        owner = _owner(ws, spec, row)
+        if row.user_id != owner.id:  # Calendar, Drive, Docs and Slack hold the owner's data only
+            if row.user_id is not None:  # another person's token
                 auth.log_event("impersonation_attempt", client_id=row.client_id, user_id=row.user_id,
-                               scope=row.scope, details={"route": route(spec), "target": _owner(ws).id})
-            raise Refusal("account", held=row.scope, target=_owner(ws).email)
-    _scopes(auth, spec, row, need if need is not None else required_scopes(spec))
+                               scope=row.scope, details={"route": route(spec), "target": owner.id})
+            else:  # a bare service-account token is no one's: no impersonation, still refused
+                _denied(auth, spec, row, owner.email)
+            raise Refusal("account", held=row.scope, target=owner.email)
+    _scopes(auth, spec, row, need if need is not None else required_scopes(spec, auth.db.profile))
     return acting
+
+
+def _denied(auth: Any, spec: "ToolSpec", row: Any, target: str) -> None:
+    """The audit event of an account refusal that is no impersonation attempt."""
+    auth.log_event("access_denied", client_id=row.client_id if row else None, user_id=row.user_id if row else None,
+                   scope=row.scope if row else None, details={"route": route(spec), "reason": "account",
+                                                              "target": target})
 
 
 def google_refusal(r: Refusal) -> ApiError:
@@ -184,7 +175,7 @@ def google_refusal(r: Refusal) -> ApiError:
         return _forbidden(f"Delegation denied for {r.target}", "forbidden")
     return _forbidden("Request had insufficient authentication scopes.", "insufficientPermissions",
                       {"WWW-Authenticate": f'Bearer realm="https://accounts.google.com/", error="insufficient_scope",'
-                                           f' scope="{" ".join(sorted(r.need))}"'})
+                                           f' scope="{" ".join(sorted(long_scope(s) for s in r.need))}"'})
 
 
 def slack_refusal(r: Refusal) -> dict[str, Any]:
@@ -197,7 +188,7 @@ def slack_refusal(r: Refusal) -> dict[str, Any]:
 
 def _same_account(ws: "Workspace", spec: "ToolSpec", row: Any, args: dict[str, Any]) -> str | None:
     auth = ws.auth
-    owner = _owner(ws)
+    owner = _owner(ws, spec, row)
     other = auth.db.users.get(row.user_id or "") if row.user_id in auth.db.extra_mailboxes else None
     if other is not None:
         owner = other
@@ -208,6 +199,7 @@ def _same_account(ws: "Workspace", spec: "ToolSpec", row: Any, args: dict[str, A
                        details={"route": route(spec), "target": asked})
         raise Refusal("account", held=row.scope, target=asked)
     if row.user_id != owner.id:  # a token of an account without a mailbox here
+        _denied(auth, spec, row, owner.email)
         raise Refusal("account", held=row.scope, target=owner.email)
     return other.id if other else None
 
@@ -223,12 +215,13 @@ def _scopes(auth: Any, spec: "ToolSpec", row: Any, need: set[str]) -> None:
                    details={"route": route(spec), "scope_used": used[0] if used else None, "method": spec.method_id})
 
 
-def _owner(ws: "Workspace") -> Any:
+def _owner(ws: "Workspace", spec: "ToolSpec", row: Any) -> Any:
     """The auth user whose mailbox this workspace holds: the one the seeder named (env0's user1), else the one with
-    the workspace owner's email."""
+    the workspace owner's email (none: every token is refused)."""
     users = ws.auth.db.users
     email = ws.me.email.lower()
     hit = users.get(ws.auth.db.mailbox_owner) or next((u for u in users.values() if u.email.lower() == email), None)
     if hit is None:
+        _denied(ws.auth, spec, row, ws.me.email)
         raise Refusal("account", target=ws.me.email)
     return hit

@@ -1,5 +1,10 @@
-"""The token endpoint's grants (authorization_code with PKCE, refresh_token with rotation, client_credentials with
-env0's `subject` delegation), RFC 7009 revocation, and the token readers (userinfo, Google's tokeninfo)."""
+"""The token endpoint's grants (authorization_code with PKCE, refresh_token, client_credentials with env0's `subject`
+delegation), RFC 7009 revocation, and the token readers (userinfo, Google's tokeninfo).
+
+Refresh tokens are Google's: a refresh answers a new access token and the refresh token stays valid. env0's server
+rotates them instead (a new refresh token, the old row `revoked` with `replaced_by`), and an env0 package's verifier
+checks the rotation (auth-token-expiry-recovery): the `env0` profile keeps that. Revoking either token of a grant
+revokes the grant: the refresh token and every access token minted from it (Google's revoke endpoint)."""
 
 from __future__ import annotations
 
@@ -100,7 +105,11 @@ class TokenGrants:
             raise oauth_error(400, "invalid_scope", "The requested scope exceeds the scope granted by the resource owner.")
         if not set(held) <= self.granted(row.user_id, client.client_id) and self.consent(row.user_id, client.client_id):
             raise oauth_error(400, "invalid_grant", "Token has been expired or revoked.")
-        out = self.mint(client, self.db.users[row.user_id], want, "refresh_token", refresh=True, audit="token_refreshed",
+        user = self.db.users[row.user_id]
+        if self.db.profile != "env0":
+            return self.mint(client, user, want, "refresh_token", refresh_id=rid, audit="token_refreshed",
+                             details={"refresh_token": rid})
+        out = self.mint(client, user, want, "refresh_token", refresh=True, audit="token_refreshed",
                         details={"rotated_from": rid})
         new_id = out["refresh_token"].removeprefix("rt_") if "refresh_token" in out else None
         self.db.refresh_tokens[rid] = row.model_copy(update={"revoked": True, "replaced_by": new_id})
@@ -127,25 +136,31 @@ class TokenGrants:
                          details=details)
 
     # -- revocation and token readers --------------------------------------------------------------------
-    @api("auth.revoke", "POST oauth2/revoke", "Revoke an access or refresh token (RFC 7009: 200 even when unknown).",
+    @api("auth.revoke", "POST oauth2/revoke", "Revoke a grant by its access or refresh token: the refresh token and "
+         "every access token from it (RFC 7009: 200 even when unknown).",
          writes=True, params={"token": ""})
     def revoke(self, token: str, token_type_hint: str | None = None, client_id: str | None = None,
                client_secret: str | None = None) -> dict[str, Any]:
         rid = token.removeprefix("rt_")
-        if rid in self.db.refresh_tokens:
-            r = self.db.refresh_tokens[rid]
-            self.db.refresh_tokens[rid] = r.model_copy(update={"revoked": True})
-            for t in list(self.db.access_tokens.values()):
-                if t.refresh_id == rid and not t.revoked:
-                    self.db.access_tokens[t.jti] = t.model_copy(update={"revoked": True})
-            self.log_event("token_revoked", client_id=r.client_id, user_id=r.user_id, scope=r.scope,
-                           details={"token_type": "refresh_token"})
-            return {}
-        row = self.access_row(token, check_exp=False)
-        if row is not None:
+        row = None
+        if rid not in self.db.refresh_tokens:
+            row = self.access_row(token, check_exp=False)
+            if row is None:
+                return {}
             self.db.access_tokens[row.jti] = row.model_copy(update={"revoked": True})
             self.log_event("token_revoked", client_id=row.client_id, user_id=row.user_id, scope=row.scope,
                            details={"token_type": "access_token", "jti": row.jti})
+            rid = row.refresh_id or ""
+        r = self.db.refresh_tokens.get(rid)
+        if r is None:
+            return {}
+        self.db.refresh_tokens[rid] = r.model_copy(update={"revoked": True})
+        for t in list(self.db.access_tokens.values()):
+            if t.refresh_id == rid and not t.revoked:
+                self.db.access_tokens[t.jti] = t.model_copy(update={"revoked": True})
+        if row is None or not r.revoked:
+            self.log_event("token_revoked", client_id=r.client_id, user_id=r.user_id, scope=r.scope,
+                           details={"token_type": "refresh_token", **({"via": row.jti} if row else {})})
         return {}
 
     def access_row(self, token: str, check_exp: bool = True) -> AccessToken | None:
@@ -177,7 +192,7 @@ class TokenGrants:
     def tokeninfo(self, access_token: str) -> dict[str, Any]:
         row = self._bearer(access_token)
         exp = int(datetime.fromisoformat(row.expires_at).timestamp())
-        out: dict[str, Any] = {"azp": row.client_id, "aud": row.client_id, "scope": row.scope, "exp": str(exp),
+        out: dict[str, Any] = {"azp": row.client_id, "aud": row.client_id, "scope": self.shown(row.scope), "exp": str(exp),
                                "expires_in": str(max(0, exp - self.epoch()))}
         if row.user_id:
             user = self.db.users.get(row.user_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 
 from ...base import api
@@ -20,6 +20,18 @@ from .tokens import OIDC_SCOPES, jwks, scope_list
 
 CODE_TTL = timedelta(minutes=10)
 SESSION_COOKIE = "env_0_auth_session"
+
+
+def registered(client: Client, uri: str) -> bool:
+    """`uri` is one of the client's redirect URIs; a loopback one matches on any port (RFC 8252 7.3: a native app
+    listens on whatever port it gets, as Google's installed-app flow does)."""
+    if uri in client.redirect_uris:
+        return True
+    u = urlsplit(uri)
+    if u.scheme != "http" or u.hostname not in ("127.0.0.1", "localhost", "::1"):
+        return False
+    return any((r.scheme, r.hostname, r.path or "/") == (u.scheme, u.hostname, u.path or "/")
+               for r in map(urlsplit, client.redirect_uris))
 
 
 def _redirect(uri: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -39,7 +51,7 @@ class OAuthFlows:
                 "token_endpoint": f"{base}/oauth2/token", "revocation_endpoint": f"{base}/oauth2/revoke",
                 "userinfo_endpoint": f"{base}/oauth2/v3/userinfo", "jwks_uri": f"{base}/oauth2/v3/certs",
                 "response_types_supported": ["code"], "subject_types_supported": ["public"],
-                "id_token_signing_alg_values_supported": ["EdDSA"], "scopes_supported": scopes,
+                "id_token_signing_alg_values_supported": ["RS256"], "scopes_supported": scopes,
                 "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic", "none"],
                 "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
                 "code_challenge_methods_supported": ["plain", "S256"],
@@ -65,7 +77,7 @@ class OAuthFlows:
         if client is None:
             raise oauth_error(401, "invalid_client", f"The OAuth client was not found: {client_id}")
         uri = redirect_uri or (client.redirect_uris[0] if len(client.redirect_uris) == 1 else None)
-        if uri is None or uri not in client.redirect_uris:
+        if uri is None or not registered(client, uri):
             raise oauth_error(400, "redirect_uri_mismatch", f"The redirect URI in the request, {redirect_uri}, does not match "
                        f"the ones authorized for the OAuth client {client_id}.")
         if response_type != "code":
@@ -104,7 +116,7 @@ class OAuthFlows:
             return self._grant(client, user, scopes, uri, state, code_challenge, code_challenge_method, nonce, "auto")
         return {"consent_required": True, "client_id": client_id, "client_name": client.client_name,
                 "scope": " ".join(scopes), "redirect_uri": uri, "state": state, "user_id": user.id,
-                "code_challenge": code_challenge, "code_challenge_method": code_challenge_method,
+                "code_challenge": code_challenge, "code_challenge_method": code_challenge_method, "nonce": nonce,
                 "login_required": sess is None}
 
     def _grant(self, client: Client, user: User, scopes: list[str], uri: str, state: str | None,
@@ -119,7 +131,7 @@ class OAuthFlows:
             self.db.consents[con.id] = con.model_copy(update={"last_used_at": self.stamp()})
         self.log_event("authorization_grant", client_id=client.client_id, user_id=user.id, scope=" ".join(scopes),
                        details={"consent": via, "redirect_uri": uri})
-        return _redirect(uri, {"code": code, "state": state, "scope": " ".join(scopes)})
+        return _redirect(uri, {"code": code, "state": state, "scope": self.shown(scopes)})
 
     @api("auth.consent", "POST o/oauth2/v2/auth/callback", "The consent screen's form: decision=allow records the "
          "user's consent and redirects with a code; deny redirects with error=access_denied. Needs the login session.",
@@ -134,7 +146,7 @@ class OAuthFlows:
         client = self.db.clients.get(client_id)
         if client is None:
             raise oauth_error(401, "invalid_client", f"The OAuth client was not found: {client_id}")
-        if redirect_uri not in client.redirect_uris:
+        if not registered(client, redirect_uri):
             raise oauth_error(400, "redirect_uri_mismatch", f"redirect_uri {redirect_uri} is not registered for {client_id}")
         user = self.db.users[sess.user_id]
         scopes = scope_list(scope)

@@ -15,7 +15,7 @@ from .errors import console_error
 from .data_model import AccessToken, AuditEvent, AuthDB, Client, Consent, RefreshToken, User
 from .grants import TokenGrants
 from .oauth import OAuthFlows
-from .tokens import encode, scope_list
+from .tokens import encode, encode_id_token, long_scope, scope_list
 
 DEFAULT_TTL = 3600
 ALPHANUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -72,24 +72,30 @@ class Auth(OAuthFlows, TokenGrants, Service):
         return ev
 
     # -- tokens --------------------------------------------------------------------------------------
+    def shown(self, scope: list[str] | str) -> str:
+        """Scopes as the token endpoint answers them: Google's URLs (env0's server answers its short names)."""
+        items = scope.split() if isinstance(scope, str) else scope
+        return " ".join(items if self.db.profile == "env0" else (long_scope(s) for s in items))
+
     def mint(self, client: Client, user: User | None, scope: list[str], grant: str, *, expires_in: int | None = None,
              refresh: bool = False, actor: str | None = None, details: dict[str, Any] | None = None,
-             nonce: str | None = None, audit: str | None = "token_issued") -> dict[str, Any]:
-        """Issue an access token (a signed JWT), and a refresh token / ID token where they apply; the token response."""
+             nonce: str | None = None, audit: str | None = "token_issued",
+             refresh_id: str | None = None) -> dict[str, Any]:
+        """Issue an access token (a signed JWT), and a refresh token / ID token where they apply; the token response.
+        `refresh_id`: the refresh token this access token comes from (a refresh without rotation)."""
         ttl = expires_in if expires_in is not None else (client.access_token_ttl or DEFAULT_TTL)
         jti = self.secret_id("jti", 22)
         iat = self.epoch()
         sub = user.id if user else client.client_id
         claims: dict[str, Any] = {"iss": self.issuer, "sub": sub, "aud": client.client_id, "azp": client.client_id,
-                                  "client_id": client.client_id, "scope": " ".join(scope), "iat": iat,
+                                  "client_id": client.client_id, "scope": self.shown(scope), "iat": iat,
                                   "exp": iat + ttl, "jti": jti}
         if user:
             claims["email"] = user.email
         if actor:
             claims["act"] = {"sub": actor}
         out: dict[str, Any] = {"access_token": encode(self.ws.seed, claims), "expires_in": ttl, "token_type": "Bearer",
-                               "scope": " ".join(scope)}
-        refresh_id = None
+                               "scope": self.shown(scope)}
         if refresh and user is not None and "refresh_token" in client.grant_types:
             refresh_id = self.new_id("refresh", HEX, 48)
             self.db.refresh_tokens[refresh_id] = RefreshToken(id=refresh_id, client_id=client.client_id, user_id=user.id,
@@ -101,7 +107,7 @@ class Auth(OAuthFlows, TokenGrants, Service):
                          "name": user.display_name}
             if nonce:
                 id_claims["nonce"] = nonce
-            out["id_token"] = encode(self.ws.seed, id_claims)
+            out["id_token"] = encode_id_token(self.ws.seed, id_claims)
         self.db.access_tokens[jti] = AccessToken(jti=jti, client_id=client.client_id, user_id=user.id if user else None,
                                                  scope=" ".join(scope), created_at=self.stamp(),
                                                  expires_at=self.stamp(timedelta(seconds=ttl)), actor=actor,

@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, unquote
 
 from ...errors import ApiError
 from ...request_limits import MAX_DEPTH, loads
+from ..auth.gate import Refusal, authorize
 from .data_model import IdempotentResponse
 from .errors import idempotency_mismatch, invalid, permission_denied, unauthenticated
 
@@ -52,7 +53,7 @@ def form_params(pairs: list[tuple[str, str]]) -> dict[str, Any]:
                 if not isinstance(nxt, dict):
                     nxt = cur[part] = {}
                 cur = nxt
-    return _lists(root)
+    return {k: _lists(v) for k, v in root.items()}  # the top level names parameters, even a digit one ("0=x")
 
 
 def _lists(value: Any) -> Any:
@@ -90,13 +91,13 @@ def _masked(key: str) -> str:
 
 def check_access(ws: "Workspace", spec: "ToolSpec", key: str | None) -> None:
     """Raise Stripe's 401 / 403 unless `key` may call `spec`. Caller holds the workspace lock."""
-    if not key:
-        raise unauthenticated(_NO_KEY)
     db = ws.stripe.db
     resource, mode = permission(spec)
     if db.auth_required:
-        _check_token(ws, key, resource, mode)
+        _check_token(ws, spec, key, resource, mode)
         return
+    if not key:
+        raise unauthenticated(_NO_KEY)
     row = db.api_keys.get(key)
     if row is None:
         raise unauthenticated(f"Invalid API Key provided: {_masked(key)}")
@@ -112,21 +113,22 @@ def _rak(resource: str, mode: str) -> str:
     return f"rak_{resource.rstrip('s') if resource != 'balance' else resource}_{mode}"
 
 
-def _check_token(ws: "Workspace", token: str, resource: str, mode: str) -> None:
+def _check_token(ws: "Workspace", spec: "ToolSpec", token: str | None, resource: str, mode: str) -> None:
     """env0's AUTH_ENABLED=1: an access token of the auth service whose scopes cover the call
-    (`stripe.<resource>.read|write`, write implying read; `stripe.read_only`; `stripe.full`)."""
-    auth = getattr(ws, "auth", None)
-    reader = getattr(auth, "access_row", None)
-    row = reader(token) if reader is not None else None
-    if row is None or getattr(row, "revoked", False):
-        raise unauthenticated("Invalid or expired access token: this account requires an access token from the "
-                              "identity layer (AUTH_URL /oauth2/token), not an API key.")
-    scopes = set(str(row.scope).split())
-    ok = ("stripe.full" in scopes or f"stripe.{resource}.write" in scopes
-          or (mode == "read" and ({f"stripe.{resource}.read", "stripe.read_only"} & scopes)))
-    if not ok:
-        raise permission_denied(f"The access token does not have the required permissions for this endpoint: it needs "
-                                f"the scope 'stripe.{resource}.{mode}'.")
+    (`stripe.<resource>.read|write`, write implying read; `stripe.read_only`; `stripe.full`), checked and audited by
+    the auth service's gate like every other resource server's."""
+    need = {"stripe.full", f"stripe.{resource}.write"}
+    if mode == "read":
+        need |= {f"stripe.{resource}.read", "stripe.read_only"}
+    try:
+        authorize(ws, spec, f"Bearer {token}" if token else None, {}, need=need, account=False)
+    except Refusal as r:
+        if r.kind == "scope":
+            raise permission_denied(f"The access token does not have the required permissions for this endpoint: it "
+                                    f"needs the scope 'stripe.{resource}.{mode}'.") from None
+        raise unauthenticated(_NO_KEY if r.kind == "missing" else "Invalid or expired access token: this account "
+                              "requires an access token from the identity layer (AUTH_URL /oauth2/token), not an API "
+                              "key.") from None
 
 
 def answer(ws: "Workspace", spec: "ToolSpec", path_params: dict[str, str], query: list[tuple[str, str]],
