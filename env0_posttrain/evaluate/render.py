@@ -56,8 +56,8 @@ def _paired_sentence(p: PairedAnalysis, who: str = "Adapter") -> str:
     test = f"exact McNemar p {p_text(p.mcnemar.p_value)}" if p.mcnemar else f"paired t p {p_text(p.p_value)}"
     return (
         f"{who} {pp(p.diff, True)} pp (per-task means {pp(p.mean_b)}% vs {pp(p.mean_a)}% over {p.n_tasks} tasks; "
-        f"clustered SE {pp(p.se)} pp; {round(100 * (1 - p.alpha))}% CI [{pp(p.ci_low, True)}, {pp(p.ci_high, True)}] pp; "
-        f"paired bootstrap CI [{pp(p.boot_ci_low, True)}, {pp(p.boot_ci_high, True)}] pp "
+        f"clustered SE {pp(p.se)} pp; {round(100 * (1 - p.alpha))}% CI [{pp(p.ci_low, True)}, {pp(p.ci_high, True)}] pp "
+        f"({p.ci_method}); percentile bootstrap over tasks [{pp(p.boot_ci_low, True)}, {pp(p.boot_ci_high, True)}] pp "
         f"({p.n_boot} resamples, seed {p.seed}); {test})."
     )
 
@@ -86,7 +86,7 @@ def _verdict_section(n: ReportNumbers) -> list[str]:
         else:
             out.append(
                 f"**Unpaired two-proportion check** (as the seeds reported it): {pp(u.diff, True)} pp, z = {u.z:.2f}, "
-                f"p {p_text(u.p_value)}, Wald {round(100 * (1 - u.alpha))}% CI [{pp(u.ci_low, True)}, {pp(u.ci_high, True)}] pp."
+                f"p {p_text(u.p_value)}, Newcombe {round(100 * (1 - u.alpha))}% CI [{pp(u.ci_low, True)}, {pp(u.ci_high, True)}] pp."
             )
     if n.teacher_paired is not None and n.teacher_paired.n_tasks >= 2:
         out.append("**Teacher ceiling**: " + _paired_sentence(n.teacher_paired, "Teacher vs base"))
