@@ -100,7 +100,8 @@ def build_report(
         markdown = markdown.replace("\n\n## ", "\n\n" + suites[1] + "\n## ", 1)
     report = ComparisonReport(
         run_id=run_id, created_at=created_at, headline=headline, numbers=numbers, ledger=ledger_rows, lineage=lineage,
-        markdown=markdown, html=render_html(markdown, out_dir, f"env0 comparison report: {run_id}"), plot_paths=plot_paths,
+        markdown=markdown, html=render_html(markdown, out_dir, f"env0 comparison report: {run_id}", plot_paths),
+        plot_paths=plot_paths,
     )
     return report.model_copy(update={"files": write_report(report, out_dir)})
 

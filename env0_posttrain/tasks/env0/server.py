@@ -26,6 +26,7 @@ from ...workspace.environment import Workspace
 from ...workspace.api_routes import handle
 from ...workspace.http_app import create_app
 from ...workspace.local_server import free_port
+from ...workspace import request_errors
 from ...workspace.request_limits import read_body
 from ...workspace.tools import TOOLS
 from .auth_surface import AUTH_READS, answer_auth, guard
@@ -284,16 +285,20 @@ def _at_prefix(app: Any, prefix: str) -> Any:
 
 
 @contextmanager
-def serve_services(surface: Env0Surface, sock_dir: Path | None = None) -> Iterator[dict[str, str]]:
+def serve_services(surface: Env0Surface, sock_dir: Path | None = None,
+                   errors: request_errors.RequestErrors | None = None) -> Iterator[dict[str, str]]:
     """Every service of SERVICES on its own listener, all in one event-loop thread: `sock_dir/<port>.sock` (the
     sandbox forwards its env0 port there) or, without sock_dir, a free port on 127.0.0.1. Yields prefix -> base
-    URL (the unconfined URLs; a sandbox's scripts use http://localhost:<env0 port>)."""
+    URL (the unconfined URLs; a sandbox's scripts use http://localhost:<env0 port>). A request that raises is
+    answered 500 and counted in `errors` (default: the process's), logged once per distinct error."""
+    errors = errors or request_errors.REQUEST_ERRORS
     servers, base = [], {}
     for svc in SERVICES:
         where: dict[str, Any] = {"uds": str(sock_dir / f"{svc.port}.sock")} if sock_dir else {"host": "127.0.0.1",
                                                                                              "port": free_port()}
         base[svc.prefix] = f"http://localhost:{svc.port}" if sock_dir else f"http://127.0.0.1:{where['port']}"
-        servers.append(uvicorn.Server(uvicorn.Config(_at_prefix(surface, svc.prefix), log_level="error", log_config=None,
+        app = request_errors.contained(_at_prefix(surface, svc.prefix), svc.prefix, errors)
+        servers.append(uvicorn.Server(uvicorn.Config(app, log_level="error", log_config=None,
                                                      access_log=False, lifespan="off", timeout_graceful_shutdown=1,
                                                      **where)))
 
