@@ -11,17 +11,23 @@ import re
 import pytest
 
 from env0_posttrain.workspace import request_errors
-from env0_posttrain_tests.test_sandbox_attacks import (  # noqa: F401 - `task` and `pytestmark` are the fixture and skip
+from env0_posttrain_tests.test_sandbox_attacks import (  # noqa: F401 - pytestmark: skipped where nothing is confined
     DOORS,
     _cli,
     _package,
     _runner_still_scores,
     attack,
     pytestmark,
-    task,
 )
 
 HOSTILE = r"![leak](/etc/hostname) <img src=x onerror=alert(1)> \033]0;owned\007\033[2J\033[31mred\r\302\233done"
+
+@pytest.fixture(scope="module")
+def task():
+    from env0_posttrain.tasks import generate_tasks
+
+    return generate_tasks(0, per_template=1)[0]
+
 
 FLOOD = """python3 - <<'PY'
 import http.client, json

@@ -88,7 +88,8 @@ def _verdict_section(n: ReportNumbers) -> list[str]:
         else:
             out.append(
                 f"**Unpaired two-proportion check** (as the seeds reported it): {pp(u.diff, True)} pp, z = {u.z:.2f}, "
-                f"p {p_text(u.p_value)}, Newcombe {round(100 * (1 - u.alpha))}% CI [{pp(u.ci_low, True)}, {pp(u.ci_high, True)}] pp."
+                f"p {p_text(u.p_value)}, Newcombe {round(100 * (1 - u.alpha))}% CI "
+                f"[{pp(u.ci_low, True)}, {pp(u.ci_high, True)}] pp."
             )
     if n.teacher_paired is not None and n.teacher_paired.n_tasks >= 2:
         out.append("**Teacher ceiling**: " + _paired_sentence(n.teacher_paired, "Teacher vs base"))
@@ -108,7 +109,8 @@ def _arm_table(arms: Mapping[str, ArmMetrics]) -> str:
     for arm, m in arms.items():
         e = m.pass_rate
         rows.append([
-            _label(arm), f"{e.successes}/{e.n}", f"{pp(e.rate)}%", f"±{pp(e.se)}", Markdown(f"[{pp(e.ci_low)}, {pp(e.ci_high)}]"),
+            _label(arm), f"{e.successes}/{e.n}", f"{pp(e.rate)}%", f"±{pp(e.se)}",
+            Markdown(f"[{pp(e.ci_low)}, {pp(e.ci_high)}]"),
             f"{m.rows_with_tool_calls}/{m.n_rows}", m.n_unscored, _num(m.mean_reward), _num(m.mean_steps, 1),
             f"{pp(m.completion_rate)}%", f"{pp(m.format_failure_rate)}%",
         ])
@@ -276,11 +278,11 @@ _CSS = (
 )
 
 
-def render_html(markdown: str, out_dir: Path, title: str, figures: Mapping[str, str] = {}) -> str:
+def render_html(markdown: str, out_dir: Path, title: str, figures: Mapping[str, str] | None = None) -> str:
     """Markdown -> HTML with each of the report's own figures (`figures`: name -> the PNG it wrote, linked by its
     path relative to out_dir) as a data: URI; any other image becomes its Markdown source, as text."""
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
-    own = {relative_to(path, out_dir): Path(path) for path in figures.values()}
+    own = {relative_to(path, out_dir): Path(path) for path in (figures or {}).values()}
     tokens = md.parse(markdown)
     for tok in tokens:
         for child in tok.children or []:

@@ -4,8 +4,8 @@ metadata and the model card.
 Everything put into Markdown here is text unless the caller marks it `Markdown` (a link the project built
 itself): an episode's error, a task id or a package's reason cannot become an image, a link, raw HTML or
 emphasis, whichever renderer reads it (markdown-it for report.html, Dagster's UI for metadata). Cells are shown
-as given otherwise (control characters escaped): numbers are formatted by the caller (tabulate's number parsing is off, so "0.50" stays
-"0.50"), and a `|` or a line break inside a cell is escaped so it cannot break the row.
+as given otherwise (control characters escaped): numbers are formatted by the caller (tabulate's number parsing
+is off, so "0.50" stays "0.50"), and a `|` or a line break inside a cell is escaped so it cannot break the row.
 """
 
 from __future__ import annotations
