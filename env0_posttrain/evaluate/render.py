@@ -87,7 +87,7 @@ def _verdict_section(n: ReportNumbers) -> list[str]:
                        "no variance (both arms all-fail or all-pass), so no z-test or interval applies.")
         else:
             out.append(
-                f"**Unpaired two-proportion check** (as the seeds reported it): {pp(u.diff, True)} pp, z = {u.z:.2f}, "
+                f"**Unpaired two-proportion check** (the seeds' z-test): {pp(u.diff, True)} pp, z = {u.z:.2f}, "
                 f"p {p_text(u.p_value)}, Newcombe {round(100 * (1 - u.alpha))}% CI "
                 f"[{pp(u.ci_low, True)}, {pp(u.ci_high, True)}] pp."
             )
