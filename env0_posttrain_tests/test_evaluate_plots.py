@@ -51,6 +51,6 @@ def test_trend_plot_and_history_parsing(tmp_path):
 def test_html_escapes_untrusted_text_and_inlines_images(tmp_path):
     plot_pass_rates({"base": proportion_estimate(1, 2)}, tmp_path / "plots" / "p.png")
     md = "# r\n\n| task |\n| --- |\n| <script>alert(1)</script> |\n\n![fig](plots/p.png)\n"
-    html = render_html(md, tmp_path, "t <b>")
+    html = render_html(md, tmp_path, "t <b>", {"pass_rate": str(tmp_path / "plots" / "p.png")})
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "data:image/png;base64,iVBORw0KGgo" in html and "<title>t &lt;b&gt;</title>" in html

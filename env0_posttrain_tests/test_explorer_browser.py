@@ -108,7 +108,8 @@ def test_search_and_first_paint(report, browser):
 
 
 def test_model_output_is_shown_as_text_never_as_markup(report, browser, tmp_path):
-    """An assistant reply carrying HTML is displayed literally: nothing it names becomes an element of the page."""
+    """HTML in an assistant reply, a tool result, the final answer, the episode's error and an error kind is displayed
+    literally: nothing it names becomes an element of the page."""
     from env0_posttrain.evaluate.explorer import write_explorer
     from env0_posttrain.store import Store
     from env0_posttrain_tests.explorer_run import RUN_ID
@@ -117,7 +118,10 @@ def test_model_output_is_shown_as_text_never_as_markup(report, browser, tmp_path
     rid = store.latest_round(RUN_ID, "sft")
     ep = store.load_episodes(rid)[0]
     payload = '<img id="injected" src="x" onerror="document.title=\'pwned\'"><b id="bold">hi</b>'
-    data = ep.model_copy(update={"final_answer": payload})
+    messages = [*ep.messages, {"role": "assistant", "content": payload + " (reply)"},
+                {"role": "tool", "tool_call_id": "c9", "name": "terminal", "content": payload + " (tool)"}]
+    data = ep.model_copy(update={"final_answer": payload, "error": payload + " (error)", "messages": messages,
+                                 "error_counts": {payload: 1}})
     copy = Store(tmp_path / "env0.duckdb")
     copy.upsert_run(store.get_run(RUN_ID))
     copy_rid = copy.open_round(RUN_ID, "sft", "m", 1)
@@ -126,6 +130,10 @@ def test_model_output_is_shown_as_text_never_as_markup(report, browser, tmp_path
     info = write_explorer(copy, RUN_ID, tmp_path / "explorer")
     browser.get(info.index_html.resolve().as_uri() + "#task=" + ep.task_id)
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "section.arm"), "the task view opens")
-    assert payload in browser.find_element(By.TAG_NAME, "body").text
+    body = browser.find_element(By.TAG_NAME, "body").text
+    assert all(payload + tail in body for tail in ("", " (reply)", " (error)"))
+    for fold in browser.find_elements(By.CSS_SELECTOR, "details"):  # tool results are folded
+        browser.execute_script("arguments[0].open = true", fold)
+    assert payload + " (tool)" in browser.find_element(By.TAG_NAME, "body").text
     assert browser.find_elements(By.ID, "injected") == [] and browser.find_elements(By.ID, "bold") == []
     assert browser.title != "pwned"

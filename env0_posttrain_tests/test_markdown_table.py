@@ -1,4 +1,5 @@
-"""Markdown tables come from tabulate: cells as given, pipes escaped, and markdown-it reads them as tables."""
+"""Markdown tables come from tabulate: cells as text (escaped: test_inert_text.py), pipes escaped, and markdown-it
+reads them as tables."""
 
 from __future__ import annotations
 

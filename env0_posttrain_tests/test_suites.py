@@ -6,11 +6,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
 from env0_posttrain.agent.records import Episode
+from env0_posttrain.evaluate.statistics import newcombe_paired_interval
 from env0_posttrain.evaluate.suites_report import suite_numbers, suites_headline, suites_markdown
 from env0_posttrain.spec.runspec import SpecError, TaskSelection, parse_spec
 from env0_posttrain.spec.suites import SuiteSpec, eval_suite_names, round_arm, split_round_arm
@@ -127,7 +129,9 @@ def test_per_suite_statistics_match_scipy_and_statsmodels():
     xb = [sum(v) / 2 for v in sft.values()]
     ref = stats.ttest_rel(xb, xa)
     assert s.paired.p_value == pytest.approx(ref.pvalue)
-    ci = ref.confidence_interval(0.95)
+    # two trials per task: the BCa bootstrap over tasks (in task-id order), seed 0
+    d = np.round([sum(sft[t]) / 2 - sum(base[t]) / 2 for t in sorted(base)], 12)
+    ci = stats.bootstrap((d,), np.mean, n_resamples=200, method="BCa", rng=np.random.default_rng(0)).confidence_interval
     assert (s.paired.ci_low, s.paired.ci_high) == (pytest.approx(ci.low), pytest.approx(ci.high))
     assert s.passes == {"base": (sum(map(sum, base.values())), 24), "sft": (sum(map(sum, sft.values())), 24)}
     one_a = {f"t{i}": [i < 3] for i in range(20)}
@@ -135,6 +139,7 @@ def test_per_suite_statistics_match_scipy_and_statsmodels():
     m = suite_numbers("y", _eps("base", one_a) + _eps("sft", one_b), {"seen": "unseen"}, 1, n_boot=200)
     table = [[3, 0], [8, 9]]  # base pass & sft pass, base pass & sft fail / base fail & sft pass, both fail
     assert m.paired.p_primary == pytest.approx(mcnemar(table, exact=True).pvalue)
+    assert (m.paired.ci_low, m.paired.ci_high) == pytest.approx(newcombe_paired_interval(3, 8, 0, 9))
     md = suites_markdown([m])
     assert "| y, 1 trial | 3/20 (15.00%) | 11/20 (55.00%) | +8 passes, +40.00 pp |" in md.replace("  ", " ").replace(
         "  ", " ")

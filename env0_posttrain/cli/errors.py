@@ -14,6 +14,8 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from env0_posttrain.util.console import printable
+
 _FULL = ("no space left on device", "database or disk is full", "disk i/o error", "disk is full")
 _READ_ONLY = ("read-only file system", "readonly database", "permission denied", "operation not permitted",
               "unable to open database file")
@@ -54,7 +56,7 @@ class OperatingErrors(TyperGroup):
             message = None if type(err).__module__.startswith("typer") else operating_error(err)
             if message is None:
                 raise
-            typer.secho(message, fg=typer.colors.RED, err=True)
+            typer.secho(printable(message), fg=typer.colors.RED, err=True)
             raise typer.Exit(2) from None
 
 

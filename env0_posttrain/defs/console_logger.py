@@ -3,7 +3,8 @@
 Dagster's default console logger prints each event with job, run id, pid and step, and a failed
 step's stack trace twice (step and run failure). The CLI shows this compact logger instead, at INFO
 (the stages' own lines, warnings, failures); `--verbose` brings back the default one at DEBUG.
-A failed step's reason is printed once by the CLI at the end.
+A failed step's reason is printed once by the CLI at the end. Both print control characters escaped
+(util/console.py): a step's message can carry what a package's script or a model wrote.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import logging
 
 import dagster as dg
 
-from env0_posttrain.util.console import TqdmHandler
+from env0_posttrain.util.console import EscapeControls, TqdmHandler
 
 
 class CompactFormatter(logging.Formatter):
@@ -31,4 +32,13 @@ def compact_console_logger(init_context: dg.InitLoggerContext) -> logging.Logger
     handler = TqdmHandler()
     handler.setFormatter(CompactFormatter())
     logger.addHandler(handler)
+    return logger
+
+
+@dg.logger(config_schema=dg.colored_console_logger.config_schema,
+           description="Dagster's colored console logger, control characters escaped (`--verbose`)")
+def verbose_console_logger(init_context: dg.InitLoggerContext) -> logging.Logger:
+    logger = dg.colored_console_logger.logger_fn(init_context)
+    for handler in logger.handlers:
+        handler.addFilter(EscapeControls())
     return logger

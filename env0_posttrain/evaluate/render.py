@@ -1,7 +1,9 @@
 """Report rendering: Markdown (for Dagster metadata and the repo) and a self-contained HTML page.
 
-The HTML is the Markdown rendered by markdown-it (raw HTML disabled, so a task id or model output
-cannot inject markup) with every figure inlined as a base64 PNG: one file to mail or archive.
+Every value from the data (task ids, an episode's error, a package's reason, lineage) enters the Markdown as text
+(util.markdown_table.md_text / md_table), so it cannot become an image, a link or markup. The HTML is that
+Markdown rendered by markdown-it (raw HTML disabled) with the report's own figures inlined as base64 PNGs, read
+from the paths the report wrote; any other image is shown as its source text and nothing else is read.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from env0_posttrain.evaluate.report_model import LedgerEntry, ReportNumbers
 from env0_posttrain.evaluate.statistics import PairedAnalysis
 from env0_posttrain.evaluate.verdict import p_text, pp
 from env0_posttrain.util.fsutil import relative_to
-from env0_posttrain.util.markdown_table import md_table
+from env0_posttrain.util.markdown_table import Markdown, md_link, md_table, md_text
 from env0_posttrain.tasks.ledger import dropped_text
 
 FIGURE_TITLES = {
@@ -56,8 +58,8 @@ def _paired_sentence(p: PairedAnalysis, who: str = "Adapter") -> str:
     test = f"exact McNemar p {p_text(p.mcnemar.p_value)}" if p.mcnemar else f"paired t p {p_text(p.p_value)}"
     return (
         f"{who} {pp(p.diff, True)} pp (per-task means {pp(p.mean_b)}% vs {pp(p.mean_a)}% over {p.n_tasks} tasks; "
-        f"clustered SE {pp(p.se)} pp; {round(100 * (1 - p.alpha))}% CI [{pp(p.ci_low, True)}, {pp(p.ci_high, True)}] pp; "
-        f"paired bootstrap CI [{pp(p.boot_ci_low, True)}, {pp(p.boot_ci_high, True)}] pp "
+        f"clustered SE {pp(p.se)} pp; {round(100 * (1 - p.alpha))}% CI [{pp(p.ci_low, True)}, {pp(p.ci_high, True)}] pp "
+        f"({p.ci_method}); percentile bootstrap over tasks [{pp(p.boot_ci_low, True)}, {pp(p.boot_ci_high, True)}] pp "
         f"({p.n_boot} resamples, seed {p.seed}); {test})."
     )
 
@@ -76,8 +78,8 @@ def _verdict_section(n: ReportNumbers) -> list[str]:
     if n.paired is not None:
         out.append("**Paired over tasks** (the verdict's test): " + _paired_sentence(n.paired))
         if n.paired.missing_in_a or n.paired.missing_in_b:
-            out.append(f"Tasks only the adapter ran: {n.paired.missing_in_a or 'none'}; "
-                       f"only the base ran: {n.paired.missing_in_b or 'none'} (left out of the paired test).")
+            out.append(f"Tasks only the adapter ran: {md_text(n.paired.missing_in_a or 'none')}; "
+                       f"only the base ran: {md_text(n.paired.missing_in_b or 'none')} (left out of the paired test).")
     if n.unpaired is not None:
         u = n.unpaired
         if u.z is None:
@@ -85,8 +87,9 @@ def _verdict_section(n: ReportNumbers) -> list[str]:
                        "no variance (both arms all-fail or all-pass), so no z-test or interval applies.")
         else:
             out.append(
-                f"**Unpaired two-proportion check** (as the seeds reported it): {pp(u.diff, True)} pp, z = {u.z:.2f}, "
-                f"p {p_text(u.p_value)}, Wald {round(100 * (1 - u.alpha))}% CI [{pp(u.ci_low, True)}, {pp(u.ci_high, True)}] pp."
+                f"**Unpaired two-proportion check** (the seeds' z-test): {pp(u.diff, True)} pp, z = {u.z:.2f}, "
+                f"p {p_text(u.p_value)}, Newcombe {round(100 * (1 - u.alpha))}% CI "
+                f"[{pp(u.ci_low, True)}, {pp(u.ci_high, True)}] pp."
             )
     if n.teacher_paired is not None and n.teacher_paired.n_tasks >= 2:
         out.append("**Teacher ceiling**: " + _paired_sentence(n.teacher_paired, "Teacher vs base"))
@@ -106,7 +109,8 @@ def _arm_table(arms: Mapping[str, ArmMetrics]) -> str:
     for arm, m in arms.items():
         e = m.pass_rate
         rows.append([
-            _label(arm), f"{e.successes}/{e.n}", f"{pp(e.rate)}%", f"±{pp(e.se)}", f"[{pp(e.ci_low)}, {pp(e.ci_high)}]",
+            _label(arm), f"{e.successes}/{e.n}", f"{pp(e.rate)}%", f"±{pp(e.se)}",
+            Markdown(f"[{pp(e.ci_low)}, {pp(e.ci_high)}]"),
             f"{m.rows_with_tool_calls}/{m.n_rows}", m.n_unscored, _num(m.mean_reward), _num(m.mean_steps, 1),
             f"{pp(m.completion_rate)}%", f"{pp(m.format_failure_rate)}%",
         ])
@@ -138,8 +142,7 @@ def _task_cell(task_id: str, explorer: str | None) -> str:
         return task_id
     from env0_posttrain.evaluate.explorer.links import task_href
 
-    text = task_id.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    return f"[{text}]({task_href(task_id, page=explorer)})"
+    return md_link(task_id, task_href(task_id, page=explorer))
 
 
 def _flip_section(n: ReportNumbers, explorer: str | None = None) -> list[str]:
@@ -248,7 +251,7 @@ def render_markdown(
                       "calls, verifier metrics and workspace diff, arms side by side.")
     blocks += _verdict_section(numbers)
     blocks += ["## Pass rates (strict: reward ≥ 1)", _arm_table(numbers.arms)]
-    kinds = [f"{_label(a)}: " + ", ".join(f"{k} {v}" for k, v in m.error_kinds.items())
+    kinds = [f"{_label(a)}: " + ", ".join(f"{md_text(k)} {v}" for k, v in m.error_kinds.items())
              for a, m in numbers.arms.items() if m.error_kinds]
     if kinds:
         blocks.append("Errors by kind (" + "; ".join(kinds) + ").")
@@ -275,16 +278,22 @@ _CSS = (
 )
 
 
-def render_html(markdown: str, out_dir: Path, title: str) -> str:
-    """Markdown -> HTML with each relative image replaced by a data: URI (no file next to it is needed)."""
+def render_html(markdown: str, out_dir: Path, title: str, figures: Mapping[str, str] | None = None) -> str:
+    """Markdown -> HTML with each of the report's own figures (`figures`: name -> the PNG it wrote, linked by its
+    path relative to out_dir) as a data: URI; any other image becomes its Markdown source, as text."""
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    own = {relative_to(path, out_dir): Path(path) for path in (figures or {}).values()}
     tokens = md.parse(markdown)
     for tok in tokens:
         for child in tok.children or []:
-            src = child.attrs.get("src") if child.type == "image" else None
-            if isinstance(src, str) and not src.startswith("data:"):
-                data = (out_dir / src).read_bytes()
-                child.attrs["src"] = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+            if child.type != "image":
+                continue
+            src = child.attrs.get("src")
+            if isinstance(src, str) and src in own and own[src].is_file():
+                child.attrs["src"] = "data:image/png;base64," + base64.b64encode(own[src].read_bytes()).decode("ascii")
+            else:  # not a figure the report wrote: nothing is read, the reader sees what was written
+                child.type, child.tag, child.nesting, child.children = "text", "", 0, None
+                child.content, child.attrs = f"![{child.content}]({src})", {}
     body = md.renderer.render(tokens, md.options, {})
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html_lib.escape(title)}</title>"
             f"<style>{_CSS}</style></head><body>\n{body}</body></html>\n")

@@ -100,7 +100,8 @@ def build_report(
         markdown = markdown.replace("\n\n## ", "\n\n" + suites[1] + "\n## ", 1)
     report = ComparisonReport(
         run_id=run_id, created_at=created_at, headline=headline, numbers=numbers, ledger=ledger_rows, lineage=lineage,
-        markdown=markdown, html=render_html(markdown, out_dir, f"env0 comparison report: {run_id}"), plot_paths=plot_paths,
+        markdown=markdown, html=render_html(markdown, out_dir, f"env0 comparison report: {run_id}", plot_paths),
+        plot_paths=plot_paths,
     )
     return report.model_copy(update={"files": write_report(report, out_dir)})
 
@@ -233,7 +234,7 @@ def report_metadata(report: ComparisonReport) -> dict[str, Any]:
         numbers.update({"paired.diff_pp": _pp(p.diff), "paired.ci_low_pp": _pp(p.ci_low), "paired.ci_high_pp": _pp(p.ci_high),
                         "paired.boot_ci_low_pp": _pp(p.boot_ci_low), "paired.boot_ci_high_pp": _pp(p.boot_ci_high),
                         "paired.se_pp": _pp(p.se), "paired.p_value": _plain(p.p_primary), "paired.tasks": p.n_tasks,
-                        "paired.test": "exact McNemar" if p.mcnemar else "paired t"})
+                        "paired.test": "exact McNemar" if p.mcnemar else "paired t", "paired.ci_method": p.ci_method})
     if n.unpaired is not None:
         u = n.unpaired
         numbers.update({"unpaired.diff_pp": _pp(u.diff), "unpaired.p_value": _plain(u.p_value),

@@ -3,12 +3,19 @@
 Pass/fail outcomes of one arm are binomial, but the two arms run the *same* tasks, so the honest
 comparison is paired over tasks (tasks differ far more in difficulty than trials do). The unpaired
 two-proportion figures are kept because the seeds reported them and readers compare against them.
+
+Every interval for a rate or a difference of rates lies inside its range ([0, 1], [-1, 1]) by construction,
+from a method with known coverage: Wilson for one rate, Newcombe's hybrid score for an unpaired difference,
+Newcombe's method 10 (Wilson limits with the paired correlation) for a paired difference of pass/fail outcomes
+with one trial per task, and a BCa bootstrap over tasks where a task's outcome is a rate over several trials.
+A t interval on pass/fail outcomes is not bounded by their range and is never given.
 Library routines (statsmodels, scipy) do the arithmetic; this module only chooses and packages them.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -39,7 +46,7 @@ class ProportionEstimate(_Frozen):
 
 
 class TwoProportionTest(_Frozen):
-    """Unpaired comparison of b against a: pooled z-test and the Wald CI of the difference (b - a)."""
+    """Unpaired comparison of b against a: pooled z-test and Newcombe's hybrid score CI of the difference (b - a)."""
 
     diff: float
     z: float | None = Field(description="None when both arms are all-fail or all-pass: no variance, no test")
@@ -57,11 +64,19 @@ class McNemarResult(_Frozen):
     p_value: float
 
 
+PAIRED_BINARY_CI = "Newcombe's method 10"
+PAIRED_RATES_CI = "BCa bootstrap over tasks"
+PAIRED_RATES_FALLBACK_CI = "percentile bootstrap over tasks"
+
+
 class PairedAnalysis(_Frozen):
     """Per-task mean over trials, then the mean of per-task differences (b - a), tasks weighted equally.
 
     `se` is the cluster-robust SE over tasks with the G/(G-1) small-sample factor, equal to the
-    paired-t SE of the per-task differences; `ci_*` is the t interval, `boot_*` the paired bootstrap.
+    paired-t SE of the per-task differences (the MDE uses it; no interval is built on it). `ci_*` is the
+    interval named by `ci_method`: Newcombe's method 10 when every task has one trial per arm (paired
+    pass/fail), else the BCa bootstrap over tasks (the percentile one where BCa is undefined); `boot_*` is
+    the percentile bootstrap over tasks, a cross-check. Both lie within [-1, 1].
     """
 
     n_tasks: int
@@ -78,6 +93,7 @@ class PairedAnalysis(_Frozen):
     boot_ci_low: float | None
     boot_ci_high: float | None
     n_boot: int
+    ci_method: str | None = None
     seed: int
     mcnemar: McNemarResult | None = None
     no_variance: bool = Field(default=False, description="every task changed by exactly `diff`: no t statistic exists")
@@ -151,11 +167,41 @@ def two_proportion_test(successes_a: int, n_a: int, successes_b: int, n_b: int, 
     diff = successes_b / n_b - successes_a / n_a
     pooled = (successes_a + successes_b) / (n_a + n_b)
     if pooled in (0.0, 1.0):
-        # identical all-fail/all-pass arms: zero variance, so neither a z nor a Wald interval exists
+        # identical all-fail/all-pass arms: zero variance, so no z exists (and no interval is given)
         return TwoProportionTest(diff=diff, z=None, p_value=None, ci_low=None, ci_high=None, alpha=alpha)
     z, p = proportions_ztest([successes_b, successes_a], [n_b, n_a])
-    low, high = confint_proportions_2indep(successes_b, n_b, successes_a, n_a, method="wald", compare="diff", alpha=alpha)
-    return TwoProportionTest(diff=diff, z=float(z), p_value=float(p), ci_low=float(low), ci_high=float(high), alpha=alpha)
+    low, high = confint_proportions_2indep(successes_b, n_b, successes_a, n_a, method="newcomb", compare="diff",
+                                           alpha=alpha)
+    low, high = _bounded(float(low), float(high), diff)
+    return TwoProportionTest(diff=diff, z=float(z), p_value=float(p), ci_low=low, ci_high=high, alpha=alpha)
+
+
+def _bounded(low: float, high: float, estimate: float, lo: float = -1.0, hi: float = 1.0) -> tuple[float, float]:
+    """Float round-off aside these methods already hold the range and the estimate; make it exact."""
+    return max(lo, min(low, estimate)), min(hi, max(high, estimate))
+
+
+def newcombe_paired_interval(both: int, b_only: int, a_only: int, neither: int, alpha: float = 0.05
+                             ) -> tuple[float, float]:
+    """Newcombe (1998, Stat Med 17:2635) method 10 for the paired difference rate_b - rate_a.
+
+    The 2x2 table over tasks: both pass, only b passes, only a passes, neither. Each arm's Wilson limits are
+    combined square-and-add, corrected by the continuity-corrected phi between the two arms' outcomes."""
+    n = both + b_only + a_only + neither
+    if n <= 0 or min(both, b_only, a_only, neither) < 0:
+        raise ValueError(f"a paired 2x2 table needs non-negative counts and n > 0, got {(both, b_only, a_only, neither)}")
+    pass_b, pass_a = both + b_only, both + a_only
+    pb, pa = pass_b / n, pass_a / n
+    lb, ub = (float(x) for x in proportion_confint(pass_b, n, alpha=alpha, method="wilson"))
+    la, ua = (float(x) for x in proportion_confint(pass_a, n, alpha=alpha, method="wilson"))
+    margins = pass_b * (n - pass_b) * pass_a * (n - pass_a)
+    cross = both * neither - b_only * a_only
+    phi = 0.0
+    if margins > 0:
+        phi = (cross - n / 2) / math.sqrt(margins) if cross > n / 2 else min(cross, 0) / math.sqrt(margins)
+    low = (pb - pa) - math.sqrt(max(0.0, (pb - lb) ** 2 + (ua - pa) ** 2 - 2 * phi * (pb - lb) * (ua - pa)))
+    high = (pb - pa) + math.sqrt(max(0.0, (pa - la) ** 2 + (ub - pb) ** 2 - 2 * phi * (pa - la) * (ub - pb)))
+    return _bounded(low, high, pb - pa)
 
 
 def per_task_rates(trials: TaskTrials) -> dict[str, float]:
@@ -172,7 +218,7 @@ def paired_analysis(
     kb = max((len(b[t]) for t in common), default=0)
     xa = np.array([rates_a[t] for t in common], dtype=float)
     xb = np.array([rates_b[t] for t in common], dtype=float)
-    d = xb - xa
+    d = np.round(xb - xa, 12)  # 2/3 - 1/3 and 1/3 are one difference: float residue must not read as variance
     n = len(common)
     base = dict(
         n_tasks=n, trials_a=ka, trials_b=kb, n_boot=n_boot, seed=seed, alpha=alpha,
@@ -185,27 +231,51 @@ def paired_analysis(
                               boot_ci_low=None, boot_ci_high=None)
     se = float(d.std(ddof=1) / math.sqrt(n))
     no_variance = se == 0.0
-    if no_variance:
-        # Every task moved by the same amount, so the t statistic is undefined and any interval would
-        # have zero width. No difference at all gets no p-value; a uniform shift gets the exact sign
-        # test over tasks (2 * 0.5^n), which is what the data can support.
-        t_stat, ci, boot = None, (None, None), (None, None)
-        p_val = None if d[0] == 0 else float(stats.binomtest(n if d[0] > 0 else 0, n, 0.5).pvalue)
-    else:
+    # Every task moved by the same amount: the t statistic is undefined and a bootstrap interval would
+    # have zero width. No difference at all gets no p-value; a uniform shift gets the exact sign
+    # test over tasks (2 * 0.5^n), which is what the data can support.
+    t_stat, ci, boot = None, (None, None), (None, None)
+    p_val = None if not no_variance or d[0] == 0 else float(stats.binomtest(n if d[0] > 0 else 0, n, 0.5).pvalue)
+    single = all(len(a[t]) == 1 and len(b[t]) == 1 for t in common)
+    method = None
+    if not no_variance:
         res = stats.ttest_rel(xb, xa)
         t_stat, p_val = float(res.statistic), float(res.pvalue)
-        interval = res.confidence_interval(confidence_level=1 - alpha)
-        ci = (float(interval.low), float(interval.high))
-        boot_res = stats.bootstrap(
-            (d,), np.mean, n_resamples=n_boot, confidence_level=1 - alpha, method="percentile",
-            rng=np.random.default_rng(seed), vectorized=True,
-        )
-        boot = (float(boot_res.confidence_interval.low), float(boot_res.confidence_interval.high))
-    single = all(len(a[t]) == 1 and len(b[t]) == 1 for t in common)
+        boot, bca = _task_bootstrap(d, alpha, n_boot, seed)
+        if single:
+            ci, method = newcombe_paired_interval(*_paired_table(a, b, common), alpha=alpha), PAIRED_BINARY_CI
+        elif bca is not None:
+            ci, method = bca, PAIRED_RATES_CI
+        else:
+            ci, method = boot, PAIRED_RATES_FALLBACK_CI
     return PairedAnalysis(
         **base, se=se, t=t_stat, p_value=p_val, ci_low=ci[0], ci_high=ci[1], boot_ci_low=boot[0], boot_ci_high=boot[1],
-        mcnemar=mcnemar_exact(a, b) if single else None, no_variance=no_variance,
+        ci_method=method, mcnemar=mcnemar_exact(a, b) if single else None, no_variance=no_variance,
     )
+
+
+def _task_bootstrap(d: np.ndarray, alpha: float, n_boot: int, seed: int
+                    ) -> tuple[tuple[float, float], tuple[float, float] | None]:
+    """(percentile, BCa) intervals of the mean per-task difference from one seeded set of resamples over tasks.
+    BCa is None where it is undefined (a degenerate jackknife or resample distribution)."""
+    common = dict(confidence_level=1 - alpha, vectorized=True)
+    pct = stats.bootstrap((d,), np.mean, n_resamples=n_boot, method="percentile", rng=np.random.default_rng(seed),
+                          **common)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy warns and answers NaN where BCa is undefined
+        bca = stats.bootstrap((d,), np.mean, n_resamples=0, bootstrap_result=pct, method="BCa", **common)
+    estimate = float(d.mean())
+    low, high = float(pct.confidence_interval.low), float(pct.confidence_interval.high)
+    pair = (float(bca.confidence_interval.low), float(bca.confidence_interval.high))
+    return _bounded(low, high, estimate), (_bounded(*pair, estimate) if all(map(math.isfinite, pair)) else None)
+
+
+def _paired_table(a: TaskTrials, b: TaskTrials, common: Sequence[str]) -> tuple[int, int, int, int]:
+    """(both pass, only b passes, only a passes, neither) over tasks with one trial per arm."""
+    both = sum(bool(a[t][0]) and bool(b[t][0]) for t in common)
+    a_only = sum(bool(a[t][0]) and not b[t][0] for t in common)
+    b_only = sum(not a[t][0] and bool(b[t][0]) for t in common)
+    return both, b_only, a_only, len(common) - both - a_only - b_only
 
 
 def mcnemar_exact(a: TaskTrials, b: TaskTrials) -> McNemarResult:
@@ -214,10 +284,7 @@ def mcnemar_exact(a: TaskTrials, b: TaskTrials) -> McNemarResult:
     bad = [t for t in common if len(a[t]) != 1 or len(b[t]) != 1]
     if bad:
         raise ValueError(f"McNemar needs one trial per task and arm; tasks with more: {bad[:5]}")
-    both = sum(bool(a[t][0]) and bool(b[t][0]) for t in common)
-    a_only = sum(bool(a[t][0]) and not b[t][0] for t in common)
-    b_only = sum(not a[t][0] and bool(b[t][0]) for t in common)
-    neither = len(common) - both - a_only - b_only
+    both, b_only, a_only, neither = _paired_table(a, b, common)
     result = mcnemar([[both, a_only], [b_only, neither]], exact=True)
     return McNemarResult(fail_to_pass=b_only, pass_to_fail=a_only, p_value=float(result.pvalue))
 

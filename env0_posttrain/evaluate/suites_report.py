@@ -15,7 +15,7 @@ from env0_posttrain.agent.records import Episode
 from env0_posttrain.evaluate.metrics import by_arm, task_trials
 from env0_posttrain.evaluate.statistics import PairedAnalysis, paired_analysis
 from env0_posttrain.evaluate.verdict import Verdict, decide, p_text, pp
-from env0_posttrain.util.markdown_table import md_table
+from env0_posttrain.util.markdown_table import Markdown, md_table, md_text
 
 ARM_LABELS = {"base": "Baseline", "sft": "SFT", "teacher_eval": "Teacher (ceiling)", "rl": "RL"}
 
@@ -67,7 +67,7 @@ def _paired_cells(p: PairedAnalysis | None) -> tuple[str, str]:
     if p is None or p.ci_low is None:
         return "n/a", f"p {p_text(p.p_primary)}" if p is not None else "n/a"
     test = "exact McNemar" if p.mcnemar is not None else "paired t"
-    return f"[{pp(p.ci_low, True)}, {pp(p.ci_high, True)}] pp", f"p {p_text(p.p_primary)} ({test})"
+    return Markdown(f"[{pp(p.ci_low, True)}, {pp(p.ci_high, True)}] pp"), f"p {p_text(p.p_primary)} ({test})"
 
 
 def suite_section(s: SuiteNumbers, link: str | None = None, level: str = "###") -> list[str]:
@@ -95,9 +95,9 @@ def suite_section(s: SuiteNumbers, link: str | None = None, level: str = "###") 
           ", ".join(b.get("shared_families", [])) or "none", ", ".join(b.get("shared_templates", [])) or "none",
           b.get("dropped", 0)]])
     blocks += [f"Boundary with the training set ({s.name}):", ledger]
-    blocks += [f"Budget: {n}" for n in s.budget_notes]
+    blocks += [f"Budget: {md_text(n)}" for n in s.budget_notes]
     if s.rows_note:
-        blocks.append(s.rows_note)
+        blocks.append(md_text(s.rows_note))  # starts with "SFT rows", never with a character that opens a block
     return blocks
 
 

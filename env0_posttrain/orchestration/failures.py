@@ -3,7 +3,8 @@
 The step's failure event holds the exact message (a spec's field and line, a missing file), which a list of failed
 step names and a pointer to the UI would leave unsaid. Dagster wraps user errors in its own
 DagsterExecutionStepExecutionError ("Error occurred while executing op ..."): that wrapper says nothing the
-step key does not, so it is skipped and the user's exception and its causes are printed instead.
+step key does not, so it is skipped and the user's exception and its causes are printed instead. A step's error
+can quote a package's script or a model: its control characters come back escaped (util/console.printable).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import dagster as dg
+
+from env0_posttrain.util.console import printable
 
 _WRAPPERS = {"DagsterExecutionStepExecutionError", "DagsterUserCodeExecutionError"}
 MAX_LINES = 25  # a Pipes worker's error can carry its whole stderr: the end says what broke
@@ -51,7 +54,7 @@ def step_failures(result: dg.ExecuteInProcessResult) -> list[StepFailure]:
             lines = "\n".join(_chain(data.error)).splitlines()
         if len(lines) > MAX_LINES:
             lines = ["...", *lines[-MAX_LINES:]]
-        failures.append(StepFailure(event.step_key or "?", lines or ["(no error recorded)"]))
+        failures.append(StepFailure(event.step_key or "?", [printable(x) for x in lines] or ["(no error recorded)"]))
     return failures
 
 
@@ -59,5 +62,5 @@ def run_failure_message(result: dg.ExecuteInProcessResult) -> str | None:
     """The run's own failure message when no step failed (a run stopped before any step could start)."""
     for event in result.all_events:
         if event.event_type_value == "RUN_FAILURE" and event.message:
-            return event.message
+            return printable(event.message)
     return None

@@ -12,7 +12,7 @@ import dagster as dg
 from dagster._core.definitions.materialize import EPHEMERAL_JOB_NAME
 
 from env0_posttrain.defs.assets import RECOLLECT_TAG, RUN_ASSETS, SUITE_EVAL_ASSETS
-from env0_posttrain.defs.console_logger import compact_console_logger
+from env0_posttrain.defs.console_logger import compact_console_logger, verbose_console_logger
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.orchestration.needed import IN_PROGRESS, asset_states, needed
@@ -126,7 +126,7 @@ def materialize_run(
 
 def _execute(run_id: str, paths: Paths, instance: dg.DagsterInstance, keys: Sequence[str], log_level: str,
              recollect: Sequence[str], suites: Sequence[str]) -> tuple[dg.ExecuteInProcessResult, dict[str, float], list[str]]:
-    console = dg.colored_console_logger if log_level.upper() == "DEBUG" else compact_console_logger
+    console = verbose_console_logger if log_level.upper() == "DEBUG" else compact_console_logger
     defs = dg.Definitions(  # what dg.materialize builds, plus the console logger
         jobs=[dg.define_asset_job(EPHEMERAL_JOB_NAME, selection=dg.AssetSelection.assets(*keys))],
         assets=RUN_ASSETS,

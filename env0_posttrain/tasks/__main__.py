@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from env0_posttrain.tasks.taskdir import TaskDirError, import_task_dir, replay_dir, write_reward
+from env0_posttrain.util.console import printable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             answer = args.answer_file.read_text() if args.answer_file and args.answer_file.is_file() else None
         verdict = replay_dir(args.task_dir, calls, answer)
     except TaskDirError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {printable(str(err))}", file=sys.stderr)
         return 2
     if args.reward_file:
         write_reward(args.reward_file, verdict["reward"])
@@ -73,7 +74,7 @@ def _env0(args: argparse.Namespace) -> int:
             replay = TypeAdapter(list[RecordedRequest]).validate_python(saved["requests"])
             now = datetime.fromisoformat(saved["now"])
         except (OSError, ValueError, KeyError, TypeError, ValidationError) as e:
-            print(f"error: {args.replay}: not a recording ({str(e).splitlines()[0][:200]})", file=sys.stderr)
+            print(printable(f"error: {args.replay}: not a recording ({str(e).splitlines()[0][:200]})"), file=sys.stderr)
             return 2
     res = run_and_record(args.package_dir, args.reward_file, oracle=args.oracle, calls=args.calls, seed=args.seed,
                          env0_root=args.env0_root or _env0_root_setting(), record=args.record is not None, replay=replay, now=now)
@@ -83,8 +84,8 @@ def _env0(args: argparse.Namespace) -> int:
         atomic_write_text(args.record, json.dumps({"now": res.now, "requests": [r.model_dump(mode="json")
                                                                                 for r in res.recording]}, indent=1))
     print(res.model_dump_json(indent=2, exclude={"recording"}))
-    if res.verifier_error:
-        print(f"error: {res.verifier_error}", file=sys.stderr)
+    if res.verifier_error:  # a script's stderr tail: shown, never interpreted by the terminal
+        print(f"error: {printable(res.verifier_error)}", file=sys.stderr)
         return 2
     return 0
 

@@ -6,11 +6,16 @@ one handler that writes through `tqdm.write`, so a line never tears a progress b
 Dagster run the instance captures these loggers (dagster.yaml `python_logs`) into the step's event
 log (the UI shows them) and its console logger prints them; this handler then skips them.
 Dagster's own events are the CLI's business (`dagster_log_level`): DEBUG only with `--verbose`.
+
+A line can carry what a task package or a model wrote (a script's stderr in an error, a tool result): control
+characters are shown escaped (`\x1b`, `\x07`, `\x0d`), never sent to the terminal, so no text can move the
+cursor, rewrite a line, ring, retitle the window or hide what follows.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import sys
 
 from tqdm.auto import tqdm
@@ -19,10 +24,33 @@ LOGGER = "env0_posttrain"
 _HANDLER_NAME = "env0-console"
 
 
+# C0 controls but tab and line feed, DEL, C1 controls (the 8-bit CSI among them), and the bidirectional overrides
+# and isolates that make a terminal show text in another order than it is.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` with every control character but tab and line feed written as its escape (`\x1b`, `\u202e`)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                        text)
+
+
+class EscapeControls(logging.Filter):
+    """For a handler whose formatter adds its own escapes (colours): the record's message and traceback escaped
+    before it is formatted."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = printable(record.getMessage()), None
+        if record.exc_info:
+            record.exc_text = printable(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        return True
+
+
 class TqdmHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            tqdm.write(self.format(record), file=sys.stderr)
+            tqdm.write(printable(self.format(record)), file=sys.stderr)
         except Exception:  # noqa: BLE001 - logging must never raise into the caller
             self.handleError(record)
 

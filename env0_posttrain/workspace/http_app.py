@@ -198,5 +198,8 @@ def serve(host: str = "127.0.0.1", port: int = 8765, seed: int = 0,
     """Run the app with uvicorn (blocking). Bound to loopback unless told otherwise."""
     import uvicorn
 
+    from .request_errors import contained
+
     app = create_app(workspace_factory or (lambda: Workspace.seeded(seed)), gated=gated)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+    # a request that raises is one 500 and one log line per distinct error, not a traceback per request
+    uvicorn.run(contained(app, "workspace"), host=host, port=port, log_level=log_level, access_log=False)

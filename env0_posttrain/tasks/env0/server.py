@@ -26,6 +26,7 @@ import uvicorn
 from ...workspace.environment import Workspace
 from ...workspace.api_routes import handle
 from ...workspace.http_app import create_app
+from ...workspace import request_errors
 from ...workspace.request_limits import read_body
 from .auth_surface import AUTH_READS, BY_METHOD, GWS_SERVICES, answer_auth, guard, service_prefix
 from .doc_compat import DOC_COMPAT, drive_call
@@ -302,11 +303,14 @@ def _at_prefix(app: Any, prefix: str) -> Any:
 
 
 @contextmanager
-def serve_services(surface: Env0Surface, sock_dir: Path | None = None) -> Iterator[dict[str, str]]:
+def serve_services(surface: Env0Surface, sock_dir: Path | None = None,
+                   errors: request_errors.RequestErrors | None = None) -> Iterator[dict[str, str]]:
     """Every listener of LISTENERS (env0's services and the whole workspace), all in one event-loop thread:
     `sock_dir/<port>.sock` (the sandbox forwards its env0 port there) or, without sock_dir, a loopback socket bound
     here to a port the kernel picks (bound before serving, so no other process can take it in between). Yields
-    prefix -> base URL (the unconfined URLs; a sandbox's scripts use http://localhost:<env0 port>)."""
+    prefix -> base URL (the unconfined URLs; a sandbox's scripts use http://localhost:<env0 port>). A request that
+    raises is answered 500 and counted in `errors` (default: the process's), logged once per distinct error."""
+    errors = errors or request_errors.REQUEST_ERRORS
     servers, base, sockets = [], {}, []
     for svc in LISTENERS:
         where: dict[str, Any] = {}
@@ -319,7 +323,8 @@ def serve_services(surface: Env0Surface, sock_dir: Path | None = None) -> Iterat
             sock.bind(("127.0.0.1", 0))
             sockets.append(sock)
             base[svc.prefix] = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        servers.append(uvicorn.Server(uvicorn.Config(_at_prefix(surface, svc.prefix), log_level="error", log_config=None,
+        app = request_errors.contained(_at_prefix(surface, svc.prefix), svc.prefix, errors)
+        servers.append(uvicorn.Server(uvicorn.Config(app, log_level="error", log_config=None,
                                                      access_log=False, lifespan="off", timeout_graceful_shutdown=1,
                                                      **where)))
 
