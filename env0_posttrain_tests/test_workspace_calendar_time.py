@@ -9,6 +9,7 @@ import json
 import pytest
 
 from env0_posttrain.tasks.env0.server import _local_times
+from env0_posttrain.tasks.env0.shapes import calendar_state
 from env0_posttrain.workspace import Workspace
 from env0_posttrain_tests.test_workspace_support import err, ok
 
@@ -87,11 +88,18 @@ def test_the_frozen_clock_gives_the_same_ids_tokens_and_state_and_restore_is_exa
     assert len(ws.calendar.db.events[next(e.id for e in ws.calendar.series())].exceptions) == 2
 
 
-def test_env0s_surface_reads_an_offset_less_time_as_utc_as_env0_does():
-    body = {"summary": "x", "start": {"dateTime": "2026-03-20T15:00:00", "timeZone": LA},
+def test_env0s_surface_reads_an_offset_less_time_as_utc_and_its_state_gives_back_the_hour_written(ws):
+    body = {"summary": "Okapi review", "start": {"dateTime": "2026-03-20T15:00:00", "timeZone": LA},
             "end": {"dateTime": "2026-03-20T16:00:00"}, "originalStartTime": {"dateTime": "2026-03-20T15:00:00-07:00"}}
     got = json.loads(_local_times(json.dumps(body).encode()))
     assert got["start"] == {"dateTime": "2026-03-20T15:00:00Z", "timeZone": LA}
     assert got["end"] == {"dateTime": "2026-03-20T16:00:00Z"}
     assert got["originalStartTime"] == body["originalStartTime"]
     assert _local_times(b"not json") == b"not json"
+    del got["originalStartTime"]
+    ok(ws, "calendar_events_insert", {"body": got})
+    offset = ok(ws, "calendar_events_insert", {"body": {"summary": "Okapi sync", "start": {
+        "dateTime": "2026-03-20T09:00:00-07:00"}, "end": {"dateTime": "2026-03-20T10:00:00-07:00"}}})
+    state = {e["summary"]: e for e in calendar_state(ws)["users"]["user1"]["events"]}
+    assert state["Okapi review"]["start"] == "2026-03-20T15:00:00"  # env0 dumps naive UTC
+    assert state["Okapi sync"]["start"] == "2026-03-20T16:00:00" and offset["start"]["dateTime"] == "2026-03-20T16:00:00Z"

@@ -97,8 +97,8 @@ def stored(t: dict[str, Any] | None, param: str) -> dict[str, Any]:
 
 
 def merged(old: dict[str, Any], new: Any) -> Any:
-    """A patch's start/end over the stored one: fields it leaves out are kept (Google's patch merges objects), but
-    switching between a date and a date-time drops the other."""
+    """A patch's start/end over the stored one: fields it leaves out are kept, `timeZone` included (a patch merges
+    nested objects), but switching between a date and a date-time drops the other."""
     if not isinstance(new, dict):
         return new
     out = {**old, **new}
@@ -107,16 +107,7 @@ def merged(old: dict[str, Any], new: Any) -> Any:
         out.pop("timeZone", None)
     elif new.get("dateTime"):
         out.pop("date", None)
-        if "timeZone" not in new and _has_offset(str(new["dateTime"])):
-            out.pop("timeZone", None)  # a new instant with its own offset, without a zone
     return {k: v for k, v in out.items() if v is not None}
-
-
-def _has_offset(value: str) -> bool:
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00")).tzinfo is not None
-    except ValueError:
-        return False
 
 
 def fmt(dt: datetime) -> str:
