@@ -52,6 +52,9 @@ def test_recurrence_forms(ws):
         "summary": "x", "recurrence": ["RRULE:FREQ=DAILY;COUNT=2"], "start": {"dateTime": "2026-03-02T00:30:00Z"},
         "end": {"dateTime": "2026-03-02T01:00:00Z"}}})
     assert starts(ws, zoneless["id"], calendarId=cal["id"]) == ["2026-03-02T09:30:00+09:00", "2026-03-03T09:30:00+09:00"]
+    planted = ws.calendar.db.events[utc_ex["id"]]  # a seeder's row with a rule that does not read: its first occurrence
+    ws.calendar.db.events[planted.id] = planted.model_copy(update={"recurrence": ("RRULE:FREQ=NEVER",)})
+    assert starts(ws, planted.id) == ["2026-03-02T18:00:00Z"]
 
 
 def test_a_changed_occurrence_comes_back_in_an_incremental_sync(ws):

@@ -14,7 +14,7 @@ from typing import Iterator
 
 from dateutil.rrule import rrule, rrulebase, rruleset, rrulestr
 
-from ...errors import bad_request
+from ...errors import ApiError, bad_request
 from .data_model import Event
 from .times import UTC, event_time, fmt, zone
 
@@ -164,6 +164,18 @@ def rule_set(ev: Event, tz: tzinfo) -> rrulebase:
     return rules
 
 
+def _readable(ev: Event, tz: tzinfo) -> rrulebase:
+    """The series' rule set for a read: a row planted without the API's check (a seeder's) whose rule does not read
+    is its first occurrence alone, so one bad row does not fail every listing."""
+    try:
+        return rule_set(ev, tz)
+    except ApiError:
+        only = rruleset()
+        first = event_time(ev.start, "start")
+        only.rdate(first if all_day(ev) else first.astimezone(tz))
+        return only
+
+
 def originals(ev: Event, tz: tzinfo, lo: datetime | None, hi: datetime | None, now: datetime) -> Iterator[datetime]:
     """Original starts (UTC) of the occurrences whose original span meets [lo, hi), in order, at most MAX_INSTANCES;
     without `hi`, up to HORIZON past now (or past the series' start, if later)."""
@@ -172,7 +184,7 @@ def originals(ev: Event, tz: tzinfo, lo: datetime | None, hi: datetime | None, n
     horizon = hi if hi is not None else max(now, first, lo or first) + HORIZON
     begin = max(lo - length, first) if lo is not None else first
     n = 0
-    for start in rule_set(ev, tz).xafter(begin if all_day(ev) else begin.astimezone(tz), inc=True):
+    for start in _readable(ev, tz).xafter(begin if all_day(ev) else begin.astimezone(tz), inc=True):
         start = start.astimezone(UTC)
         if start >= horizon or n >= MAX_INSTANCES:
             return
@@ -189,7 +201,7 @@ def is_occurrence(ev: Event, tz: tzinfo, key: str) -> datetime | None:
     if ev.exceptions and key in ev.exceptions:
         return original
     probe = original if all_day(ev) else original.astimezone(tz)
-    got = next(iter(rule_set(ev, tz).xafter(probe, count=1, inc=True)), None)
+    got = next(iter(_readable(ev, tz).xafter(probe, count=1, inc=True)), None)
     return original if got is not None and got.astimezone(UTC) == original else None
 
 
