@@ -507,6 +507,9 @@ def path_candidates(ws: Workspace) -> list[dict[str, str]]:
     return out
 
 
+# methods probed on the primary calendar (the seeded events) before the candidates' first, empty secondary calendar
+EVENTS_FIRST = ("calendar.events.list",)
+
 # minimal valid bodies for Google methods that need one (the rest send {} or nothing)
 BODIES: dict[str, Any] = {
     "gmail.users.messages.send": {"raw": "VG86IGF1ZGl0QGV4YW1wbGUuY29tDQpTdWJqZWN0OiBhdWRpdA0KDQpoaQ"},
@@ -707,6 +710,8 @@ def _audit_google_method(base_ws: Workspace, service: str, doc: dict[str, Any], 
     path_args: dict[str, str] | None = None
     base: Answer | None = None
     tried = [c for c in candidates if set(spec.path_params) <= set(c)] if spec.path_params else [{}]
+    if spec.method_id in EVENTS_FIRST:  # a calendar with events, or the list's parameters have nothing to act on
+        tried = [{"calendarId": "primary"}, *tried]
     make = body if callable(body) else None
     for cand in tried[:40]:
         ws = base_ws.fork()

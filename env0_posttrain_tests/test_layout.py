@@ -68,7 +68,6 @@ COHESION_TODO: dict[str, str] = {
     "tasks/families/multi_app.py": "docstring",
     "tasks/families/multi_app_more.py": "name, docstring",
     "workspace/services/gmail/mail_more.py": "name, resources",
-    "workspace/services/calendar/events_more.py": "name",
     "workspace/services/slack/message_extras.py": "name, resources",
     "workspace/services/admin/toolkit.py": "resources",
     "workspace/services/calendar/calendars.py": "resources",

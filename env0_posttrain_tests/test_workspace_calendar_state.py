@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from env0_posttrain.workspace import Workspace
-from env0_posttrain.workspace.services.calendar.events_more import parse_quick
+from env0_posttrain.workspace.services.calendar.quick_add import parse_quick
 from env0_posttrain_tests.test_workspace_support import err, ok
 
 

@@ -274,8 +274,10 @@ def _with_file_content(ws: Workspace, payload: bytes) -> bytes:
 
 
 def _local_times(body: bytes) -> bytes:
-    """env0's calendar reads a dateTime without offset or timeZone in the user's zone (America/Los_Angeles);
-    Google answers 400 "Missing time zone definition". env0 packages rely on the former, so the zone is added."""
+    """env0's calendar ignores `timeZone` and reads a dateTime without an offset as UTC (Google reads it in its
+    `timeZone`, and answers 400 "Missing time zone definition" without one). env0 packages write local times that
+    way and their verifiers read back the hour they wrote, so on env0's surface such a time is read as env0 reads
+    it: as UTC (its `timeZone` is kept, as a label)."""
     try:
         req = json.loads(body)
     except ValueError:
@@ -285,9 +287,9 @@ def _local_times(body: bytes) -> bytes:
     changed = False
     for key in ("start", "end", "originalStartTime"):
         t = req.get(key)
-        if isinstance(t, dict) and isinstance(t.get("dateTime"), str) and not t.get("timeZone") \
-                and not re.search(r"(Z|[+-]\d\d:?\d\d)$", t["dateTime"]):
-            req[key] = {**t, "timeZone": "America/Los_Angeles"}
+        if isinstance(t, dict) and isinstance(t.get("dateTime"), str) \
+                and not re.search(r"(Z|[+-]\d\d:?\d\d)$", t["dateTime"].strip(), re.I):
+            req[key] = {**t, "dateTime": t["dateTime"].strip() + "Z"}
             changed = True
     return json.dumps(req).encode() if changed else body
 

@@ -161,7 +161,8 @@ def calendar_state(ws: Workspace) -> dict[str, Any]:
     for e in ws.calendar.db.events.values():
         if not ws.calendar.on_calendar(e, me) or e.status == "cancelled":
             continue  # Calendar keeps a deleted event as status "cancelled"; env0 removes the row
-        start, end = e.start.get("dateTime") or e.start.get("date"), e.end.get("dateTime") or e.end.get("date")
+        # env0 keeps a date-time as naive UTC (the stored instant, read in UTC, without an offset)
+        start, end = _iso(e.start.get("dateTime")) or e.start.get("date"), _iso(e.end.get("dateTime")) or e.end.get("date")
         events.append({"id": e.id, "calendarId": "primary" if e.calendarId == me else e.calendarId,
                        "summary": e.summary, "description": e.description, "location": e.location, "status": e.status,
                        "start": start, "end": end, "startIsDate": "date" in e.start, "endIsDate": "date" in e.end,

@@ -171,8 +171,8 @@ class CalendarsMixin:
             raise bad_request("Invalid Value", "invalid", "calendarId")  # only the primary calendar can be cleared
         now = self.ws.now_rfc3339()
         for e in [e for e in self.db.events.values() if e.calendarId == cal.id and e.status != "cancelled"]:
-            self.db.events[e.id] = e.model_copy(update={"status": "cancelled", "updated": now,
-                                                        "sequence": e.sequence + 1})
+            self.save(e.model_copy(update={"status": "cancelled", "updated": now,  # type: ignore[attr-defined]
+                                           "sequence": e.sequence + 1}))
 
     # -- calendarList ---------------------------------------------------------------------------
     @api("calendar.calendarList.list", f"GET {C}/users/me/calendarList", "List the calendars in your calendar list.",

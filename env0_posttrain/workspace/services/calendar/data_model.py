@@ -2,7 +2,10 @@
 calendar list, ACL rules, settings and notification channels.
 
 An event is stored once, on its organizer's calendar, and shows on every attendee's calendar,
-as invitations do in Google Calendar. The calendar list and the settings are the agent user's own
+as invitations do in Google Calendar. Its start/end are stored as times.py says (a UTC instant plus the
+zone it was written in, or a date). A recurring event keeps its changed occurrences (Google's exceptions:
+moved, edited or cancelled) on its own row, keyed by the occurrence's stamp; `rev` orders changes for
+incremental sync (sync.py). The calendar list and the settings are the agent user's own
 (the only user that calls the API); ACL rules are keyed "<calendarId>/<ruleId>" and the owner's own
 rule is implied by CalendarRow.owner, never stored.
 """
@@ -54,6 +57,10 @@ class Event(Row):
     colorId: str | None = None
     attachments: tuple[dict[str, Any], ...] = ()
     kept: dict[str, Any] = {}  # fields kept as written (event_fields.KEPT): reminders, guest permissions, ...
+    recurringEventId: str | None = None  # an occurrence: its series
+    originalStart: dict[str, Any] | None = None  # an occurrence: its start as the series gives it (stored form)
+    exceptions: dict[str, "Event"] | None = None  # a series: its changed occurrences, by stamp (recurrence.py)
+    rev: int | None = None  # the change counter at its last change through the API (None: as seeded)
 
 
 class ListEntry(Row):
@@ -90,6 +97,7 @@ class Channel(Row):
 
 
 class CalendarDB(DB):
+    rev: int = 0  # counts event changes; a sync token names one (sync.py)
     calendars: dict[str, CalendarRow] = table()
     events: dict[str, Event] = table()
     calendarList: dict[str, ListEntry] = table()

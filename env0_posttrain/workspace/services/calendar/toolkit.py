@@ -1,25 +1,22 @@
-"""Calendar v3 events and freebusy; the other resources are mixins from the sibling modules."""
+"""Calendar v3: the service, assembled from one mixin per API resource (events, calendars and calendarList, acl,
+freebusy, settings), plus what they share: access to a calendar, finding an event (an occurrence of a recurring
+one included), storing a change, the zone answers are given in, and the seeding helpers."""
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
-from typing import Any
+from datetime import datetime, tzinfo
 
-from ...base import BASE32HEX, Service, api
-from ...errors import bad_request, conflict, forbidden, google_error, not_found
-from ...paging import check_size, page
+from ...base import BASE32HEX, Service
+from ...errors import forbidden, not_found
+from . import recurrence
 from .acl import AclMixin
 from .calendars import CalendarsMixin
-from .colors import EVENT_COLORS
-from . import event_fields
 from .data_model import Attendee, CalendarDB, CalendarRow, Event, ListEntry
-from .events_more import EventsMoreMixin
+from .events import EventsMixin
 from .freebusy import FreeBusyMixin
 from .settings import SettingsMixin
-from .times import event_time, fmt, normalize_time, parse_rfc3339
+from .times import event_time, fmt, zone
 
-C = "calendar/v3"
 _TIMES: dict[int, tuple[Event, datetime, datetime]] = {}
 _TIMES_MAX = 8192
 
@@ -36,19 +33,8 @@ def event_times(e: Event) -> tuple[datetime, datetime]:
     _TIMES[id(e)] = (e, start, end)  # the entry holds the row, so its id is not reused while cached
     return start, end
 
-def _color(v: Any) -> str | None:
-    if v is None:
-        return None
-    if str(v) not in EVENT_COLORS:
-        raise bad_request("Invalid value for colorId.", "invalid", "colorId")
-    return str(v)
 
-
-_ID = re.compile(r"^[a-v0-9]{5,1024}$")
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-
-
-class Calendar(CalendarsMixin, AclMixin, EventsMoreMixin, FreeBusyMixin, SettingsMixin, Service):
+class Calendar(CalendarsMixin, AclMixin, EventsMixin, FreeBusyMixin, SettingsMixin, Service):
     name = "calendar"
     DB = CalendarDB
     db: CalendarDB
@@ -81,274 +67,59 @@ class Calendar(CalendarsMixin, AclMixin, EventsMoreMixin, FreeBusyMixin, Setting
                    forbidden("You need to have writer access to this calendar.", "requiredAccessLevel"))
         return cal
 
+    def zone_of(self, cal_id: str, requested: str | None = None) -> tzinfo:
+        """The zone an answer gives times in: the request's `timeZone`, else the calendar's."""
+        if requested:
+            return zone(requested, "Invalid time zone definition.", "timeZone")
+        cal = self.db.calendars.get(cal_id)
+        return zone(cal.timeZone if cal else "UTC")
+
+    def series_zone(self, e: Event) -> tzinfo:
+        cal = self.db.calendars.get(e.calendarId)
+        return recurrence.series_zone(e, cal.timeZone if cal else "UTC")
+
+    # -- events ---------------------------------------------------------------------------------
     def timeline(self) -> list[tuple[datetime, datetime, Event]]:
-        """All events with parsed times, by start; memoised until the events table changes."""
+        """All events with parsed times (a recurring one at its first occurrence), by start; memoised until the
+        events table changes."""
         def build() -> list[tuple[datetime, datetime, Event]]:
             rows = [(*event_times(e), e) for e in self.db.events.values()]
             rows.sort(key=lambda r: (r[0], r[2].id))
             return rows
         return self.db.cached("timeline", self.db.events.version, build)
 
+    def series(self) -> list[Event]:
+        """The recurring events, by id; memoised until the events table changes."""
+        return self.db.cached("series", self.db.events.version,
+                              lambda: sorted((e for e in self.db.events.values() if e.recurrence), key=lambda e: e.id))
+
     def on_calendar(self, e: Event, cal_id: str) -> bool:
         return e.calendarId == cal_id or any(a.email == cal_id for a in e.attendees)
 
     def _event(self, cal: CalendarRow, eid: str) -> Event:
+        """The event an id names on a calendar: a stored one, or an occurrence of a recurring one."""
         e = self.db.events.get(eid)
+        if e is None:
+            parts = recurrence.split_id(eid)
+            series = self.db.events.get(parts[0]) if parts else None
+            if parts and series is not None and series.recurrence:
+                original = recurrence.is_occurrence(series, self.series_zone(series), parts[1])
+                e = recurrence.instance(series, original) if original is not None else None
         if e is None or not self.on_calendar(e, cal.id):
             raise not_found("Not Found")
         return e
 
-    # -- rendering ------------------------------------------------------------------------------
-    def render(self, e: Event, viewer: str) -> dict[str, Any]:
-        me = self.ws.me.email
-        org = self.ws.person(e.organizerEmail)
-        out: dict[str, Any] = {
-            "kind": "calendar#event", "etag": f"\"{3000000000000000 + e.sequence * 1000 + len(e.updated)}\"",
-            "id": e.id, "status": e.status,
-            "htmlLink": f"https://www.google.com/calendar/event?eid={e.id}", "created": e.created, "updated": e.updated,
-            "summary": e.summary}
-        for k in ("description", "location", "colorId", "transparency", "visibility"):
-            if getattr(e, k) is not None:
-                out[k] = getattr(e, k)
-        out["creator"] = {"email": e.creatorEmail, **({"self": True} if e.creatorEmail == me else {})}
-        organizer: dict[str, Any] = {"email": e.organizerEmail}
-        if org:
-            organizer["displayName"] = org.name
-        if e.organizerEmail == me:
-            organizer["self"] = True
-        out["organizer"] = organizer
-        out["start"], out["end"] = dict(e.start), dict(e.end)
-        if e.recurrence:
-            out["recurrence"] = list(e.recurrence)
-        out["iCalUID"] = e.iCalUID or f"{e.id}@google.com"
-        out["sequence"] = e.sequence
-        if e.attendees:
-            atts = []
-            for a in e.attendees:
-                d = a.dump()
-                if a.email == me:
-                    d["self"] = True
-                atts.append(d)
-            out["attendees"] = atts
-        if e.attachments:
-            out["attachments"] = [dict(a) for a in e.attachments]
-        out["reminders"] = {"useDefault": True}
-        out["eventType"] = "default"
-        out.update(e.kept)
-        return out
-
-    # -- events ---------------------------------------------------------------------------------
-    @api("calendar.events.list", f"GET {C}/calendars/{{calendarId}}/events", "List events in a time range.",
-         params={"calendarId": "'primary' or a calendar id", "timeMin": "RFC3339", "timeMax": "RFC3339",
-                 "q": "free text", "singleEvents": "", "orderBy": "startTime|updated", "maxResults": "",
-                 "pageToken": ""})
-    def events_list(self, calendarId: str = "primary", timeMin: str | None = None, timeMax: str | None = None,
-                    q: str | None = None, singleEvents: bool = False, orderBy: str | None = None,
-                    maxResults: int | None = None, pageToken: str | None = None,
-                    showDeleted: bool = False, timeZone: str | None = None) -> dict[str, Any]:
-        cal = self._cal(calendarId)
-        lo = parse_rfc3339(timeMin, "timeMin") if timeMin else None
-        hi = parse_rfc3339(timeMax, "timeMax") if timeMax else None
-        if lo and hi and lo >= hi:
-            raise bad_request("Bad Request", "timeRangeEmpty", "timeMax")
-        if orderBy not in (None, "startTime", "updated"):
-            raise bad_request(f"Invalid value for orderBy: {orderBy}", "invalid", "orderBy")
-        if orderBy == "startTime" and not singleEvents:
-            raise bad_request("The requested ordering is not available for the particular query.", "badRequest")
-        size = check_size(maxResults, 250, 2500, "maxResults")
-        terms = (q or "").lower().split()
-        found = []
-        for s, en, e in self.timeline():
-            if hi and s >= hi:
-                break
-            if (lo and en <= lo) or not self.on_calendar(e, cal.id) or (e.status == "cancelled" and not showDeleted):
-                continue
-            if terms:
-                text = " ".join([e.summary, e.description or "", e.location or "", e.organizerEmail,
-                                 *(a.email for a in e.attendees)]).lower()
-                if not all(t in text for t in terms):
-                    continue
-            found.append((s, e))
-        if orderBy == "updated":
-            found.sort(key=lambda p: (p[1].updated, p[1].id))
+    def save(self, ev: Event) -> Event:
+        """Store a changed event (an occurrence on its series, as its exception), numbered for incremental sync."""
+        self.db.rev += 1
+        ev = ev.model_copy(update={"rev": self.db.rev})
+        if ev.recurringEventId:
+            series = self.db.events[ev.recurringEventId]
+            key = ev.id.rpartition("_")[2]
+            self.db.events[series.id] = series.model_copy(update={"exceptions": {**(series.exceptions or {}), key: ev}})
         else:
-            found.sort(key=lambda p: (p[0], p[1].id))
-        chunk, nxt = page([e for _, e in found], pageToken, size)
-        out: dict[str, Any] = {"kind": "calendar#events", "summary": cal.summary,
-                               "updated": self.ws.now_rfc3339(), "timeZone": cal.timeZone,
-                               "accessRole": self.role(cal), "defaultReminders": [],
-                               "items": [self.render(e, cal.id) for e in chunk]}
-        if nxt:
-            out["nextPageToken"] = nxt
-        return out
-
-    @api("calendar.events.get", f"GET {C}/calendars/{{calendarId}}/events/{{eventId}}", "Get one event.",
-         params={"calendarId": "", "eventId": ""})
-    def events_get(self, eventId: str, calendarId: str = "primary", timeZone: str | None = None) -> dict[str, Any]:
-        cal = self._cal(calendarId)
-        return self.render(self._event(cal, eventId), cal.id)
-
-    def _attendees(self, raw: Any, prev: tuple[Attendee, ...] = ()) -> tuple[Attendee, ...]:
-        if not isinstance(raw, list):
-            raise bad_request("Invalid attendees.", "invalid")
-        old = {a.email: a for a in prev}
-        out, seen = [], set()
-        for a in raw:
-            email = (a.get("email") or "").strip().lower() if isinstance(a, dict) else ""
-            if not _EMAIL.match(email):
-                raise bad_request("Invalid attendee email.", "invalid")
-            if email in seen:
-                continue
-            seen.add(email)
-            p = self.ws.person(email)
-            status = a.get("responseStatus") or (old[email].responseStatus if email in old else "needsAction")
-            if status not in ("needsAction", "declined", "tentative", "accepted"):
-                raise bad_request("Invalid attendee responseStatus.", "invalid")
-            out.append(Attendee(email=email, displayName=a.get("displayName") or (p.name if p else None),
-                                responseStatus=status, optional=a.get("optional") or None))
-        return tuple(out)
-
-    @api("calendar.events.insert", f"POST {C}/calendars/{{calendarId}}/events",
-         "Create an event. body: summary, start{dateTime}, end{dateTime}, attendees[{email}], description, location.",
-         writes=True, params={"calendarId": "'primary'", "body": "Event", "sendUpdates": "all|none"})
-    def events_insert(self, body: dict, calendarId: str = "primary", sendUpdates: str | None = None,
-                      conferenceDataVersion: int | None = None, supportsAttachments: bool | None = None,
-                      maxAttendees: int | None = None) -> dict[str, Any]:
-        cal = self._cal(calendarId, "writer")
-        fields = event_fields.kept(body, conferenceDataVersion)
-        files = event_fields.attachments(self.ws, body, supportsAttachments)
-        s, e = event_time(body.get("start"), "start"), event_time(body.get("end"), "end")
-        if e < s:
-            raise bad_request("The specified time range is empty.", "timeRangeEmpty")
-        eid = body.get("id")
-        if eid is not None:
-            if not isinstance(eid, str) or not _ID.match(eid):
-                raise bad_request("Invalid resource id value.", "invalid")
-            if eid in self.db.events:
-                raise conflict("The requested identifier already exists.", "duplicate")
-        else:
-            eid = self.new_id("event", BASE32HEX, 26)
-        now = self.ws.now_rfc3339()
-        status = body.get("status") or "confirmed"
-        if status not in ("confirmed", "tentative", "cancelled"):
-            raise bad_request("Invalid value for status.", "invalid", "status")
-        seq = body.get("sequence", 0)
-        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
-            raise bad_request("Invalid value for sequence.", "invalid", "sequence")
-        ev = Event(id=eid, calendarId=cal.id, summary=str(body.get("summary") or ""), status=status, sequence=seq,
-                   description=body.get("description"), location=body.get("location"),
-                   start=normalize_time(body["start"]), end=normalize_time(body["end"]),
-                   attendees=self._attendees(body.get("attendees") or []), organizerEmail=cal.id,
-                   creatorEmail=self.ws.me.email, created=now, updated=now,
-                   transparency=body.get("transparency"), visibility=body.get("visibility"),
-                   colorId=_color(body.get("colorId")),
-                   recurrence=tuple(body["recurrence"]) if isinstance(body.get("recurrence"), list) else None,
-                   attachments=files or (), kept=event_fields.merged({}, fields))
-        self.db.events[eid] = ev
-        return self.trimmed(self.render(ev, cal.id), maxAttendees)
-
-    @staticmethod
-    def trimmed(out: dict[str, Any], max_attendees: int | None) -> dict[str, Any]:
-        """maxAttendees: past it, only the viewer's own attendee entry is returned and attendeesOmitted is set."""
-        if max_attendees is not None and len(out.get("attendees") or []) > max_attendees:
-            out["attendees"] = [a for a in out["attendees"] if a.get("self")]
-            out["attendeesOmitted"] = True
-        return out
-
-    @api("calendar.events.patch", f"PATCH {C}/calendars/{{calendarId}}/events/{{eventId}}",
-         "Update fields of an event (only those given in body).", writes=True,
-         params={"calendarId": "", "eventId": "", "body": "Event fields to change", "sendUpdates": ""})
-    def events_patch(self, eventId: str, body: dict, calendarId: str = "primary",
-                     sendUpdates: str | None = None, conferenceDataVersion: int | None = None,
-                     supportsAttachments: bool | None = None, maxAttendees: int | None = None) -> dict[str, Any]:
-        cal = self._cal(calendarId)
-        ev = self._event(cal, eventId)
-        organizer = self.role(self.db.calendars[ev.calendarId]) in ("owner", "writer")
-        if not organizer:
-            return self._respond(ev, body, cal.id)
-        upd: dict[str, Any] = {}
-        for k in ("summary", "description", "location", "transparency", "visibility", "status"):
-            if k in body:
-                upd[k] = body[k]
-        if "colorId" in body:
-            upd["colorId"] = _color(body["colorId"])
-        if "status" in upd and upd["status"] not in ("confirmed", "tentative", "cancelled"):
-            raise bad_request("Invalid value for status.", "invalid")
-        start, end = body.get("start", ev.start), body.get("end", ev.end)
-        if "start" in body or "end" in body:
-            if event_time(end, "end") < event_time(start, "start"):
-                raise bad_request("The specified time range is empty.", "timeRangeEmpty")
-            upd["start"], upd["end"] = normalize_time(start), normalize_time(end)
-            upd["sequence"] = ev.sequence + 1
-        if "sequence" in body:  # a client may set it (it must not go back)
-            seq = body["sequence"]
-            if isinstance(seq, bool) or not isinstance(seq, int) or seq < ev.sequence:
-                raise bad_request("Invalid sequence value. The specified sequence number is below the current "
-                                  "sequence number of the resource.", "invalidSequenceValue", "sequence")
-            upd["sequence"] = seq
-        if "attendees" in body:
-            upd["attendees"] = self._attendees(body["attendees"], ev.attendees)
-        if "recurrence" in body:
-            rec = body["recurrence"]
-            if rec is not None and (not isinstance(rec, list) or not all(isinstance(r, str) for r in rec)):
-                raise bad_request("Invalid value for recurrence.", "invalid", "recurrence")
-            upd["recurrence"] = tuple(rec) if rec else None
-        upd["kept"] = event_fields.merged(ev.kept, event_fields.kept(body, conferenceDataVersion))
-        files = event_fields.attachments(self.ws, body, supportsAttachments)
-        if files is not None:
-            upd["attachments"] = files
-        upd["updated"] = self.ws.now_rfc3339()
-        ev = ev.model_copy(update=upd)
-        self.db.events[ev.id] = ev
-        return self.trimmed(self.render(ev, cal.id), maxAttendees)
-
-    def _respond(self, ev: Event, body: dict, cal_id: str) -> dict[str, Any]:
-        """A non-organizer may only change their own responseStatus."""
-        me = self.ws.me.email
-        if set(body) - {"attendees"}:
-            raise forbidden("Shared properties can only be changed by the organizer of the event.",
-                            "forbiddenForNonOrganizer")
-        mine = [a for a in body.get("attendees") or [] if isinstance(a, dict) and a.get("email", "").lower() == me]
-        if not mine:
-            raise forbidden("Shared properties can only be changed by the organizer of the event.",
-                            "forbiddenForNonOrganizer")
-        status = mine[0].get("responseStatus", "needsAction")
-        if status not in ("needsAction", "declined", "tentative", "accepted"):
-            raise bad_request("Invalid attendee responseStatus.", "invalid")
-        atts = tuple(a.model_copy(update={"responseStatus": status}) if a.email == me else a for a in ev.attendees)
-        ev = ev.model_copy(update={"attendees": atts, "updated": self.ws.now_rfc3339()})
-        self.db.events[ev.id] = ev
-        return self.render(ev, cal_id)
-
-    @api("calendar.events.delete", f"DELETE {C}/calendars/{{calendarId}}/events/{{eventId}}",
-         "Delete (cancel) an event.", writes=True, status=204,
-         params={"calendarId": "", "eventId": "", "sendUpdates": ""})
-    def events_delete(self, eventId: str, calendarId: str = "primary", sendUpdates: str | None = None) -> None:
-        cal = self._cal(calendarId)
-        ev = self._event(cal, eventId)
-        if ev.status == "cancelled":
-            raise google_error(410, "Resource has been deleted", "deleted")
-        if self.role(self.db.calendars[ev.calendarId]) in ("owner", "writer"):
-            self.db.events[ev.id] = ev.model_copy(update={"status": "cancelled", "updated": self.ws.now_rfc3339(),
-                                                          "sequence": ev.sequence + 1})
-        else:
-            self._respond(ev, {"attendees": [{"email": self.ws.me.email, "responseStatus": "declined"}]}, cal.id)
-
-    @api("calendar.events.move", f"POST {C}/calendars/{{calendarId}}/events/{{eventId}}/move",
-         "Move an event to another calendar.", writes=True,
-         params={"calendarId": "", "eventId": "", "destination": "calendar id"})
-    def events_move(self, eventId: str, destination: str, calendarId: str = "primary",
-                    sendUpdates: str | None = None) -> dict[str, Any]:
-        cal = self._cal(calendarId, "writer")
-        ev = self._event(cal, eventId)
-        if ev.calendarId != cal.id:
-            raise forbidden("Shared properties can only be changed by the organizer of the event.",
-                            "forbiddenForNonOrganizer")
-        dest = self._cal(destination, "writer")
-        ev = ev.model_copy(update={"calendarId": dest.id, "organizerEmail": dest.id,
-                                   "updated": self.ws.now_rfc3339()})
-        self.db.events[ev.id] = ev
-        return self.render(ev, dest.id)
+            self.db.events[ev.id] = ev
+        return ev
 
     # -- seeding helpers ------------------------------------------------------------------------
     def add_event(self, *, summary: str, start: datetime, end: datetime, organizer: str | None = None,
