@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException
 
 from starlette.routing import Mount
 
+from . import batch, discovery
 from .api_routes import JSON, api_routes, doc_routes, no_route, resolve
 from .auth_http import auth_app
 from .environment import SERVICE_NAMES, Workspace
@@ -58,6 +59,7 @@ def create_app(workspace_factory: Callable[[], Workspace] | None = None) -> Fast
     app.add_middleware(BodyLimit)  # bodies over the APIs' payload limits get 413 before any handler reads them
     # -- the APIs: one route per tool, under Mounts by path segment (api_routes.py), tried before /_admin
     app.router.routes.extend(api_routes())
+    app.router.routes.extend([*batch.routes(), discovery.route()])  # /batch...: each part re-enters this app
     app.router.routes.append(Mount("/auth", app=auth_app(lambda: app.state.ws)))  # the OAuth server (auth_http.py)
 
     def openapi() -> dict[str, Any]:  # FastAPI documents top-level APIRoutes: add one per tool route

@@ -22,6 +22,7 @@ from urllib.parse import quote, urlencode
 
 import uvicorn
 
+from ...workspace import batch
 from ...workspace.environment import Workspace
 from ...workspace.api_routes import handle
 from ...workspace.http_app import create_app
@@ -182,6 +183,10 @@ class Env0Surface:
             return answer_auth(self, scope, rest, body)
         if (denied := guard(self, prefix, scope, rest, body)) is not None:
             return denied
+        if batch.is_batch_path(rest):  # each part through this same dispatch: the gate, the API, the action log
+            ctype = next((v.decode("latin-1") for k, v in headers if k == b"content-type"), "")
+            return batch.run(rest, ctype, body, headers, lambda c: self._dispatch(
+                prefix, c.method, c.decoded_path, c.query, c.headers, c.body))
         if rest in ("/health", "/_admin/health"):
             return 200, out, b'{"status":"ok"}'
         if rest == "/_admin/state":
