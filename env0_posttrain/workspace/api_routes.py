@@ -125,7 +125,7 @@ def _route(e: _Entry, depth: int) -> Route:
     async def endpoint(request: Request) -> Response:
         body = await request.body()
         ws, scope = request.app.state.ws, request.scope
-        if target.upload and is_session_request(parse_qsl(request.url.query, keep_blank_values=True)):
+        if target.session or (target.upload and is_session_request(parse_qsl(request.url.query, keep_blank_values=True))):
             status, headers, payload, ctype = resumable(ws, target, request.path_params, scope, body)
             return Response(payload, status, headers=dict(headers), media_type=ctype or None)
         status, payload, ctype = answer(ws, target, request.path_params, scope, body)

@@ -56,6 +56,19 @@ def read_headers(block: bytes, start: int = 0, open_end: bool = False) -> tuple[
             return headers, pos
 
 
+def _next_delimiter(body: bytes, delim: bytes, pos: int) -> int:
+    """Offset of the LF before the next delimiter line from `pos`: `--boundary` then `--`, blanks and a line end, or
+    the end of the body (the same bytes followed by anything else are data); -1 when there is none."""
+    while True:
+        at = body.find(b"\n" + delim, pos)
+        if at < 0:
+            return -1
+        rest = body[at + 1 + len(delim):at + 1 + len(delim) + 80]
+        if rest.startswith(b"--") or not rest.lstrip(b" \t") or rest.lstrip(b" \t")[:1] in (b"\r", b"\n"):
+            return at
+        pos = at + 1
+
+
 def split(content_type: str, body: bytes) -> list[Part]:
     """The parts of a multipart body; 400 (Google's badContent) when it is not one."""
     boundary = boundary_of(content_type)
@@ -70,7 +83,7 @@ def split(content_type: str, body: bytes) -> list[Part]:
     pos = start + len(delim)
     while not body.startswith(b"--", pos):  # `--boundary--` closes the body
         eol = body.find(b"\n", pos)  # the rest of the delimiter line (transport padding)
-        nxt = body.find(b"\n" + delim, eol) if eol >= 0 else -1
+        nxt = _next_delimiter(body, delim, eol) if eol >= 0 else -1
         if nxt < 0:
             raise bad_request("Multipart body not closed by its boundary.", "badContent")
         end = nxt - 1 if crlf and body[nxt - 1:nxt] == b"\r" and nxt - 1 >= eol + 1 else nxt
