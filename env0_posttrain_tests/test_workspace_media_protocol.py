@@ -43,6 +43,17 @@ def client():
     return TestClient(create_app(lambda: Workspace.seeded(0)))
 
 
+def test_the_metadatas_mime_type_wins_over_the_media_parts_and_parameters_are_dropped(client):
+    body = (b"--m\r\nContent-Type: application/json\r\n\r\n" + json.dumps({"name": "a.csv", "mimeType": "text/csv"}).encode()
+            + b"\r\n--m\r\nContent-Type: application/octet-stream\r\n\r\na,b\r\n1,2\r\n--m--\r\n")
+    r = client.post("/upload/drive/v3/files?uploadType=multipart&fields=mimeType,size", content=body,
+                    headers={"content-type": "multipart/related; boundary=m"})
+    assert r.json() == {"mimeType": "text/csv", "size": "8"}
+    r = client.post("/upload/drive/v3/files?uploadType=media&fields=mimeType", content=b"x",
+                    headers={"content-type": "text/plain; charset=UTF-8"})
+    assert r.json() == {"mimeType": "text/plain"}
+
+
 def _start(client, **headers):
     r = client.post(START, json={"name": "s.bin"}, headers={"X-Upload-Content-Type": "image/png", **headers})
     assert r.status_code == 200 and r.content == b""
