@@ -9,16 +9,21 @@ import pytest
 from env0_posttrain.workspace.local_server import running_server
 
 
-def tls_server_fixture():
-    """A module-scoped `server` fixture: (base URL, app) of a live TLS server (TLS because googleapiclient keeps
-    the https of Google's rootUrl for media uploads)."""
+def server_fixture(tls: bool):
+    """A module-scoped `server` fixture: (base URL, app) of a live server, over TLS when `tls` (googleapiclient pointed
+    by api_endpoint alone keeps the https of Google's rootUrl for media uploads); plain HTTP for clients built from
+    the discovery document the server serves (google_clients.local_service)."""
 
     @pytest.fixture(scope="module")
     def server():
-        with running_server(seed=0, tls=True) as (base, app):
+        with running_server(seed=0, tls=tls) as (base, app):
             yield base, app
 
     return server
+
+
+def tls_server_fixture():
+    return server_fixture(tls=True)
 
 
 def reseed(base: str) -> None:

@@ -14,7 +14,8 @@ from env0_posttrain.workspace import TOOLS
 DOCS = Path(googleapiclient.__file__).parent / "discovery_cache" / "documents"
 FILES = {"gmail": "gmail.v1.json", "calendar": "calendar.v3.json", "drive": "drive.v3.json", "docs": "docs.v1.json",
          "admin": "admin.directory_v1.json"}
-CONVENIENCE = {"to", "cc", "bcc", "subject", "body_text", "threadId", "content", "body"}  # agent shortcuts
+CONVENIENCE = {"to", "cc", "bcc", "subject", "body_text", "threadId", "content", "body",  # agent shortcuts
+               "media_body", "media_mime_type"}  # an upload's media (googleapiclient's names for it)
 
 
 def _methods(doc: dict) -> dict[str, dict]:

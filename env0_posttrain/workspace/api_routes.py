@@ -21,6 +21,7 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable
+from urllib.parse import parse_qsl
 
 from fastapi import Request
 from fastapi.responses import Response
@@ -29,10 +30,12 @@ from starlette.routing import BaseRoute, Match, Mount, Route, Router
 
 from .auth_http import gate
 from .environment import Workspace
-from .errors import ApiError, google_error
-from .http_routes import google_kwargs, slack_kwargs
+from .errors import ApiError, bad_request, google_error
+from .http_routes import Upload, google_kwargs, slack_kwargs, upload_of
+from .media import Media, byte_range
 from .paging import select_fields
 from .tools import TOOLS, ToolSpec
+from .uploads import is_session_request, resume, start
 
 JSON = "application/json; charset=UTF-8"
 SLACK_UPLOAD = "slack_upload_v1"  # Slack's v2 upload step 2: the bytes come back to this server
@@ -45,6 +48,7 @@ class Target:
 
     spec: ToolSpec | None
     upload: bool = False
+    session: bool = False  # a resumable upload session's URI (the upload path, PUT / DELETE with upload_id)
 
 
 @dataclass(frozen=True)
@@ -82,8 +86,12 @@ def entries() -> list[_Entry]:
             continue
         out.append(_Entry(tuple(spec.path.split("/")), (spec.http_method,), spec.name, Target(spec)))
         if spec.upload_path:
-            out.append(_Entry(tuple(spec.upload_path.lstrip("/").split("/")), (spec.http_method,),
-                              spec.name + "_upload", Target(spec, upload=True)))
+            at = tuple(spec.upload_path.lstrip("/").split("/"))
+            out.append(_Entry(at, (spec.http_method,), spec.name + "_upload", Target(spec, upload=True)))
+            # a session URI takes PUT (bytes) and DELETE (cancel); where the method itself is PUT (Gmail's
+            # drafts.update) its upload route takes the session's PUTs too, told apart by upload_id
+            verbs = tuple(m for m in ("DELETE", "PUT") if m != spec.http_method)
+            out.append(_Entry(at, verbs, spec.name + "_upload_session", Target(spec, upload=True, session=True)))
     out.append(_Entry(("upload", "v1", "{file_id}"), ("POST",), SLACK_UPLOAD, Target(None)))
     return out
 
@@ -117,7 +125,13 @@ def _route(e: _Entry, depth: int) -> Route:
 
     async def endpoint(request: Request) -> Response:
         body = await request.body()
-        status, payload, ctype = answer(request.app.state.ws, target, request.path_params, request.scope, body)
+        ws, scope = request.app.state.ws, request.scope
+        if target.session or (target.upload and is_session_request(parse_qsl(request.url.query, keep_blank_values=True))):
+            status, headers, payload, ctype = resumable(ws, target, request.path_params, scope, body)
+            return Response(payload, status, headers=dict(headers), media_type=ctype or None)
+        status, payload, ctype = answer(ws, target, request.path_params, scope, body)
+        if status == 200 and request.method == "GET" and ctype and ctype != JSON and "range" in request.headers:
+            return _ranged(payload, ctype, request.headers["range"])
         return Response(payload, status, media_type=ctype or None)
 
     return Route(_path(e.segments[depth:]), endpoint, methods=list(e.methods), name=e.name)
@@ -134,11 +148,47 @@ def targets() -> dict[str, Target]:
     return {e.name: e.target for e in entries()}
 
 
-def answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: dict[str, Any],
-           body: bytes) -> tuple[int, bytes, str]:
-    """(status, body, content type) of one API request; a bug still answers in the API's own shape, never a 500 page."""
+def _ranged(payload: bytes, ctype: str, header: str) -> Response:
+    """A download with a Range header: 206 with the bytes asked for (416 past the end; the whole body when the
+    header is not one byte range)."""
     try:
-        return _answer(ws, target, path_params, scope, body)
+        span = byte_range(header, len(payload))
+    except ValueError:
+        return Response(b"", 416, headers={"content-range": f"bytes */{len(payload)}"})
+    if span is None:
+        return Response(payload, 200, media_type=ctype)
+    first, last = span
+    return Response(payload[first:last + 1], 206, media_type=ctype,
+                    headers={"content-range": f"bytes {first}-{last}/{len(payload)}"})
+
+
+def resumable(ws: Workspace, target: Target, path_params: dict[str, str], scope: dict[str, Any],
+              body: bytes) -> tuple[int, list[tuple[str, str]], bytes, str]:
+    """A resumable upload request (uploads.py): a session's start on the upload path, or a PUT / DELETE on its URI."""
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    try:
+        if any(k == "upload_id" for k, _ in query):
+            return resume(ws, scope["method"], query, headers, body)
+        if target.session:
+            raise bad_request("A PUT to an upload path needs the upload_id of a resumable session.", "badRequest")
+        raw = scope.get("raw_path")
+        path = raw.decode("latin-1") if raw else scope["path"]
+        first = {"type": "http", "method": scope["method"], "path": scope["path"], "root_path": "",
+                 "query_string": scope.get("query_string", b""), "headers": list(scope["headers"])}
+        params = dict(path_params)
+        return start(ws, _base_url(scope) + path, query, headers, body,
+                     lambda upload: answer(ws, target, params, first, b"", upload))
+    except ApiError as e:
+        return e.status, [], json.dumps(e.body).encode(), JSON
+
+
+def answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: dict[str, Any],
+           body: bytes, upload: Upload | None = None) -> tuple[int, bytes, str]:
+    """(status, body, content type) of one API request (`upload`: a resumable session's whole upload); a bug still
+    answers in the API's own shape, never a 500 page."""
+    try:
+        return _answer(ws, target, path_params, scope, body, upload)
     except ApiError as e:
         return e.status, json.dumps(e.body).encode(), JSON
     except Exception:  # noqa: BLE001
@@ -146,9 +196,7 @@ def answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: di
 
 
 def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: dict[str, Any],
-            body: bytes) -> tuple[int, bytes, str]:
-    from urllib.parse import parse_qsl
-
+            body: bytes, upload: Upload | None) -> tuple[int, bytes, str]:
     spec = target.spec
     if spec is None:
         with ws.lock:
@@ -169,12 +217,19 @@ def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: d
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         status, out = stripe_answer(ws, spec, path_params, query, body, ctype, headers)
         return status, json.dumps(out).encode(), JSON
-    kwargs, fields = google_kwargs(spec, path_params, query, body, ctype, target.upload)
+    if target.upload and upload is None:
+        if target.session or ("uploadType", "resumable") in query:
+            raise bad_request("Resumable uploads are served by the workspace app (its upload session protocol).",
+                              "badRequest")
+        upload = upload_of(query, body, ctype)
+    kwargs, fields = google_kwargs(spec, path_params, query, body, upload)
     res = ws.call(spec.name, kwargs, source="http")
     if not res.ok:
         return res.status, json.dumps(res.body).encode(), JSON
     if res.status == 204:
         return 204, b"", ""
+    if isinstance(res.body, Media):
+        return 200, res.body.data, res.body.mime_type
     if isinstance(res.body, str):
         return 200, res.body.encode(), "text/plain; charset=UTF-8"
     out = select_fields(res.body, fields) if fields else res.body
@@ -265,12 +320,18 @@ def _doc_route(e: _Entry) -> APIRoute:
                                for p in in_path] + [
             {"name": k, "in": "query", "required": k in spec.required, "schema": v}
             for k, v in props.items() if k not in in_path and k != "body"]
-        if e.target.upload:
+        if e.target.session:
+            extra["requestBody"] = {"content": {"application/octet-stream": {}}, "description":
+                                    "a resumable session's bytes (?upload_id=..., Content-Range: bytes FIRST-LAST/"
+                                    "TOTAL); DELETE on the same URI cancels the session"}
+        elif e.target.upload:
             extra["requestBody"] = {"content": {"multipart/related": {}, "application/octet-stream": {}},
-                                    "description": "uploadType=multipart (metadata + media) or media"}
+                                    "description": "uploadType=multipart (metadata + media), media, or resumable "
+                                                   "(starts an upload session)"}
         elif "body" in spec.kinds:
             extra["requestBody"] = {"content": {"application/json": {"schema": props.get("body", {"type": "object"})}}}
-        methods = list(e.methods)
+        # one operation id per route: a session's PUT is documented, its DELETE in the description
+        methods = [e.methods[-1]] if e.target.session else list(e.methods)
     return APIRoute(_path(e.segments), _not_served, methods=methods, name=e.name, operation_id=e.name,
                     summary=e.name, description=spec.description, tags=[spec.service], status_code=spec.status,
                     response_class=Response, openapi_extra=extra)

@@ -1,7 +1,8 @@
 """One FastAPI app serving all six services at their real paths, plus the admin surface under /_admin.
 
-A client reaches it the way it reaches Google or Slack: base URL = this server + the service path
-(`googleapiclient.discovery.build(..., client_options={"api_endpoint": ...})`, `slack_sdk.WebClient(base_url=...)`).
+A client reaches it the way it reaches Google or Slack: googleapiclient built from the discovery document this server
+serves (discovery.py: its rootUrl is this server, so batches and media uploads come here too; docs/CLIENTS.md),
+`slack_sdk.WebClient(base_url=...)`.
 Each tool is a route of the app (api_routes.py), so the router picks it and /_admin/docs lists it; every request
 goes through the same handlers as the agent tools; bad input, an unknown path or a wrong verb gets the API's own
 4xx body (Slack's unknown_method under /api/), never FastAPI's {"detail": ...}.
@@ -22,6 +23,7 @@ from starlette.exceptions import HTTPException
 
 from starlette.routing import Mount
 
+from . import batch, discovery
 from .api_routes import JSON, api_routes, doc_routes, no_route, resolve
 from .auth_http import auth_app, register_local_client
 from .environment import SERVICE_NAMES, Workspace
@@ -73,6 +75,7 @@ def create_app(workspace_factory: Callable[[], Workspace] | None = None, gated: 
     app.add_middleware(BodyLimit)  # bodies over the APIs' payload limits get 413 before any handler reads them
     # -- the APIs: one route per tool, under Mounts by path segment (api_routes.py), tried before /_admin
     app.router.routes.extend(api_routes())
+    app.router.routes.extend([*batch.routes(), discovery.route()])  # /batch...: each part re-enters this app
     app.router.routes.append(Mount("/auth", app=auth_app(lambda: app.state.ws)))  # the OAuth server (auth_http.py)
 
     def openapi() -> dict[str, Any]:  # FastAPI documents top-level APIRoutes: add one per tool route

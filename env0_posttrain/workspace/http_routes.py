@@ -3,11 +3,14 @@ that pick the tool are in api_routes.py."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from email import policy
 from email.parser import BytesParser
 from typing import Any
 
+from . import multipart
 from .errors import ApiError, bad_request, google_error
+from .media import encode
 from .request_limits import loads
 from .tools import ToolSpec
 
@@ -16,9 +19,20 @@ SYSTEM_PARAMS = {"alt", "fields", "prettyPrint", "key", "quotaUser", "access_tok
                  "uploadType", "$.xgafv", "callback", "userIp"}
 
 
+@dataclass(frozen=True)
+class Upload:
+    """What an upload request carries: the metadata (a JSON object; empty for uploadType=media) and the media with
+    its content type (the media part's Content-Type, or the request's)."""
+
+    meta: dict[str, Any]
+    media: bytes
+    media_type: str
+
+
 def google_kwargs(spec: ToolSpec, path_params: dict[str, str], query: list[tuple[str, str]],
-                  body: bytes, content_type: str, upload: bool) -> tuple[dict[str, Any], str | None]:
-    """Handler kwargs from the wire, plus a `fields` selection to apply afterwards (None: not requested)."""
+                  body: bytes, upload: Upload | None = None) -> tuple[dict[str, Any], str | None]:
+    """Handler kwargs from the wire (the JSON body, or an upload's parts), plus a `fields` selection to apply
+    afterwards (None: not requested)."""
     from urllib.parse import unquote
 
     kwargs: dict[str, Any] = {k: unquote(v) for k, v in path_params.items()}
@@ -38,16 +52,16 @@ def google_kwargs(spec: ToolSpec, path_params: dict[str, str], query: list[tuple
             kwargs.setdefault(k, []).append(v)
         else:
             kwargs[k] = v
-    if upload:
-        _upload_kwargs(spec, query, body, content_type, kwargs)
+    if upload is not None:
+        _upload_kwargs(spec, upload, kwargs)
     elif body.strip():
         if "body" not in spec.kinds:
             raise bad_request("Invalid JSON payload received. Unknown name: request body.", "invalidArgument")
-        kwargs["body"] = _json(body)
+        kwargs["body"] = json_object(body)
     return kwargs, post_fields
 
 
-def _json(body: bytes) -> Any:
+def json_object(body: bytes) -> dict[str, Any]:
     try:
         value = loads(body)
     except (ValueError, UnicodeDecodeError):
@@ -57,57 +71,36 @@ def _json(body: bytes) -> Any:
     return value
 
 
-def _upload_kwargs(spec: ToolSpec, query: list[tuple[str, str]], body: bytes, content_type: str,
-                   kwargs: dict[str, Any]) -> None:
+def media_type(content_type: str | None) -> str:
+    """The MIME type of a Content-Type value, without its parameters (Drive stores `text/csv`, not its charset)."""
+    return (content_type or "").split(";", 1)[0].strip() or "application/octet-stream"
+
+
+def upload_of(query: list[tuple[str, str]], body: bytes, content_type: str) -> Upload:
+    """A simple (uploadType=media) or multipart upload request's parts; resumable ones are sessions (uploads.py)."""
     kind = dict(query).get("uploadType", "media")
-    meta: dict[str, Any] = {}
     if kind == "multipart":
-        parts = split_multipart(content_type, body)
+        parts = multipart.split(content_type, body)
         if len(parts) != 2:
             raise bad_request("Multipart upload needs a metadata part and a media part.", "badContent")
-        meta = _json(parts[0] or b"{}")
-        media = parts[1]
-    elif kind == "media":
-        media = body
-    else:
-        raise bad_request(f"Upload type {kind!r} is not supported here; use media or multipart.", "badRequest")
+        return Upload(json_object(parts[0].payload or b"{}"), parts[1].payload, media_type(parts[1].content_type))
+    if kind == "media":
+        return Upload({}, body, media_type(content_type))
+    raise bad_request(f"Upload type {kind!r} is not supported; use media, multipart or resumable.", "badRequest")
+
+
+def _upload_kwargs(spec: ToolSpec, upload: Upload, kwargs: dict[str, Any]) -> None:
+    meta = upload.meta
     if spec.service == "gmail":
         import base64
 
         inner = dict(meta.get("message", meta)) if spec.name.startswith("gmail_drafts") else dict(meta)
-        inner["raw"] = base64.urlsafe_b64encode(media).decode()
+        inner["raw"] = base64.urlsafe_b64encode(upload.media).decode()
         kwargs["body"] = {"message": inner} if spec.name.startswith("gmail_drafts_create") else inner
     else:
         kwargs["body"] = meta
-        kwargs["content"] = media.decode("utf-8", errors="replace")
-
-
-def split_multipart(content_type: str, body: bytes) -> list[bytes]:
-    """Payloads of a multipart/related body (binary or base64 parts), without interpreting them."""
-    import base64
-
-    header = BytesParser(policy=policy.default).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n")
-    boundary = header.get_param("boundary")
-    if not boundary:
-        raise bad_request("Missing multipart boundary.", "badContent")
-    out = []
-    for chunk in body.split(b"--" + str(boundary).encode())[1:]:
-        if chunk.startswith(b"--"):
-            break
-        head, sep, payload = chunk.lstrip(b"\r\n").partition(b"\r\n\r\n")
-        if not sep:
-            head, sep, payload = chunk.lstrip(b"\n").partition(b"\n\n")
-        if payload.endswith(b"\r\n"):
-            payload = payload[:-2]
-        elif payload.endswith(b"\n"):
-            payload = payload[:-1]
-        if b"base64" in head.lower() and b"content-transfer-encoding" in head.lower():
-            try:
-                payload = base64.b64decode(payload)
-            except ValueError:
-                raise bad_request("Invalid base64 part.", "badContent") from None
-        out.append(payload)
-    return out
+        kwargs["media_body"] = encode(upload.media)
+        kwargs["media_mime_type"] = upload.media_type
 
 
 def slack_kwargs(query: list[tuple[str, str]], body: bytes, content_type: str) -> dict[str, Any]:

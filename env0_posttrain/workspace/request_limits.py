@@ -5,7 +5,9 @@ A body nested 1,000 deep made Python's JSON decoder raise RecursionError (a 500 
 value nested a few hundred deep, once stored, broke the snapshot and the state hash later. A 20 MB body was
 stored whole. Google's front end refuses a payload over 10,485,760 bytes ("Request payload size exceeds the
 limit"); Drive's simple and multipart uploads take at most 5 MB; Slack and Stripe publish no request limit, so
-their routes get Google's (each in its own error shape). Protobuf's JSON parser, behind every Google API, stops at a nesting depth of 100.
+their routes get Google's (each in its own error shape). A resumable upload (uploads.py) takes up to
+RESUMABLE_UPLOAD_LIMIT (32 MiB) in all, in one request or many: Google takes 5 TB; a test workspace holds files in
+memory. Protobuf's JSON parser, behind every Google API, stops at a nesting depth of 100.
 
 JSON can carry a lone surrogate (`"\\ud800"`) that UTF-8 cannot: stored, it broke every later read of the state
 (its hash, snapshots, diffs, the action log answered 500). Google's parser refuses such a string and a non-finite
@@ -25,6 +27,7 @@ from .errors import google_error
 MAX_DEPTH = 100
 GOOGLE_PAYLOAD_LIMIT = 10 * 1024 * 1024
 DRIVE_UPLOAD_LIMIT = 5 * 1024 * 1024
+RESUMABLE_UPLOAD_LIMIT = 32 * 1024 * 1024
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -111,7 +114,9 @@ def depth(value: Any) -> int:
     return deepest
 
 
-def body_limit(path: str) -> int:
+def body_limit(path: str, query: bytes = b"") -> int:
+    if path.startswith("/upload/") and (b"upload_id=" in query or b"uploadType=resumable" in query):
+        return RESUMABLE_UPLOAD_LIMIT
     return DRIVE_UPLOAD_LIMIT if path.startswith("/upload/drive/") else GOOGLE_PAYLOAD_LIMIT
 
 
@@ -134,7 +139,7 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        path, limit = scope["path"], body_limit(scope["path"])
+        path, limit = scope["path"], body_limit(scope["path"], scope.get("query_string", b""))
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             await _answer(send, path, limit)

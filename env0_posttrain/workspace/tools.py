@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from pydantic import BaseModel, ValidationError
 
 from .errors import ApiError, google_error, slack_error
+from .media import Media
 from .request_limits import hostile
 from .tool_args import api_error, arg_error, arg_fields, args_model, tool_schema
 
@@ -143,7 +144,7 @@ def call_tool(ws: "Workspace", name: str, arguments: Any, *, source: str = "tool
     """Run one tool: {"ok": True, "result": <API JSON>} or {"ok": False, "error": <API error body>}."""
     res = ws.call(name, arguments, source=source)
     if res.ok:
-        return {"ok": True, "result": res.body}
+        return {"ok": True, "result": res.body.for_tool() if isinstance(res.body, Media) else res.body}
     return {"ok": False, "error": res.body}
 
 

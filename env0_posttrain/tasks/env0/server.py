@@ -23,10 +23,10 @@ from urllib.parse import quote, urlencode
 
 import uvicorn
 
+from ...workspace import batch, request_errors
 from ...workspace.environment import Workspace
 from ...workspace.api_routes import handle
 from ...workspace.http_app import create_app
-from ...workspace import request_errors
 from ...workspace.request_limits import read_body
 from .auth_surface import AUTH_READS, BY_METHOD, GWS_SERVICES, answer_auth, guard, service_prefix
 from .doc_compat import DOC_COMPAT, drive_call
@@ -201,6 +201,10 @@ class Env0Surface:
         out = [(b"content-type", b"application/json")]
         if svc == "auth" and rest not in AUTH_READS:
             return answer_auth(self, scope, rest, body)
+        if batch.is_batch_path(rest):  # each part through the same dispatch: this port's gate, the API, the action log
+            ctype = next((v.decode("latin-1") for k, v in headers if k == b"content-type"), "")
+            return batch.run(rest, ctype, body, headers, lambda c: self._dispatch(
+                prefix, c.method, c.decoded_path, c.query, c.headers, c.body))
         if rest in ("/health", "/_admin/health"):
             return 200, out, b'{"status":"ok"}'
         if rest == "/_admin/state":

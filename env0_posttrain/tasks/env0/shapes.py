@@ -61,6 +61,11 @@ def _mailbox(ws: Workspace, me: str, uid: str, name: str, settings: dict[str, An
             **settings}
 
 
+def _size(f: Any) -> int:
+    """env0's size: the blob's bytes, or the text's characters."""
+    return len(f.blob) if f.blob is not None else len(f.content or "")
+
+
 def drive_state(ws: Workspace) -> dict[str, Any]:
     files, perms = [], []
     roots = {ws.drive.root_id(p.email) for p in ws.directory}
@@ -72,10 +77,11 @@ def drive_state(ws: Workspace) -> dict[str, Any]:
                       "ownerId": owner.user_id if owner else f.ownerEmail, "lastModifyingUserId": owner.user_id if owner else None,
                       "createdTime": _iso(f.createdTime), "modifiedTime": _iso(f.modifiedTime), "viewedByMeTime": None,
                       "trashed": f.trashed, "starred": f.starred, "explicitlyTrashed": f.trashed,
-                      "size": len(f.content or "") if f.mimeType != FOLDER else None, "description": f.description,
+                      "size": _size(f) if f.mimeType != FOLDER else None, "description": f.description,
                       "properties": None, "version": f.version, "webViewLink": f"https://drive.google.com/file/d/{f.id}/view",
                       "writersCanShare": True, "shortcutTargetId": None, "shortcutTargetMimeType": None,
-                      "hasContentText": f.content is not None or f.id in ws.docs.db.documents, "hasContentBlob": False})
+                      "hasContentText": f.content is not None or f.id in ws.docs.db.documents,
+                      "hasContentBlob": f.blob is not None})
         for p in f.permissions:
             perms.append({"id": p.id, "fileId": f.id, "role": p.role, "type": p.type,
                           "emailAddress": p.emailAddress, "displayName": p.displayName, "domain": p.domain,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...errors import google_error
+from ...media import digests
 from .data_model import FOLDER, GOOGLE_PREFIX, File
 
 if TYPE_CHECKING:
@@ -95,7 +96,9 @@ def file_json(ws: "Workspace", f: File) -> dict[str, Any]:
         out["permissions"] = [perm_json(p) for p in f.permissions]
         out["permissionIds"] = [p.id for p in f.permissions]
     if not f.mimeType.startswith(GOOGLE_PREFIX):
-        out["size"] = str(len((f.content or "").encode()))
+        data = f.data
+        out["size"] = str(len(data))
+        out.update(digests(data))
     out["capabilities"] = {"canEdit": role_of(ws, f) >= 3, "canShare": role_of(ws, f) >= 3,
                            "canTrash": f.ownerEmail == me, "canDownload": f.mimeType != FOLDER}
     out.update(f.kept)

@@ -113,8 +113,8 @@ class Changes:
             raise bad_request("The 'fields' parameter is required for this operation.", "required", "fields")
         me = self.ws.me
         mine = [f for f in self.db.files.values() if f.ownerEmail == me.email and f.mimeType != FOLDER]
-        used = sum(len((f.content or "").encode()) for f in mine)
-        trash = sum(len((f.content or "").encode()) for f in mine if f.trashed)
+        used = sum(len(f.data) for f in mine)
+        trash = sum(len(f.data) for f in mine if f.trashed)
         out = {"kind": "drive#about",
                "user": {"kind": "drive#user", "displayName": me.name, "me": True, "permissionId": me.user_id,
                         "emailAddress": me.email},

@@ -3,17 +3,45 @@ their replies, past revisions, the change log (changes.list), shared drives and 
 
 A file's only revision is implied by the file itself; rows are stored once its content changes (the
 earlier content is kept as revision "1"). A shared drive's root is a folder row with the drive's id.
+
+A file's bytes are kept exactly as uploaded: as `content` (text) when they are UTF-8, which is what search,
+exports and verifiers read, else as `blob` (bytes; base64 in the state's JSON, as env0 keeps `content_blob`).
+`data` gives the bytes back either way, so downloads, `size` and the checksums are byte-exact.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ConfigDict
+
 from ...base import DB, Row, table
 
 FOLDER = "application/vnd.google-apps.folder"
 GDOC = "application/vnd.google-apps.document"
 GOOGLE_PREFIX = "application/vnd.google-apps."
+
+
+def content_fields(data: bytes | str | None) -> dict[str, Any]:
+    """The `content` / `blob` pair that stores `data` exactly: text when it is UTF-8 (or given as text)."""
+    if data is None or isinstance(data, str):
+        return {"content": data, "blob": None}
+    try:
+        return {"content": data.decode("utf-8"), "blob": None}
+    except UnicodeDecodeError:
+        return {"content": None, "blob": bytes(data)}
+
+
+class _Stored(Row):
+    """A row holding a file's bytes: text in `content`, anything else in `blob`."""
+
+    model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
+    content: str | None = None
+    blob: bytes | None = None
+
+    @property
+    def data(self) -> bytes:
+        return self.blob if self.blob is not None else (self.content or "").encode("utf-8")
 
 
 class Permission(Row):
@@ -26,7 +54,7 @@ class Permission(Row):
     allowFileDiscovery: bool | None = None
 
 
-class File(Row):
+class File(_Stored):
     id: str
     name: str
     mimeType: str
@@ -37,7 +65,7 @@ class File(Row):
     trashed: bool = False
     starred: bool = False
     description: str | None = None
-    content: str | None = None  # text content of uploaded files (Google Docs text lives in the docs service)
+    # content / blob (_Stored): an uploaded file's bytes (Google Docs text lives in the docs service)
     permissions: tuple[Permission, ...] = ()
     version: int = 1
     driveId: str | None = None  # the shared drive holding the file (its members have their drive role on it)
@@ -70,13 +98,12 @@ class Reply(Row):
     deleted: bool | None = None
 
 
-class Revision(Row):
+class Revision(_Stored):
     id: str
     fileId: str
     mimeType: str
     modifiedTime: str
     lastModifyingEmail: str
-    content: str = ""
     keepForever: bool = False
     published: bool | None = None
 

@@ -11,8 +11,9 @@ from typing import Any
 
 from ...base import api
 from ...errors import bad_request, forbidden, google_error
+from ...media import Media
 from ...paging import check_size, page, select_fields
-from .data_model import FOLDER, GOOGLE_PREFIX, File, Revision
+from .data_model import FOLDER, GOOGLE_PREFIX, File, Revision, content_fields
 
 D = "drive/v3"
 _DEFAULT = "kind,id,mimeType,modifiedTime"
@@ -30,25 +31,26 @@ class Revisions:
         """Every revision of a file, oldest first (verifier helper); the implied one when none is stored."""
         rows = sorted((r for k, r in self.db.revisions.items() if k.startswith(f"{f.id}/")), key=lambda r: int(r.id))
         return rows or [Revision(id="1", fileId=f.id, mimeType=f.mimeType, modifiedTime=f.modifiedTime,
-                                 lastModifyingEmail=f.ownerEmail, content=self._content(f))]
+                                 lastModifyingEmail=f.ownerEmail, **content_fields(self._content(f)))]
 
-    def _content(self, f: File) -> str:
+    def _content(self, f: File) -> str | bytes:
         if f.mimeType.startswith(GOOGLE_PREFIX):
             doc = self.ws.docs.db.documents.get(f.id)
             return doc.text if doc else ""
-        return f.content or ""
+        return f.data
 
-    def record_revision(self, before: File, old: str, new: str) -> None:
-        """A file's content changed from `old` to `new` (`before` is the file's row before the change)."""
+    def record_revision(self, before: File, old: str | bytes, new: str | bytes) -> None:
+        """A file's content changed from `old` to `new` (text or bytes; `before` is the file's row before the
+        change)."""
         rows = sorted((r for k, r in self.db.revisions.items() if k.startswith(f"{before.id}/")), key=lambda r: int(r.id))
         if not rows:
             rows = [Revision(id="1", fileId=before.id, mimeType=before.mimeType, modifiedTime=before.modifiedTime,
-                             lastModifyingEmail=before.ownerEmail, content=old)]
+                             lastModifyingEmail=before.ownerEmail, **content_fields(old))]
             self.db.revisions[f"{before.id}/1"] = rows[0]
         rid = str(int(rows[-1].id) + 1)
         self.db.revisions[f"{before.id}/{rid}"] = Revision(
             id=rid, fileId=before.id, mimeType=before.mimeType, modifiedTime=self.ws.now_rfc3339(),
-            lastModifyingEmail=self.ws.me.email, content=new)
+            lastModifyingEmail=self.ws.me.email, **content_fields(new))
 
     def _rev_json(self, r: Revision) -> dict[str, Any]:
         person = self.ws.person(r.lastModifyingEmail)
@@ -58,7 +60,7 @@ class Revisions:
                                                      r.lastModifyingEmail, "emailAddress": r.lastModifyingEmail,
                                                      "me": r.lastModifyingEmail == self.ws.me.email}}
         if not r.mimeType.startswith(GOOGLE_PREFIX):
-            out["size"] = str(len(r.content.encode()))
+            out["size"] = str(len(r.data))
         if r.published is not None:
             out["published"] = r.published
         return out
@@ -98,7 +100,7 @@ class Revisions:
             if f.mimeType.startswith(GOOGLE_PREFIX):
                 raise forbidden("Only revisions of files with binary content can be downloaded.",
                                 "fileNotDownloadable")
-            return r.content
+            return Media(r.data, r.mimeType)
         return select_fields(self._rev_json(r), fields or _DEFAULT)
 
     @api("drive.revisions.update", f"PATCH {D}/files/{{fileId}}/revisions/{{revisionId}}",

@@ -8,12 +8,13 @@ from typing import Any
 
 from ...base import DRIVE_ALPHABET, DIGITS, Service, api, make_id
 from ...errors import bad_request, forbidden, google_error
+from ...media import Media, decode
 from ...paging import check_size, page, select_fields
 from .access import FileView, file_json, file_not_found, listed_for, perm_json, role_of
 from .changes import Changes
 from .comments import Comments
 from . import file_fields
-from .data_model import FOLDER, GDOC, GOOGLE_PREFIX, DriveDB, File, Permission
+from .data_model import FOLDER, GDOC, GOOGLE_PREFIX, DriveDB, File, Permission, content_fields
 from .query import DriveQuery
 from .replies import Replies
 from .revisions import Revisions
@@ -158,30 +159,33 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
             if f.mimeType.startswith(GOOGLE_PREFIX):
                 raise forbidden("Only files with binary content can be downloaded. Use Export with Docs Editors files.",
                                 "fileNotDownloadable")
-            return f.content or ""
+            return Media(f.data, f.mimeType)
         if alt != "json":
             raise bad_request(f"Invalid value for alt: {alt}", "invalid", "alt")
         return select_fields(file_json(self.ws, f), fields or _DEFAULT_FILE_FIELDS)
 
     @api("drive.files.export", f"GET {D}/files/{{fileId}}/export", "Export a Google Doc as text.",
          params={"fileId": "", "mimeType": "text/plain"})
-    def files_export(self, fileId: str, mimeType: str) -> str:
+    def files_export(self, fileId: str, mimeType: str) -> Media:
         f = self._file(fileId)
         if not f.mimeType.startswith(GOOGLE_PREFIX) or f.mimeType == FOLDER:
             raise forbidden("Export only supports Docs Editors files.", "fileNotExportable")
         if mimeType not in ("text/plain", "text/markdown", "text/html"):
             raise bad_request("The requested conversion is not supported.", "badRequest")
         doc = self.ws.docs.db.documents.get(f.id)
-        return doc.text if doc else ""
+        return Media((doc.text if doc else "").encode("utf-8"), mimeType)
 
     @api("drive.files.create", f"POST {D}/files", "Create a file or folder; content is the file's text.",
          writes=True, upload=f"/upload/{D}/files",
          params={"body": "{name, mimeType, parents: [folderId], description}", "content": "text content"})
     def files_create(self, body: dict | None = None, content: str | None = None, fields: str | None = None,
-                     uploadType: str | None = None, supportsAllDrives: bool | None = None) -> dict[str, Any]:
+                     uploadType: str | None = None, supportsAllDrives: bool | None = None,
+                     media_body: str | None = None, media_mime_type: str | None = None) -> dict[str, Any]:
         body = body or {}
+        data = _media(media_body, content)
         name = body.get("name") or "Untitled"
-        mime = body.get("mimeType") or ("text/plain" if content is not None else "application/octet-stream")
+        mime = body.get("mimeType") or (media_mime_type if media_body is not None else None) or \
+            ("text/plain" if content is not None else "application/octet-stream")
         if not isinstance(name, str) or not isinstance(mime, str):
             raise bad_request("Invalid value for name or mimeType.", "invalid")
         parents = self._parents(body.get("parents"))
@@ -189,7 +193,7 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
             raise bad_request(f"Unsupported Google mimeType {mime}.", "badRequest")
         fid = self._given_id(body.get("id")) if "id" in body else self.new_id("file", DRIVE_ALPHABET, 33)
         extra = file_fields.kept(body)
-        f = self._new_file(fid, name, mime, parents, self.ws.me.email, content, body.get("description"),
+        f = self._new_file(fid, name, mime, parents, self.ws.me.email, data, body.get("description"),
                            bool(body.get("starred", False)))
         f = self.db.files[f.id] = file_fields.applied(f, extra)
         return select_fields(file_json(self.ws, f), fields or _DEFAULT_FILE_FIELDS)
@@ -206,16 +210,19 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
             raise google_error(409, "A file already exists with the provided ID.", "fileIdInUse", "id")
         return fid
 
-    def _new_file(self, fid: str, name: str, mime: str, parents: tuple[str, ...], owner: str, content: str | None,
-                  description: str | None = None, starred: bool = False, when: str | None = None) -> File:
+    def _new_file(self, fid: str, name: str, mime: str, parents: tuple[str, ...], owner: str,
+                  content: str | bytes | None, description: str | None = None, starred: bool = False,
+                  when: str | None = None) -> File:
+        """A new file row; `content` is its text or its bytes (a Google Doc's is converted to the Doc's text)."""
         now = when or self.ws.now_rfc3339()
         f = File(id=fid, name=name, mimeType=mime, parents=parents, ownerEmail=owner, createdTime=now,
                  modifiedTime=now, description=description, starred=starred, driveId=self._drive_of(parents),
-                 content=None if mime.startswith(GOOGLE_PREFIX) else (content or ""),
+                 **content_fields(None if mime.startswith(GOOGLE_PREFIX) else (content or "")),
                  permissions=(self._owner_perm(owner),))
         self.db.files[fid] = f
         if mime == GDOC:
-            self.ws.docs.ensure_document(fid, name, content or "")
+            text = content.decode("utf-8", errors="replace") if isinstance(content, bytes) else content
+            self.ws.docs.ensure_document(fid, name, text or "")
         self.record_change(f)
         return f
 
@@ -226,9 +233,11 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
                  "removeParents": "folder id", "content": "new text content"})
     def files_update(self, fileId: str, body: dict | None = None, addParents: str | None = None,
                      removeParents: str | None = None, content: str | None = None, fields: str | None = None,
-                     uploadType: str | None = None, supportsAllDrives: bool | None = None) -> dict[str, Any]:
+                     uploadType: str | None = None, supportsAllDrives: bool | None = None,
+                     media_body: str | None = None, media_mime_type: str | None = None) -> dict[str, Any]:
         f = self._file(fileId, need=3)
         body = body or {}
+        data = _media(media_body, content)
         upd: dict[str, Any] = {}
         for k in ("name", "description"):
             if k in body:
@@ -244,6 +253,11 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
             raise forbidden("The user does not have sufficient permissions for this file.",
                             "insufficientFilePermissions")
         extra = file_fields.kept(body)
+        mime = body.get("mimeType")
+        if mime is not None and not isinstance(mime, str):
+            raise bad_request("Invalid value for mimeType.", "invalid", "mimeType")
+        if mime and not (mime.startswith(GOOGLE_PREFIX) or f.mimeType.startswith(GOOGLE_PREFIX)):
+            upd["mimeType"] = mime  # a binary file's type follows its new content; Google types are not converted
         unknown = set(body) - {"name", "description", "starred", "trashed", "mimeType", *file_fields.KEPT,
                                "modifiedTime"}
         if unknown:
@@ -266,14 +280,14 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
         if tuple(parents) != f.parents:
             upd["parents"] = tuple(parents)
             upd["driveId"] = self._drive_of(tuple(parents))
-        if content is not None:
+        if data is not None:
             if f.mimeType.startswith(GOOGLE_PREFIX):
                 raise forbidden("Content of Docs Editors files cannot be replaced here.", "fileNotDownloadable")
-            upd["content"] = content
+            upd.update(content_fields(data))
         before = f
         f = self.db.files[f.id] = file_fields.applied(self._touch(f, **upd), extra)
-        if content is not None and content != (before.content or ""):
-            self.record_revision(before, before.content or "", content)
+        if data is not None and f.data != before.data:
+            self.record_revision(before, before.data, f.data)
         if "name" in upd and f.mimeType == GDOC:
             self.ws.docs.rename(f.id, f.name)
         return select_fields(file_json(self.ws, f), fields or _DEFAULT_FILE_FIELDS)
@@ -288,7 +302,7 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
         body = body or {}
         parents = self._parents(body["parents"]) if "parents" in body else (
             src.parents if src.ownerEmail == self.ws.me.email else (self.root_id(),))
-        text = src.content
+        text: str | bytes | None = src.data
         if src.mimeType == GDOC:
             doc = self.ws.docs.db.documents.get(src.id)
             text = doc.text if doc else ""
@@ -416,3 +430,13 @@ class Drive(Comments, Replies, Revisions, Changes, SharedDrives, Service):
                    shared_with: dict[str, str] | None = None) -> File:
         return self.add_file(name=name, content=None, mime_type=FOLDER, parent=parent, owner=owner,
                              shared_with=shared_with)
+
+
+def _media(media_body: str | None, content: str | None) -> str | bytes | None:
+    """The new content of a create or update: an upload's bytes (`media_body`), else the agent's text."""
+    if media_body is None:
+        return content
+    try:
+        return decode(media_body)
+    except ValueError:
+        raise bad_request("Invalid media body: not base64.", "badContent", "media_body") from None

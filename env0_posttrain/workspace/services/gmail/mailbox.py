@@ -100,8 +100,7 @@ class Mailbox(Service):
         def build() -> list[Message]:
             msgs = [m for m in self.db.messages.values() if m.userId == owner and not (
                 hide_spam_trash and ("TRASH" in m.labelIds or "SPAM" in m.labelIds))]
-            msgs.sort(key=lambda m: (m.internalDate, m.id), reverse=True)
-            return msgs
+            return newest_first(msgs)
         return self.db.cached(("mailbox", owner, hide_spam_trash), self.db.messages.version, build)
 
     # -- writes ---------------------------------------------------------------------------------
@@ -224,3 +223,20 @@ class Mailbox(Service):
                                 f"couldn't be found, or is unable to receive mail.",
                            in_reply_to=sent.messageIdHeader, thread_id=sent.threadId)
 
+
+def oldest_first(msgs: Iterable[Message]) -> list[Message]:
+    """By internalDate; messages sharing one (the frozen clock gives every new message the same) in the order they
+    were stored. `msgs` must come in table order: the messages table keeps insertion order (a replaced row keeps
+    its place; snapshots, forks and rollbacks copy the order)."""
+    return sorted(msgs, key=_date)  # stable
+
+
+def newest_first(msgs: Iterable[Message]) -> list[Message]:
+    """oldest_first reversed: the latest stored first among equal timestamps, as in a mailbox listing."""
+    out = oldest_first(msgs)
+    out.reverse()
+    return out
+
+
+def _date(m: Message) -> int:
+    return m.internalDate

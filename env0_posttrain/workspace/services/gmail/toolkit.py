@@ -10,7 +10,7 @@ from ...errors import bad_request, conflict, not_found
 from ...paging import check_size, page
 from .data_model import SYSTEM_LABELS, Draft, Label, Message
 from .mail_more import MailMore
-from .mailbox import Mailbox
+from .mailbox import Mailbox, newest_first, oldest_first
 from .mime import b64url, parse_raw, split_addresses
 from .prefs import MailPrefs
 from .settings import MailSettings
@@ -177,7 +177,7 @@ class Gmail(MailMore, MailSettings, MailPrefs, Mailbox):
         msgs = [m for m in self.db.messages.values() if m.userId == owner and m.threadId == tid]
         if not msgs:
             raise not_found()
-        return sorted(msgs, key=lambda m: (m.internalDate, m.id))
+        return oldest_first(msgs)
 
     def _thread_history(self, owner: str, tid: str) -> int:
         return max(m.historyId for m in self._thread(owner, tid))
@@ -298,8 +298,9 @@ class Gmail(MailMore, MailSettings, MailPrefs, Mailbox):
                     q: str | None = None) -> dict[str, Any]:
         owner = self.owner(userId)
         size = check_size(maxResults, 100, 500, "maxResults")
-        ds = sorted((d for d in self.db.drafts.values() if d.userId == owner),
-                    key=lambda d: (self.db.messages[d.messageId].internalDate, d.id), reverse=True)
+        ds = sorted((d for d in self.db.drafts.values() if d.userId == owner),  # stable: drafts in the order stored
+                    key=lambda d: self.db.messages[d.messageId].internalDate)
+        ds.reverse()
         chunk, nxt = page(ds, pageToken, size)
         out: dict[str, Any] = {}
         if chunk:
@@ -385,6 +386,5 @@ class Gmail(MailMore, MailSettings, MailPrefs, Mailbox):
     def mailbox(self, owner: str | None = None) -> list[Message]:
         """All messages of a mailbox, newest first (for verifiers)."""
         owner = owner or self.ws.me.email
-        return sorted((m for m in self.db.messages.values() if m.userId == owner),
-                      key=lambda m: (m.internalDate, m.id), reverse=True)
+        return newest_first(m for m in self.db.messages.values() if m.userId == owner)
 
