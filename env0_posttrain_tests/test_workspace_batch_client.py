@@ -143,14 +143,17 @@ def test_on_the_env0_surface_each_part_passes_the_auth_gate_and_lands_in_the_ser
     body = (b"--b1\r\nContent-Type: application/http\r\nContent-ID: <q+1>\r\n\r\n"
             b"GET /drive/v3/files?pageSize=1 HTTP/1.1\r\n\r\n"
             b"--b1\r\nContent-Type: application/http\r\nContent-ID: <q+2>\r\n\r\n"
-            b"GET /gmail/v1/users/me/profile HTTP/1.1\r\n\r\n--b1--\r\n")
+            b"GET /gmail/v1/users/me/profile HTTP/1.1\r\n\r\n"
+            b"--b1\r\nContent-Type: application/http\r\nContent-ID: <q+3>\r\n\r\n"
+            b"POST /drive/v3/files HTTP/1.1\r\nContent-Type: application/json\r\n\r\n{\"name\": \"x\"}\r\n--b1--\r\n")
     ctype = [(b"content-type", b"multipart/mixed; boundary=b1")]
-    for auth, want in ((None, [401, 401]), (token, [200, 403])):  # the outer Authorization covers every part
+    # the outer Authorization covers every part; a part for another service is refused as that port refuses it (404)
+    for auth, want in ((None, [401, 404, 401]), (token, [200, 404, 403])):
         headers = ctype + ([(b"authorization", f"Bearer {auth}".encode())] if auth else [])
         mark = len(surface.log["gdrive"])
         status, out_headers, payload = surface.respond("gdrive", "POST", "/batch", b"", headers, body)
         assert status == 200 and dict(out_headers)[b"content-type"].startswith(b"multipart/mixed; boundary=")
         parts = payload.split(b"Content-ID: <response-")[1:]
-        assert [p[:4] for p in parts] == [b"q+1>", b"q+2>"]
+        assert [p[:4] for p in parts] == [b"q+1>", b"q+2>", b"q+3>"]
         assert [int(p.split(b"HTTP/1.1 ")[1][:3]) for p in parts] == want
         assert [e["response_status"] for e in surface.log["gdrive"][mark:]] == want
