@@ -168,3 +168,34 @@ def test_workspace_serve_is_gated_unless_told_no_auth(monkeypatch):
     opened = CliRunner().invoke(app, ["workspace", "serve", "--no-auth"])
     assert opened.exit_code == 0 and "client secret" not in opened.output
     assert seen == [True, False]
+
+
+def test_behind_the_gate_a_client_from_the_served_discovery_document_batches_and_uploads_with_its_token(server):
+    """What `workspace serve` prints is enough for a real app: the discovery path stays open (as Google's), and a
+    batch and a resumable upload carry the credentials' token to each part and chunk, so neither meets the gate."""
+    import io
+
+    from googleapiclient.discovery import build
+    from googleapiclient.http import MediaIoBaseUpload
+
+    base, app = server
+    creds = _flow_credentials(base, app.state.ws.me.email, [f"{G}drive", f"{G}gmail.readonly"])
+    url = f"{base}/discovery/v1/apis/{{api}}/{{apiVersion}}/rest"
+    drive = build("drive", "v3", credentials=creds, static_discovery=False, cache_discovery=False,
+                  discoveryServiceUrl=url)
+    data = secrets.token_bytes(3 * 256 * 1024 + 77)  # four chunks, the last one short
+    media = MediaIoBaseUpload(io.BytesIO(data), mimetype="application/octet-stream", chunksize=256 * 1024,
+                              resumable=True)
+    request = drive.files().create(body={"name": "blob.bin"}, media_body=media, fields="id,size,md5Checksum")
+    made = None
+    while made is None:
+        _, made = request.next_chunk()
+    assert int(made["size"]) == len(data)
+    assert drive.files().get_media(fileId=made["id"]).execute() == data
+    answers: dict[str, object] = {}
+    batch = drive.new_batch_http_request(callback=lambda rid, answer, error: answers.update({rid: error or answer}))
+    batch.add(drive.files().get(fileId=made["id"], fields="name"), request_id="mine")
+    batch.add(drive.files().get(fileId="no-such-file"), request_id="missing")
+    batch.execute()
+    assert answers["mine"] == {"name": "blob.bin"}
+    assert getattr(answers["missing"], "resp").status == 404  # an HttpError for that part only, past the gate
