@@ -1,5 +1,5 @@
 """What google-api-python-client reaches on the workspace server: per Google API, every method of its discovery
-document called through the official client, built the way docs/CLIENTS.md shows (from the discovery document the
+document called through the official client, built the way docs/SERVE.md shows (from the discovery document the
 server serves, so rootUrl, batchPath and the upload paths are the server's).
 
     .venv/bin/python bench/client_reach.py

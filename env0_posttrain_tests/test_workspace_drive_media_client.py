@@ -203,7 +203,7 @@ def test_api_endpoint_alone_leaves_batches_and_uploads_on_googles_host(server):
     doc = httpx.get(f"{base}/discovery/v1/apis/drive/v3/rest").json()
     assert doc["rootUrl"] == f"{base}/" and doc["batchPath"] == "batch/drive/v3"
     shipped = json.loads((Path(googleapiclient.__file__).parent / "discovery_cache/documents/drive.v3.json").read_text())
-    offline = build_from_document({**shipped, "rootUrl": base + "/"}, http=build_http())  # docs/CLIENTS.md, offline
+    offline = build_from_document({**shipped, "rootUrl": base + "/"}, http=build_http())  # docs/SERVE.md, offline
     for local in (local_service(base, "drive", "v3"), offline):
         assert local.new_batch_http_request()._batch_uri == f"{base}/batch/drive/v3"
         upload = local.files().create(media_body=MediaIoBaseUpload(io.BytesIO(b"x"), mimetype="text/plain"))

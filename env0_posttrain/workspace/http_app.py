@@ -1,7 +1,7 @@
 """One FastAPI app serving all six services at their real paths, plus the admin surface under /_admin.
 
 A client reaches it the way it reaches Google or Slack: googleapiclient built from the discovery document this server
-serves (discovery.py: its rootUrl is this server, so batches and media uploads come here too; docs/CLIENTS.md),
+serves (discovery.py: its rootUrl is this server, so batches and media uploads come here too; docs/SERVE.md),
 `slack_sdk.WebClient(base_url=...)`.
 Each tool is a route of the app (api_routes.py), so the router picks it and /_admin/docs lists it; every request
 goes through the same handlers as the agent tools; bad input, an unknown path or a wrong verb gets the API's own
