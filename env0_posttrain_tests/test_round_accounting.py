@@ -181,3 +181,17 @@ def test_a_round_whose_close_raised_for_one_episode_reports_one_of_two(tmp_path:
     assert summary["played"] == summary["completed"] == 2 and summary["infra_failed"] == []
     assert [r["status"] for r in store.rounds(spec.run_id, "base")] == ["finished"]
     assert {(e.task_id, e.trial) for e in store.load_episodes(round_id)} == {(t.id, 0) for t in tasks}
+
+
+def test_the_reports_counts_add_up_and_say_how_episodes_ended():
+    """The report's arm numbers over such a round: every episode is a row of the pass rate, those without a verdict
+    are listed as unscored with where they failed, and the errors by kind count each way of failing."""
+    from env0_posttrain.evaluate.metrics import arm_metrics
+
+    _, eps = play(SetupFails())
+    _, more = play(CloseFails())
+    m = arm_metrics("base", [*eps.values(), *[e.model_copy(update={"trial": 1}) for e in more.values()]])
+    assert (m.pass_rate.successes, m.pass_rate.n, m.n_rows) == (5, 6, 6)  # 2 + 3 passes over all 6 played
+    assert [(u.task_id, u.reason) for u in m.unscored] == [
+        ("notes-1", "environment_error: set-up: OSError: the task's package could not be read")]
+    assert m.error_kinds["setup_error"] == 1 and m.error_kinds["sandbox_close_error"] == 3
