@@ -50,7 +50,7 @@ from ...util.tree_removal import remove_tree, sweep_leftovers
 from ...workspace.environment import Workspace
 from .sandbox_cgroup import SandboxCgroup
 from .sandbox_root import (InterpreterError, base_python, bwrap_argv, bwrap_path, containment_problem, interpreters,
-                           make_etc, open_dir_inside, shims)
+                           keeper_unshare, make_etc, open_dir_inside, shims)
 from .sandbox_seccomp import filter_bpf, keyctl_number
 from .server import Env0Surface, serve_services
 from .services import SERVICES, service_urls
@@ -262,9 +262,7 @@ class Sandbox:
                 "seccomp": base64.b64encode(filter_bpf()).decode(), "keyctl": keyctl_number(),
                 "writable": {"root": str(self.root), "dirs": list(WRITABLE), "bytes": self.limits.writable_mb << 20,
                              "files": self.limits.writable_files}}
-        unshare = ["unshare", "--net", "--mount"] if os.geteuid() == 0 else \
-            ["unshare", "--map-root-user", "--net", "--mount"]
-        argv = [*unshare, "--", base_python(), "-S", str(_INIT), json.dumps(conf)]
+        argv = [*keeper_unshare(), "--", base_python(), "-S", str(_INIT), json.dumps(conf)]
         log = open(self.root / "env0" / "keeper.log", "wb")
         self._stack.callback(log.close)
         try:

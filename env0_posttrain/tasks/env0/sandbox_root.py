@@ -171,6 +171,27 @@ def _probe(bwrap: str) -> str | None:
     return None
 
 
+def keeper_unshare() -> list[str]:
+    """How the keeper is started: a network and a mount namespace of its own (a user namespace too, mapping this
+    uid to root in it, when this process is not root: mounting its tmpfs needs one)."""
+    return ["unshare", "--net", "--mount"] if os.geteuid() == 0 else ["unshare", "--map-root-user", "--net", "--mount"]
+
+
+@functools.lru_cache(maxsize=1)
+def _probe_keeper() -> str | None:
+    """None when the keeper's namespaces can be made and a size-limited tmpfs mounted in them (checked once)."""
+    with tempfile.TemporaryDirectory(prefix="env0-sandbox-probe-") as tmp:
+        script = f"mount -t tmpfs -o size=1m,nr_inodes=64 env0-probe {tmp} && echo ok"
+        try:
+            out = subprocess.run([*keeper_unshare(), "--", "/bin/sh", "-c", script], capture_output=True, text=True,
+                                 timeout=30, env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin"})
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"unshare: {e}"
+    if out.returncode != 0 or out.stdout.strip() != "ok":
+        return f"cannot mount the keeper's tmpfs: {(out.stderr or out.stdout).strip()[:300]}"
+    return None
+
+
 def containment_problem() -> str | None:
     """None when confined sandboxes can be made on this machine, else why not (tests skip with it)."""
     bwrap = bwrap_path()
@@ -178,7 +199,7 @@ def containment_problem() -> str | None:
         return "bubblewrap (`bwrap`) is not installed"
     if shutil.which("unshare") is None:
         return "util-linux `unshare` is not installed"
-    return seccomp_problem() or _probe(bwrap)
+    return seccomp_problem() or _probe(bwrap) or _probe_keeper()
 
 
 def shims(bin_dir: Path, seen_as: str) -> None:
