@@ -15,6 +15,7 @@ import pytest
 
 from env0_posttrain.tasks.env0.package import Env0Error, load_package
 from env0_posttrain.tasks.env0.package_files import MAX_DEPTH, package_sha256
+from env0_posttrain.util.tree_removal import remove_tree
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FIXTURE = FIXTURES / "env0_invoice"
@@ -67,10 +68,20 @@ WHAT = {"a file link in solution/": ("solution/notes.txt", "leaves the package")
         "folders 1,200 deep": ("data/", f"more than {MAX_DEPTH} deep")}
 
 
+@pytest.fixture()
+def packages(tmp_path):
+    """Packages made for the test, removed after it by the teardown's own removal: pytest's clean-up of old temporary
+    folders (shutil.rmtree) would raise RecursionError on a tree 1,200 deep, in whichever session meets it."""
+    made: list[Path] = []
+    yield lambda: made.append(_pkg(tmp_path)) or made[-1]
+    for pkg in made:
+        assert remove_tree(pkg) == []
+
+
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
-def test_a_hostile_package_tree_is_refused_in_one_line_naming_the_entry(kind, tmp_path, secret):
+def test_a_hostile_package_tree_is_refused_in_one_line_naming_the_entry(kind, tmp_path, secret, packages):
     host, value = secret
-    pkg = _pkg(tmp_path)
+    pkg = packages()
     HOSTILE[kind](pkg, host)
     entry, why = WHAT[kind]
     with pytest.raises(Env0Error) as err:
