@@ -233,10 +233,10 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
     summary.check_counts()
     summary.mean_reward = sum(rewards) / len(rewards) if rewards else None
     summary.duration_s = time.perf_counter() - t0
-    log.info("rollouts run=%s arm=%s played=%d stored=%d counted_failed=%d skipped=%d passed=%d refills=%d "
-             "harness_failures=%s tokens=%d/%d cost=%s processes=%d", run_id, arm, summary.played, summary.completed,
-             summary.counted_failed, summary.skipped, summary.passed, summary.refills, summary.harness_failures or {},
-             summary.usage.prompt_tokens, summary.usage.completion_tokens, summary.usage.cost_usd, summary.processes)
+    log.info("rollouts run=%s arm=%s done=%d skipped=%d passed=%d refills=%d infra_failed=%d harness_failures=%s "
+             "tokens=%d/%d cost=%s processes=%d", run_id, arm, summary.completed, summary.skipped, summary.passed,
+             summary.refills, summary.counted_failed, summary.harness_failures or {}, summary.usage.prompt_tokens,
+             summary.usage.completion_tokens, summary.usage.cost_usd, summary.processes)
     return summary
 
 
