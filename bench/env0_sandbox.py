@@ -33,6 +33,11 @@ ATTACKS = {
     "allocate 2x the memory limit": "python3 -c 'x = bytearray(1 << 30)'",
     "kill -9 -1": "kill -9 -1",
     "leave 20 processes behind": "for i in $(seq 20); do setsid nohup sleep 1000 >/dev/null 2>&1 & done",
+    "leave a tree 1,500 folders deep": "python3 -c \"import os; fd = os.open('/tmp', 0)\n"
+                                       "for _ in range(1500): os.mkdir('d', dir_fd=fd); fd = os.open('d', 0, dir_fd=fd)\"",
+    "write 1 GB to /tmp (cap 256 MiB)": "head -c 1G /dev/zero > /tmp/big; rc=$?; rm -f /tmp/big; exit $rc",
+    "read the runner's session keyring": "python3 -c 'import ctypes, sys; "  # keyctl(GET_KEYRING_ID, SESSION), x86_64
+                                         "sys.exit(ctypes.CDLL(None).syscall(250, 0, -3, 0) < 0)'",
 }
 
 
@@ -88,8 +93,9 @@ def main() -> int:
         print(f"{what:40s} {ms(samples)}")
     if args.no_attacks:
         return 0
-    limits = SandboxLimits(max_processes=256, memory_mb=512)
-    print(f"\n# attacks (limits: {limits.max_processes} processes, {limits.memory_mb} MiB; output cap 1 MiB)")
+    limits = SandboxLimits(max_processes=256, memory_mb=512, writable_mb=256)
+    print(f"\n# attacks (limits: {limits.max_processes} processes, {limits.memory_mb} MiB, writable "
+          f"{limits.writable_mb} MiB / {limits.writable_files} files; output cap 1 MiB)")
     print(f"{'attack':34s} {'attack s':>8s} {'rc':>4s} {'next command ms':>15s} {'runner RSS MB':>13s} {'peak MB':>8s}")
     with Sandbox(ws, limits=limits) as sb:
         sb.run(["true"], timeout=10, output_cap=1 << 20)
@@ -103,6 +109,8 @@ def main() -> int:
             assert nxt.returncode == 0, nxt
             now, peak = rss_mb()
             print(f"{what:34s} {t1 - t0:8.2f} {res.returncode:4d} {(t2 - t1) * 1000:15.1f} {now:13.0f} {peak:8.0f}")
+        t0 = time.perf_counter()
+    print(f"{'take down after all of them':34s} {time.perf_counter() - t0:8.2f}")
     return 0
 
 

@@ -380,7 +380,7 @@ for path, value in {"learning_rate": 0.5, "max_steps": 3, "prompts_per_step": 3,
                     "beta": 0.5, "loss_type": "grpo", "max_steps_per_episode": 3, "logging_steps": 3, "seed": 9}.items():
     P[f"rl.{path}"] = (value, rl_stage, {"rl": {}})
 for path, value in {"timeout_s": 5.0, "max_timeout_s": 30.0, "output_cap": 500, "max_processes": 32,
-                    "max_memory_mb": 512}.items():
+                    "max_memory_mb": 512, "max_writable_mb": 64, "max_writable_files": 2000}.items():
     P[f"shell.{path}"] = (value, requests, {})
 P["teacher.surface"] = ("shell", requests, {"compare_across_surfaces": True})
 P["eval.surface"] = ("shell", requests, {"compare_across_surfaces": True})

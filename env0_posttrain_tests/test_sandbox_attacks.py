@@ -84,7 +84,9 @@ def attack(door: str, script: str, tmp: Path, task, limits: ShellSpec = LIMITS, 
         if monkeypatch is not None:  # the package door's limits, as small as the shell spec's for the test
             from env0_posttrain.tasks.env0 import sandbox as sandbox_mod
 
-            small = sandbox_mod.SandboxLimits(max_processes=limits.max_processes, memory_mb=limits.max_memory_mb)
+            small = sandbox_mod.SandboxLimits(max_processes=limits.max_processes, memory_mb=limits.max_memory_mb,
+                                              writable_mb=limits.max_writable_mb,
+                                              writable_files=limits.max_writable_files)
             monkeypatch.setattr(sandbox_mod, "SandboxLimits", lambda: small)
         rc, reward = _cli(_package(tmp, script, after=after), tmp / "reward.json")
         assert rc == 0 and reward.get("reward") == 1.0, reward  # test.sh, the next command, ran after the attack
@@ -376,3 +378,293 @@ def test_the_runners_memory_is_unchanged_by_what_a_command_prints(door, tmp_path
         base, flood = (_maxrss_kb([*run, *cmds], tmp_path) for cmds in (["echo hello"], list(FLOOD)))
     assert base[0] == 0 and flood[0] == 0, (base, flood)
     assert flood[1] - base[1] < 64 * 1024, (base, flood)  # KiB: the outputs were 1.2 GB
+
+
+# -- teardown, kernel state, writable space: each attack also through a round of episodes ----------------------
+ENV0_ROOT = Path(__file__).parent / "fixtures" / "env0_root"
+
+
+class ByStep:
+    """A scripted model: the reply for the episode's n-th turn (each episode of a round gets the same script)."""
+
+    def __new__(cls, replies):
+        from env0_posttrain.agent.provider_base import Env0Provider, fill_response
+
+        class _ByStep(Env0Provider):
+            async def respond(self, model, messages, options, meta, model_response):
+                n = sum(m["role"] == "assistant" for m in messages)
+                return fill_response(model_response, model, replies[min(n, len(replies) - 1)])
+        return _ByStep()
+
+
+def _terminal(cmd: str) -> dict:
+    return {"role": "assistant", "content": None, "tool_calls": [{"id": f"t{uuid.uuid4().hex[:6]}", "type": "function",
+            "function": {"name": "terminal", "arguments": json.dumps({"command": cmd, "timeout": 60})}}]}
+
+
+def _assert_round_counts(summary, episodes, n: int) -> None:
+    """The round goes on: every episode played is stored (none counted as failed here), each once, none failed by
+    the harness."""
+    assert summary.played == n == summary.completed == len(episodes), summary
+    assert summary.counted_failed == 0 and summary.crashed == [] and summary.harness_failures == {}, summary
+    assert len({e.key for e in episodes}) == n
+    assert summary.completed + summary.counted_failed == summary.played
+
+
+def shell_round(script: str, limits: ShellSpec = LIMITS) -> list:
+    """Two episodes of built-in tasks on the shell surface, each running `script`, then `echo alive`, then ending."""
+    from env0_posttrain.agent import AgentSettings, run_rollouts_sync
+    from env0_posttrain.agent.endpoint import ModelEndpoint
+    from env0_posttrain.agent.llm import register_provider
+    from env0_posttrain.tasks import generate_tasks
+
+    tasks = generate_tasks(0, per_template=1)[:2]
+    name = f"env0-attack{uuid.uuid4().hex[:6]}"
+    register_provider(name, ByStep([_terminal(script), _terminal("echo alive"),
+                                    {"role": "assistant", "content": "done"}]))
+    settings = AgentSettings(max_steps=4, surface="shell", shell=limits, concurrency=2)
+    eps: list = []
+    summary = run_rollouts_sync(tasks, "base", 1, ModelEndpoint(model=f"{name}/m"), settings, "attack", set(),
+                                eps.append, progress=False)
+    _assert_round_counts(summary, eps, len(tasks))
+    for ep in eps:  # the next command of each episode answered
+        tool = [m["content"] for m in ep.messages if m["role"] == "tool"]
+        assert len(tool) == 2 and tool[1].startswith("alive"), tool
+    return eps
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """A folder of packages with the clean fixture imported as a task (the hostile ones join it per test)."""
+    from env0_posttrain.tasks.env0.corpus import import_package
+
+    src = tmp_path_factory.mktemp("corpus")
+    shutil.copytree(FIXTURE, src / "env0_invoice")
+    return src, import_package(src / "env0_invoice", src, env0_root=ENV0_ROOT)
+
+
+def package_round(corpus, script: str) -> list:
+    """A hostile package whose test.sh runs `script` before writing reward 1, imported as a task, then a round of
+    the oracle teacher over it and the clean fixture: each episode judged by its package's test.sh."""
+    from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_rollouts_sync
+    from env0_posttrain.agent.environment import WorkspaceEnv
+    from env0_posttrain.tasks.env0.corpus import import_package
+    from env0_posttrain.tasks.task_paths import TaskPaths
+
+    src, clean = corpus
+    pkg = src / f"hostile-{uuid.uuid4().hex[:8]}"
+    shutil.copytree(FIXTURE, pkg)
+    (pkg / "tests" / "attack.sh").write_text(script + "\n")
+    (pkg / "tests" / "test.sh").write_text(TEST_SH.replace("{after}", "bash /tests/attack.sh"))
+    hostile = import_package(pkg, src, env0_root=ENV0_ROOT)  # its test.sh ran twice already (oracle, no-op)
+    eps: list = []
+    summary = run_rollouts_sync([hostile, clean], "teacher", 1, oracle_endpoint(skill=1.0),
+                                AgentSettings(max_steps=40, concurrency=2), "attack", set(), eps.append, progress=False,
+                                env=WorkspaceEnv(TaskPaths(ENV0_ROOT, src)))
+    _assert_round_counts(summary, eps, 2)
+    assert all(e.passed for e in eps), [(e.task_id, e.stop_condition, e.error) for e in eps]  # test.sh went on
+    return eps
+
+
+@pytest.fixture()
+def roots(monkeypatch):
+    """The folders of the sandboxes made during the test."""
+    from env0_posttrain.tasks.env0.sandbox import Sandbox
+
+    made: list[Path] = []
+    real = Sandbox._lay_out
+
+    def lay_out(self):
+        real(self)
+        made.append(self.root)
+    monkeypatch.setattr(Sandbox, "_lay_out", lay_out)
+    return made
+
+
+TREE = """python3 - <<'PY'
+import os, socket
+for top in ("/tmp", "/logs/agent", "/data"):
+    fd = os.open(top, os.O_RDONLY)
+    for _ in range(1500):  # past Python's recursion limit: the close used to raise RecursionError
+        os.mkdir("d", dir_fd=fd)
+        nxt = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = nxt
+    os.close(fd)
+os.mkfifo("/tmp/fifo")
+socket.socket(socket.AF_UNIX).bind("/tmp/sock")
+os.symlink("loop", "/tmp/loop")
+os.symlink("/", "/logs/agent/root")
+os.makedirs("/tmp/locked/inner/x")
+os.chmod("/tmp/locked/inner", 0)
+os.chmod("/tmp/locked", 0o500)
+print("tree-built")
+PY"""
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_a_tree_no_recursive_walk_survives_is_torn_down_and_the_round_goes_on(door, tmp_path, task, roots, corpus):
+    from env0_posttrain.util.tree_removal import leftovers
+
+    out, then = attack(door, TREE, tmp_path, task, after="ls /tmp")
+    assert "tree-built" in out and "fifo" in then  # the next command saw the tree and answered
+    eps = shell_round(TREE) if door == "shell" else package_round(corpus, TREE)
+    assert all(e.error_counts.get("sandbox_teardown_left") is None for e in eps)
+    assert roots and [r for r in roots if r.exists()] == [] and not set(map(str, roots)) & set(leftovers())
+
+
+HOST_TREE = """python3 - <<'PY'
+import os
+tmp = os.environ["TMPDIR"]
+fd = os.open(tmp, os.O_RDONLY)
+for _ in range(1500):
+    os.mkdir("d", dir_fd=fd)
+    nxt = os.open("d", os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = nxt
+os.close(fd)
+os.mkfifo(tmp + "/fifo")
+os.symlink("/", tmp + "/root")
+os.makedirs(tmp + "/locked/inner/x")
+os.chmod(tmp + "/locked/inner", 0)
+PY"""
+
+
+def test_an_unconfined_package_leaving_a_deep_tree_still_writes_its_reward_and_leaves_nothing(tmp_path, roots,
+                                                                                              monkeypatch):
+    """Unconfined (ENV0_SANDBOX=unconfined) the tree is on the host's disk: the teardown removes it all the same."""
+    monkeypatch.setenv("ENV0_SANDBOX", "unconfined")
+    pkg = _package(tmp_path, HOST_TREE, "#!/usr/bin/env bash\necho '{\"reward\": 1.0}' > \"$LOGS_DIR/reward.json\"\n",
+                   capture=False)
+    rc, reward = _cli(pkg, tmp_path / "reward.json")
+    assert (rc, reward) == (0, {"reward": 1.0}), reward
+    assert roots and [r for r in roots if r.exists()] == []
+
+
+def _syscalls() -> dict[str, int]:
+    import pyseccomp as sc
+
+    names = ("keyctl", "add_key", "request_key", "unshare", "mount", "io_uring_setup", "perf_event_open",
+             "process_vm_readv", "ptrace", "kcmp", "clone", "clone3", "setns", "bpf")
+    return {n: int(sc.resolve_syscall(sc.system_arch(), n)) for n in names}
+
+
+KERNEL = """python3 - <<'PY'
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {numbers}
+def call(name, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(nr[name.split("/")[0]], *args)
+    e = ctypes.get_errno()
+    print(name, "REFUSED " + errno.errorcode.get(e, str(e)) if r < 0 else "RAN", flush=True)
+    return r
+buf = ctypes.create_string_buffer(256)
+call("keyctl/read", 11, {kid}, buf, 256)
+call("keyctl/search", 10, -3, b"user", b"{desc}", 0)
+call("keyctl/join", 1, None)
+call("add_key/session", b"user", b"planted-by-a-command", b"x", 1, -3)
+call("add_key/user", b"user", b"planted-by-a-command", b"x", 1, -4)
+call("request_key", b"user", b"{desc}", None, 0)
+call("unshare/user", 0x10000000)
+call("unshare/net", 0x40000000)
+call("setns", 0, 0)
+call("mount", b"none", b"/tmp", b"tmpfs", 0, None)
+call("io_uring_setup", 1, None)
+call("perf_event_open", None, 0, -1, -1, 0)
+call("process_vm_readv", os.getpid(), None, 0, None, 0, 0)
+call("ptrace/traceme", 0, 0, 0, 0)
+call("kcmp", os.getpid(), os.getpid(), 0, 0, 0)
+call("bpf", 0, None, 0)
+if call("clone/newnet", 0x40000000 | 17, 0, 0, 0, 0) == 0:
+    os._exit(0)
+call("clone3", None, 0)
+print("payload-seen" if b"{payload}" in buf.raw else "payload-unseen")
+PY
+grep Seccomp /proc/self/status; cat /proc/keys /proc/key-users; echo kernel-end"""
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_no_kernel_state_is_shared_keyrings_and_the_calls_docker_blocks_are_refused(door, tmp_path, task, corpus):
+    """The runner's session keyring holds a secret; a command can neither read it nor see it listed, cannot add a
+    key a later sandbox would find, and every call of Docker's blocked list answers EPERM (clone3 ENOSYS) from
+    the filter, not from the kernel (without the filter several of these run or fail otherwise)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    nr = _syscalls()
+    desc, payload = f"env0-runner-secret-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    assert libc.syscall(nr["keyctl"], 1, None) > 0  # this process: a session keyring of its own, for the test
+    kid = libc.syscall(nr["add_key"], b"user", desc.encode(), payload.encode(), len(payload), -3)
+    assert kid > 0
+    script = KERNEL.format(numbers=json.dumps(nr), kid=kid, desc=desc, payload=payload)
+    out, then = attack(door, script, tmp_path, task, after="cat /proc/keys; echo next-answered")
+    lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line and not line.startswith(("Seccomp", " ")))
+    refused = {k: v for k, v in lines.items() if "/" in k or k in nr}
+    assert refused.pop("clone3") == "REFUSED ENOSYS", out
+    assert set(refused.values()) == {"REFUSED EPERM"} and len(refused) == 17, out
+    assert "payload-unseen" in out and payload not in out + then and desc not in out + then
+    assert "Seccomp:\t2" in out and "kernel-end" in out and then.startswith("next-answered")  # /proc/keys: empty
+    assert "planted-by-a-command" not in Path("/proc/keys").read_text()  # nothing was added where the host sees
+    eps = shell_round(script) if door == "shell" else package_round(corpus, script)
+    seen = [m["content"] for e in eps for m in e.messages if m["role"] == "tool"] if door == "shell" else \
+        [e.verifier.detail for e in eps if e.task_id.startswith("env0-hostile")]  # test.sh's reward.json: its output
+    assert seen and all("payload-unseen" in s for s in seen[::2 if door == "shell" else 1]), seen
+    assert payload not in json.dumps(seen) and desc not in json.dumps(seen)
+
+
+WRITABLE = ShellSpec(timeout_s=30, max_timeout_s=60, output_cap=20000, max_processes=48, max_memory_mb=512,
+                     max_writable_mb=64, max_writable_files=2000)
+FILL = """cd /tmp
+head -c 256M /dev/zero > /tmp/big; rc=$?; size=$(stat -c %s /tmp/big); rm -f /tmp/big
+echo big-rc=$rc big-size=$size
+python3 -c "
+import os, errno
+made = 0
+try:
+    for i in range(20000):
+        open(f'/logs/agent/f{i}', 'w').close()
+        made += 1
+except OSError as e:
+    print('files-stopped', errno.errorcode[e.errno])
+print('files-made', made)
+"
+rm -f /logs/agent/f*
+df -k /tmp | tail -1
+echo fill-end"""
+
+
+@pytest.mark.parametrize("door", DOORS)
+def test_the_writable_space_has_a_total_size_and_file_count_cap(door, tmp_path, task, monkeypatch, corpus):
+    """256 MiB and 20,000 files asked for, with the spec's caps at 64 MiB and 2,000: the command gets 'No space left
+    on device' at the caps, nothing lands on the host's disk, the next command answers and the round goes on."""
+    host_bytes: list[int] = []
+
+    def host_usage(root: Path) -> int:
+        return sum(os.lstat(os.path.join(d, f)).st_size for d, _, fs in os.walk(root) for f in fs)
+
+    from env0_posttrain.tasks.env0.sandbox import Sandbox
+
+    real_exit = Sandbox.__exit__
+
+    def measure_then_exit(self, *exc):
+        host_bytes.append(host_usage(self.root))  # the sandbox's folder on the host, while it still runs
+        return real_exit(self, *exc)
+    monkeypatch.setattr(Sandbox, "__exit__", measure_then_exit)
+    out, then = attack(door, FILL, tmp_path, task, limits=WRITABLE, monkeypatch=monkeypatch if door == "package"
+                       else None, after="echo written > /tmp/after && cat /tmp/after")
+    size = int(out.split("big-size=")[1].split()[0])
+    assert "big-rc=0" not in out and 60 << 20 <= size <= 64 << 20, out  # stopped at the cap, not at 256 MiB
+    made = int(out.split("files-made ")[1].split()[0])
+    assert "files-stopped ENOSPC" in out and 1900 < made < 2000, out
+    assert "fill-end" in out and then.startswith("written")  # space freed by rm: the next command writes again
+    assert host_bytes and max(host_bytes) < 1 << 20, host_bytes  # the 64 MiB never reached the host's disk
+    if door == "shell":
+        shell_round(FILL, WRITABLE)
+    else:
+        from env0_posttrain.tasks.env0 import sandbox as sandbox_mod
+
+        small = sandbox_mod.SandboxLimits(writable_mb=64, writable_files=2000)
+        monkeypatch.setattr(sandbox_mod, "SandboxLimits", lambda: small)
+        eps = package_round(corpus, FILL)
+        assert all(e.passed for e in eps)

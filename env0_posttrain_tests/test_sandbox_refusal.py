@@ -53,3 +53,25 @@ def test_the_shell_surface_refuses_to_run_unconfined_or_unconfinable(no_bwrap, m
     with pytest.raises(RuntimeError, match="only inside the confined sandbox"):
         with open_task_sandbox(task, build_workspace(task), ShellSpec(), NO_PATHS):
             pass
+
+
+def test_a_machine_without_libseccomp_is_refused_naming_it(monkeypatch, tmp_path: Path) -> None:
+    """No seccomp filter, no confined sandbox: the package fails naming libseccomp (never runs without the filter)."""
+    from env0_posttrain.tasks.env0 import sandbox_seccomp
+
+    def missing():
+        raise RuntimeError("Unable to find libseccomp")
+
+    monkeypatch.setattr(sandbox_seccomp, "_library", missing)
+    sandbox_seccomp.filter_bpf.cache_clear()
+    sandbox_seccomp.keyctl_number.cache_clear()
+    try:
+        out = tmp_path / "reward.json"
+        assert main(["env0", str(FIXTURE), "--oracle", "--reward-file", str(out)]) == 2
+        err = json.loads(out.read_text())["verifier_error"]
+        assert "cannot compile the sandbox's seccomp filter (RuntimeError: Unable to find libseccomp)" in err
+        assert "libseccomp2" in err and "ENV0_SANDBOX=unconfined" in err
+    finally:
+        monkeypatch.undo()
+        sandbox_seccomp.filter_bpf.cache_clear()
+        sandbox_seccomp.keyctl_number.cache_clear()

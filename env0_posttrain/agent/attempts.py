@@ -20,7 +20,8 @@ async def attempt_episode(task: Task, trial: int, endpoint: ModelEndpoint, setti
     """One task x trial with its refills: (every attempt's episode, the last one final; a crash message).
 
     Stops at the first episode that did not end on infrastructure, after `max_refills` re-runs, or at a
-    crash (an environment bug: reported, never retried). FatalModelError propagates.
+    crash: run_episode raises only where the episode could not be set up before the agent acted (an environment
+    bug: never retried; the rollout stores it as such, harness_failures.not_started). FatalModelError propagates.
     """
     attempts: list[Episode] = []
     for refill in range(settings.max_refills + 1):

@@ -2,6 +2,9 @@
 
 system (+ teacher-only steering) -> user instruction -> [model -> tool calls -> tool results]* ->
 final answer or a stop -> verifier on the start state vs the end state.
+
+Once the agent has begun, whatever fails of ours (the loop, the sandbox's close, the verifier, the record) still
+ends in an Episode (harness_failures.py): an episode played is never dropped from its round.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from env0_posttrain.tasks.task_paths import NO_PATHS
 from . import _install_providers
 from .endpoint import AgentSettings, ModelEndpoint
 from .environment import DEFAULT_ENV, TaskEnv
-from .llm import is_env0_model, is_offline_model, register_free_model
+from .harness_failures import FAILED_STOP, describe, recordable
+from .llm import FatalModelError, is_env0_model, is_offline_model, register_free_model
 from .lockstep import MODEL_DONE
 from .messages import (
     EMPTY_REPLY_NUDGE,
@@ -76,33 +80,46 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
 
     exchanges: list[Exchange] = []
     counts: Counter = Counter()
+    stop, error, final_answer = FAILED_STOP, None, None
+    infra_errors = agent_errors = 0
     try:
         stop, error, final_answer, infra_errors, agent_errors = await _steps(
             env, ws, kwargs, messages, tools, offered, settings, exchanges, counts, f"{task.id}:{trial}")
+    except FatalModelError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a bug of ours between the agent's steps: the episode is kept
+        stop, error = FAILED_STOP, f"agent loop: {describe(exc)}"
+        counts["loop_error"] += 1
     finally:
         close = getattr(env, "close", None)
         if close is not None:  # the sandbox ends before the verifier reads the end state
-            counts.update(await asyncio.to_thread(close))
+            try:
+                counts.update(await asyncio.to_thread(close))
+            except Exception as exc:  # noqa: BLE001 - the end state is the workspace's, not the sandbox's: still judged
+                counts["sandbox_close_error"] += 1
+                error = f"{error}; " if error else ""
+                error += f"sandbox close: {describe(exc)}"
     if stop != "infra_error" and (model_done := MODEL_DONE.get()) is not None:
         model_done()  # a rollout in lanes starts the lane's next episode while this one is verified
 
     verifier = None
-    if stop != "infra_error":
+    if stop not in ("infra_error", FAILED_STOP):
         try:
             # off the event loop: an env0 package's test.sh runs for about a second, and the other
             # episodes of the rollout keep calling their models meanwhile
             verifier = await asyncio.to_thread(env.verify, task, start_ws, ws, final_answer)
         except Exception as exc:  # noqa: BLE001 - a verifier bug must not lose the trajectory
-            stop, error = "verifier_error", f"{type(exc).__name__}: {exc}"
+            stop, error = "verifier_error", describe(exc)
+            counts["verifier_error"] += 1
     changes = _state_diff(env, start_ws, ws)
 
     usage = sum((e.usage for e in exchanges), TokenUsage())
-    return Episode(
+    return recordable(dict(
         run_id=run_id, arm=arm, task_id=task.id, trial=trial, model=endpoint.model, messages=messages, tools=tools,
         surface=surface, steering_prompt=steering, final_answer=final_answer, stop_condition=stop, error=error, verifier=verifier,
         exchanges=exchanges, usage=usage, started_at=started_at, duration_s=time.perf_counter() - t0,
         infra_errors=infra_errors, agent_errors=agent_errors, error_counts=dict(counts), workspace_diff=changes,
-    )
+    ))
 
 
 async def _steps(env: TaskEnv, ws: Any, kwargs: dict[str, Any], messages: list[dict[str, Any]],

@@ -4,6 +4,11 @@ Each finished episode is handed to `on_episode` at once (the store writes it the
 process loses only episodes in flight; a rerun with the stored keys as `done_keys` runs only the
 rest. An episode that ended on infrastructure is re-run (up to `max_refills` times) and only a
 healthy one is handed over: one canonical trajectory per task and trial.
+
+Every episode played is counted, here in `deliver` whichever backend played it (this process, the worker
+processes, a later one behind the same seam): it is handed over (stored; one the harness failed around is stored
+too, harness_failures.py) or counted as failed (still failing on infrastructure after its refills; its round
+stays open). `RolloutSummary.check_counts` holds that stored + counted as failed = played, once per rollout.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from .attempts import attempt_episode
 from .endpoint import AgentSettings, ModelEndpoint
 from .environment import DEFAULT_ENV, TaskEnv
 from .fail_fast import FAIL_FAST_EPISODES, fail_fast_scope
+from .harness_failures import HARNESS_FAILURES, not_started
 from .llm import FatalModelError
 from .lockstep import LANE, MODEL_DONE, Lanes, wants_lanes
 from .loop import STEERABLE_ARMS
@@ -46,13 +52,18 @@ class RolloutSummary(BaseModel):
     surface: str = Field(default="tools", description="what the agent acted through (tools, shell, both)")
     planned: int = Field(description="task x trial pairs asked for")
     skipped: int = Field(description="already in done_keys")
-    completed: int = Field(description="episodes handed to on_episode")
+    played: int = Field(default=0, description="episodes this rollout played: planned - skipped")
+    completed: int = Field(description="episodes handed to on_episode (stored), those the harness failed around too")
     passed: int = 0
     mean_reward: float | None = None
     stop_conditions: dict[str, int] = Field(default_factory=dict)
     refills: int = Field(default=0, description="episodes re-run after ending on infra errors")
-    infra_failed: list[str] = Field(default_factory=list, description="task:trial still failing after all refills")
-    crashed: list[str] = Field(default_factory=list, description="task:trial that raised (environment bugs)")
+    infra_failed: list[str] = Field(default_factory=list, description="task:trial still failing after all refills: "
+                                    "not stored, counted as failed (the round stays open for them)")
+    crashed: list[str] = Field(default_factory=list, description="task:trial: why, whose set-up failed before the "
+                               "agent acted (environment bugs); stored as environment_error episodes")
+    harness_failures: dict[str, int] = Field(default_factory=dict, description="stored episodes the harness failed "
+                                             "around, by where (harness_failures.HARNESS_FAILURES)")
     infra_errors: int = 0
     agent_errors: int = 0
     error_counts: dict[str, int] = Field(default_factory=dict, description="every error by kind, refilled runs too")
@@ -64,7 +75,23 @@ class RolloutSummary(BaseModel):
 
     @property
     def unscored(self) -> int:
-        return self.stop_conditions.get("verifier_error", 0) + len(self.infra_failed) + len(self.crashed)
+        return (self.stop_conditions.get("verifier_error", 0) + self.stop_conditions.get("environment_error", 0)
+                + len(self.infra_failed))
+
+    @property
+    def counted_failed(self) -> int:
+        """Played but not stored: each counts as a fail of the round, which stays open until they are played."""
+        return len(self.infra_failed)
+
+    def check_counts(self) -> None:
+        """Episodes stored + episodes counted as failed = episodes played, or the rollout fails loudly."""
+        if self.completed + self.counted_failed != self.played:
+            raise UncountedEpisodes(f"rollout {self.run_id}/{self.arm}: {self.played} episodes played but "
+                                    f"{self.completed} stored + {self.counted_failed} counted as failed")
+
+
+class UncountedEpisodes(RuntimeError):
+    """An episode was played but neither stored nor counted as failed (a bug of the harness, never silent)."""
 
 
 _GC_LOCK = threading.Lock()
@@ -126,7 +153,8 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
     todo = [(t, k) for t in tasks for k in range(trials) if not _is_done(done_keys, run_id, arm, t.id, k)]
     planned = len(tasks) * trials
     summary = RolloutSummary(run_id=run_id, arm=arm, model=endpoint.model, surface=settings.surface, planned=planned,
-                             skipped=planned - len(todo), completed=0)
+                             skipped=planned - len(todo), played=len(todo), completed=0)
+    harness: Counter = Counter()
     stops: Counter = Counter()
     errors: Counter = Counter()
     rewards: list[float] = []
@@ -146,11 +174,13 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
         summary.refills += max(0, len(attempts) + (crashed is not None) - 1)
         for ep in attempts:
             account(ep)
-        if crashed is not None:
+        if crashed is not None:  # its set-up failed before the agent acted: stored, with no verdict
             summary.crashed.append(f"{task.id}:{trial}: {crashed}")
-            bar.update(1)
-            return
-        ep = attempts[-1]
+            ep = not_started(run_id=run_id, arm=arm, task_id=task.id, trial=trial, model=endpoint.model,
+                             surface=settings.surface, why=crashed)
+            account(ep)
+        else:
+            ep = attempts[-1]
         if ep.stop_condition == "infra_error":
             summary.infra_failed.append(f"{task.id}:{trial}")
             log.warning("episode %s:%d still failing on infra after %d refills: %s", task.id, trial,
@@ -163,6 +193,7 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
                 await result
         summary.completed += 1
         stops[ep.stop_condition] += 1
+        harness.update(k for k in HARNESS_FAILURES if ep.error_counts.get(k))
         if ep.verifier is not None:
             rewards.append(ep.reward)
             summary.passed += ep.passed
@@ -198,12 +229,14 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
         bar.close()
     summary.stop_conditions = dict(stops)
     summary.error_counts = dict(errors)
+    summary.harness_failures = dict(harness)
+    summary.check_counts()
     summary.mean_reward = sum(rewards) / len(rewards) if rewards else None
     summary.duration_s = time.perf_counter() - t0
-    log.info("rollouts run=%s arm=%s done=%d skipped=%d passed=%d refills=%d infra_failed=%d tokens=%d/%d cost=%s "
-             "processes=%d", run_id, arm, summary.completed, summary.skipped, summary.passed, summary.refills,
-             len(summary.infra_failed), summary.usage.prompt_tokens, summary.usage.completion_tokens,
-             summary.usage.cost_usd, summary.processes)
+    log.info("rollouts run=%s arm=%s done=%d skipped=%d passed=%d refills=%d infra_failed=%d harness_failures=%s "
+             "tokens=%d/%d cost=%s processes=%d", run_id, arm, summary.completed, summary.skipped, summary.passed,
+             summary.refills, summary.counted_failed, summary.harness_failures or {}, summary.usage.prompt_tokens,
+             summary.usage.completion_tokens, summary.usage.cost_usd, summary.processes)
     return summary
 
 

@@ -75,6 +75,7 @@ class ShellEnv:
     def close(self) -> Counter:
         """End the sandbox (if one started); what confinement did during the episode, by kind."""
         if self.session is not None:
-            self.session.close()
+            if self.session.close():
+                self.counts["sandbox_teardown_left"] += 1  # logged once, swept when the next sandbox is made
             self.session = None
         return self.counts

@@ -2,10 +2,11 @@
 shell spec's limits, plus what an agent's commands need beyond a package's own scripts.
 
 The sandbox itself confines every command (a bubblewrap container per command: allowlist root, no capabilities,
-cleared environment, its own pid namespace so nothing outlives it, hard file-size limit, the sandbox's pids and
-memory cgroups where the machine has them); this layer passes the spec's limits in, passes $WORKSPACE_URL on (the
-sandbox's listener for the workspace's whole API at its real paths, each method behind its own service's gate; the
-Admin SDK, which env0 has no port for, is reached only there), and reports the forks the process limit refused. The shell surface refuses the unconfined mode
+cleared environment, its own pid namespace so nothing outlives it, a seccomp filter, hard file-size limit, a
+size- and file-count-limited tmpfs for its writable folders, the sandbox's pids and memory cgroups where the
+machine has them); this layer passes the spec's limits in, passes $WORKSPACE_URL on (the sandbox's listener for the
+workspace's whole API at its real paths, each method behind its own service's gate; the Admin SDK, which env0 has
+no port for, is reached only there), and reports the forks the process limit refused. The shell surface refuses the unconfined mode
 (ENV0_SANDBOX=unconfined): an agent's commands never run on the host itself.
 """
 
@@ -56,6 +57,7 @@ def open_task_sandbox(task: Any, ws: Any, limits: ShellSpec, paths: TaskPaths) -
                            f"cannot be made here ({problem}): install bubblewrap (Debian's `bubblewrap`) and allow "
                            f"user namespaces, or use the tools surface")
     package_dir, manifest, extras = package_parts(task, paths)
-    box_limits = SandboxLimits(max_processes=limits.max_processes, memory_mb=limits.max_memory_mb, file_cap=FILE_CAP)
+    box_limits = SandboxLimits(max_processes=limits.max_processes, memory_mb=limits.max_memory_mb, file_cap=FILE_CAP,
+                               writable_mb=limits.max_writable_mb, writable_files=limits.max_writable_files)
     with Sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras, limits=box_limits) as sb:
         yield ConfinedSandbox(sb)

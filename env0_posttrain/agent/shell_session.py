@@ -103,5 +103,7 @@ class ShellSession:
         probe = getattr(self.sandbox, "pids_refused", None)
         return probe() if callable(probe) else 0
 
-    def close(self) -> None:
+    def close(self) -> list[str]:
+        """End the sandbox; what its teardown could not remove (never raises: it is logged and swept later)."""
         self.stack.close()
+        return list(getattr(getattr(self.sandbox, "sandbox", None), "teardown_problems", None) or [])

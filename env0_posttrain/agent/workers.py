@@ -89,6 +89,7 @@ def _worker_main(conn: Any) -> None:
 async def _serve(conn: Any) -> None:
     from .attempts import attempt_episode
     from .faulty import injected_faults
+    from .harness_failures import portable
 
     loop = asyncio.get_running_loop()
     inbox: asyncio.Queue = asyncio.Queue()
@@ -119,7 +120,7 @@ async def _serve(conn: Any) -> None:
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides
             conn.send(("error", jid, f"{type(exc).__name__}: {exc}"))
         else:  # as JSON: the parent validates it ~7x faster than it unpickles pydantic models
-            conn.send(("result", jid, [ep.model_dump_json() for ep in attempts], crashed))
+            conn.send(("result", jid, [portable(ep) for ep in attempts], crashed))
         finally:
             jobs.pop(jid, None)
 

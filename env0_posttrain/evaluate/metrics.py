@@ -17,7 +17,7 @@ from env0_posttrain.evaluate.statistics import ProportionEstimate, TaskTrials, p
 from env0_posttrain.tasks.model import Task
 
 EVAL_ARMS = ("base", "sft", "teacher_eval", "rl")
-UNSCORED_STOPS = frozenset({"infra_error", "verifier_error"})
+UNSCORED_STOPS = frozenset({"infra_error", "verifier_error", "environment_error"})
 
 
 class UnscoredRow(BaseModel):

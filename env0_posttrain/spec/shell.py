@@ -17,3 +17,8 @@ class ShellSpec(BaseModel):
     max_processes: int = Field(default=256, ge=8, le=65_536, description="processes the sandbox may hold at once (fork bombs)")
     max_memory_mb: int = Field(default=4096, ge=64, le=1_048_576, description="memory the sandbox's processes may hold together "
                                "(MiB; more kills the command that asked)")
+    max_writable_mb: int = Field(default=1024, ge=16, le=1_048_576, description="what the sandbox's writable folders "
+                                 "(/tmp, /data, /logs) may hold together (MiB, a tmpfs: its pages count in max_memory_mb, "
+                                 "so keep it well below; more is 'No space left on device')")
+    max_writable_files: int = Field(default=65536, ge=64, le=100_000_000, description="files, folders and links those "
+                                    "folders may hold together (more is 'No space left on device')")

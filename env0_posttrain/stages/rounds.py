@@ -1,5 +1,8 @@
 """One rollout round of an arm: open or resume it, run only the missing episodes, close it; and what
-every rollout asset reports about its round (metadata, the unscored-rows check, a data version)."""
+every rollout asset reports about its round (metadata, the unscored-rows check, a data version).
+
+A round finishes only when every planned episode is stored (`round_gap`): those the harness failed around are
+stored as such (agent/harness_failures.py), so its verdict is over every episode it played."""
 
 from __future__ import annotations
 
@@ -87,13 +90,13 @@ def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, set
                                                                 planned, since)
     if found is not None:
         round_id, summary_dict = found
-        gap = _gap(planned - ctx.store.done_keys(round_id), summary_dict.get("crashed", []))
+        gap = sorted(planned - ctx.store.done_keys(round_id))
         if not gap:
             ctx.log.info(f"{arm}: reused finished round {round_id}; no episode was run" + (
                 " (`run materialize --recollect-teacher` collects a new round)" if arm in REUSED_UNLESS_ASKED else ""))
             return round_id, ctx.store.load_episodes(round_id), summary_dict | {"reused_round": True}
-        ctx.log.info(f"{arm}: finished round {round_id} lacks {len(gap)} episodes that failed on infrastructure; "
-                     "reopened to fill them")
+        ctx.log.info(f"{arm}: finished round {round_id} lacks {len(gap)} episodes (failed on infrastructure, or "
+                     "never stored by an older version); reopened to fill them")
         ctx.store.reopen_round(round_id)  # resumed like a round that never finished
     round_id = ctx.store.open_round(ctx.run_id, stored_as, endpoint.model, len(planned))
     done = ctx.store.done_keys(round_id)
@@ -108,7 +111,7 @@ def rollout(ctx: StageContext, arm: str, tasks: list, trials: int, endpoint, set
         from env0_posttrain.stages.rollout_errors import explain
 
         raise explain(ctx.spec, arm, err.kind, str(err), len(ctx.store.done_keys(round_id)), len(planned)) from None
-    gap = _gap(planned - ctx.store.done_keys(round_id), summary.crashed)
+    gap = round_gap(planned, ctx.store.done_keys(round_id), summary)
     if gap:
         raise RoundIncomplete(
             f"{arm}: {len(gap)} of {len(planned)} episodes still failed on infrastructure after "
@@ -128,9 +131,18 @@ def finished_round_covering(store, run_id: str, arm: str, model: str, keys: set[
                  if store.done_keys(r) <= keys), None)
 
 
-def _gap(missing: set[tuple[str, int]], crashed: list[str]) -> list[str]:
-    """The missing episodes a rerun can fill: all but those that crashed (an environment bug, reported)."""
-    return [f"{t}:{k}" for t, k in sorted(missing) if not any(c.startswith(f"{t}:{k}: ") for c in crashed)]
+def round_gap(planned: set[tuple[str, int]], stored: set[tuple[str, int]], summary) -> list[str]:
+    """The round's planned episodes not stored yet: those this rollout counted as failed (infrastructure, after
+    their refills), which a rerun plays. An episode neither stored nor counted is a bug of the harness: the round
+    must not finish without it, so that raises."""
+    missing = [f"{t}:{k}" for t, k in sorted(planned - stored)]
+    from env0_posttrain.agent.rollouts import UncountedEpisodes
+
+    uncounted = sorted(set(missing) - set(summary.infra_failed))
+    if uncounted:
+        raise UncountedEpisodes(f"{summary.arm}: {len(uncounted)} planned episodes are neither stored nor counted as "
+                                f"failed ({', '.join(uncounted[:5])}); the round stays open")
+    return missing
 
 
 def rollout_metadata(round_id: str, episodes: list, summary: dict) -> dict[str, Any]:
@@ -140,8 +152,16 @@ def rollout_metadata(round_id: str, episodes: list, summary: dict) -> dict[str, 
         "round_id": round_id, "surface": summary.get("surface", "tools"), "episodes": n, "strict_passes": passes, "pass_rate": round(passes / n, 4) if n else 0.0,
         "rows_with_tool_calls": sum(e.n_tool_calls > 0 for e in episodes),
         "unscored": sum(e.verifier is None for e in episodes),
+        "harness_failures": harness_failures(episodes),
         "stop_conditions": count(e.stop_condition for e in episodes), "summary": summary,
     }
+
+
+def harness_failures(episodes: list) -> dict[str, int]:
+    """Stored episodes the harness failed around, by where (set-up, loop, sandbox close, verifier, recording)."""
+    from env0_posttrain.agent.harness_failures import HARNESS_FAILURES
+
+    return count(k for e in episodes for k in HARNESS_FAILURES if e.error_counts.get(k))
 
 
 def count(items) -> dict[str, int]:

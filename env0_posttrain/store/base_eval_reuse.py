@@ -66,7 +66,7 @@ def find_reusable(store: Store, key: str, run_id: str, arm: str, planned: int) -
         "AND r.status = 'finished' AND r.n_expected = ? "
         "AND (SELECT count(*) FROM episodes e WHERE e.round_id = r.round_id) = r.n_expected "
         "AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.round_id = r.round_id "
-        "  AND e.stop_condition IN ('infra_error', 'verifier_error')) "
+        "  AND e.stop_condition IN ('infra_error', 'verifier_error', 'environment_error')) "
         "ORDER BY r.finished_at DESC LIMIT 1",
         [key, arm, run_id, planned],
     )

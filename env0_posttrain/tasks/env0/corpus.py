@@ -28,7 +28,8 @@ from .package import Env0Error, Env0Package, load_package
 from .recording import oracle_calls
 from .runner import run_script, sandbox
 from .sandbox import SandboxUnavailable
-from .verifier import TEMPLATE_ID, package_sha256, run_verifier, seeded
+from .package_files import package_sha256
+from .verifier import TEMPLATE_ID, run_verifier, seeded
 
 from env0_posttrain.util.fsutil import atomic_write_text
 

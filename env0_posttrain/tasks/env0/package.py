@@ -1,6 +1,8 @@
 """An env0 task package on disk: its metadata, instruction, declared services and needles module.
 
-Errors name the file and the step (`Env0Error`), so a bad package in a corpus of thousands is found at once.
+Errors name the file and the step (`Env0Error`), so a bad package in a corpus of thousands is found at once. The
+package's tree is checked before any file is read (package_files.py): a link out of it is refused, so neither its
+instruction nor its scripts can be a host file.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from ...util.source_lines import toml_line, yaml_line
+from .errors import Env0Error
 from .import_paths import import_folders
 from .meta import MetaError, PackageMeta, parse_meta
+from .package_files import check_package
 from .services import SERVICE_MAP, SERVICES
 
 # which needles attributes feed which service (used when the package does not list its services)
@@ -30,14 +34,6 @@ _HINTS = {"gmail": ("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), "calendar": ("NEEDLE
 
 _COMPILING = threading.Lock()
 NEEDLES_TIMEOUT_S = 60.0  # the most a needles import may take (less where task.toml's build timeout says so)
-
-
-class Env0Error(RuntimeError):
-    """A package could not be run; says which file and which step."""
-
-    def __init__(self, step: str, path: Path | str, message: str):
-        self.step, self.path = step, str(path)
-        super().__init__(f"{step}: {path}: {message}")
 
 
 class Env0Package(BaseModel):
@@ -120,6 +116,7 @@ def load_package(root: Path | str) -> Env0Package:
     root = Path(root).resolve()
     if not root.is_dir():
         raise Env0Error("read package", root, "not a directory")
+    check_package(root)  # no link out of it, no fifo, no endless tree: before any of its files is read
     meta, prompt = _read_meta(root)
     instr = root / "instruction.md"
     instruction = _text(instr, "read instruction").strip() if instr.is_file() else (prompt or "")

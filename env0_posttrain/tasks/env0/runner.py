@@ -10,7 +10,6 @@ the same steps. Any failure is an `Env0Error` naming the file and the step, and 
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,10 +17,12 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
+from ...util.tree_removal import remove_tree
 from ...workspace.environment import Workspace
 from ...workspace.tools import TOOLS
 from .env0_defaults import env0_imports
 from .package import Env0Error, Env0Package, load_package
+from .package_files import copy_folder
 from .recording import RecordedRequest, replay_http
 from .sandbox import Sandbox, SandboxUnavailable
 from .seeding import seed_package
@@ -81,8 +82,8 @@ def run_script(step: str, sb: Sandbox, script: Path, timeout: float) -> None:
     where = "/" + script.parent.name
     dest = sb.host_path(where)
     for old in dest.iterdir():  # emptied, not replaced: the sandbox has this very folder bound
-        shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
-    shutil.copytree(script.parent, dest, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+        remove_tree(old)
+    copy_folder(script.parent, dest, sb.package_dir or script.parent.parent)  # links as links, never followed
     try:
         res = sb.run(["bash", sb.path(f"{where}/{script.name}")], timeout=timeout, output_cap=OUTPUT_CAP)
     except RuntimeError as e:  # the sandbox itself went away (its first process ended)
@@ -160,11 +161,15 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
 
 
 def run_and_record(package_dir: Path | str, reward_file: Path | None = None, **kw: Any) -> Env0Result:
-    """run_package, never raising: an Env0Error becomes `verifier_error` in the result and the reward file."""
+    """run_package, never raising: an Env0Error, or any other failure of the runner on this package, becomes
+    `verifier_error` in the result and the reward file (which is always written)."""
     try:
         res = run_package(package_dir, **kw)
     except Env0Error as e:
         res = Env0Result(package=Path(package_dir).name, reward=None, verifier_error=str(e))
+    except Exception as e:  # noqa: BLE001 - the reward file the docs promise, whatever the package did
+        res = Env0Result(package=Path(package_dir).name, reward=None,
+                         verifier_error=f"run package: {package_dir}: {type(e).__name__}: {str(e)[:500]}")
     if reward_file is not None:
         reward_file = Path(reward_file)
         reward_file.parent.mkdir(parents=True, exist_ok=True)

@@ -4,15 +4,21 @@ Inside (as in env0's image): `/tasks/<name>/data` (the package's data, read-only
 task only), `/data` (the needle manifest `_needle_manifest_<name>.json`), `/logs/verifier`, `/logs/agent`, a
 private `/tmp`, `/solution` and `/tests` (read-only, empty until the runner puts the package's scripts there), and
 every service at env0's own URL (`http://localhost:9001` ...) on the sandbox's private loopback. Nothing else of
-the host: the root is an allowlist (sandbox_root.py), and only /tmp, /data and /logs are writable.
+the host: the root is an allowlist (sandbox_root.py), and only /tmp, /data and /logs are writable, all three on one
+tmpfs of the keeper's with the limits' size and file count (never the host's disk).
 
 How: each command is a bubblewrap container of its own (user, pid, mount, ipc, uts and cgroup namespaces; a non-root
-uid with no capabilities; a cleared environment; hard rlimits; the sandbox's pids and memory cgroups where the
-machine lets us make them, sandbox_cgroup.py). They share one network namespace, held by the sandbox's keeper
-(sandbox_init.py, started here by `unshare -n`): it forwards env0's ports on that loopback to the services' Unix
-sockets here (the Workspace stays in this process), runs the commands (each in a container it made ahead while the
-previous command ran) and answers on a pipe that no command can reach. Every answer this process reads is
-size-checked and validated; a command can fail itself, never the runner.
+uid with no capabilities; a cleared environment; hard rlimits; a seccomp filter, sandbox_seccomp.py; the sandbox's
+pids and memory cgroups where the machine lets us make them, sandbox_cgroup.py). They share one network namespace
+and one mount namespace, held by the sandbox's keeper (sandbox_init.py, started here by `unshare --net --mount`,
+in a session keyring of its own): it forwards env0's ports on that loopback to the services' Unix sockets here (the
+Workspace stays in this process), runs the commands (each in a container it made ahead while the previous command
+ran) and answers on a pipe that no command can reach. Every answer this process reads is size-checked and
+validated; a command can fail itself, never the runner. This process reads the writable folders through the
+keeper's view of them (/proc/<keeper>/root), and never follows a link a command planted there.
+
+Taking a sandbox down never raises: its folder is removed without recursion or following links
+(util/tree_removal.py); what cannot be removed is logged once and swept when the next sandbox is made.
 
 Where bubblewrap or namespaces are not available the sandbox refuses, naming the setting to force the weaker mode:
 `ENV0_SANDBOX=unconfined` runs commands on the host (services on free ports, the layout's folders under a temporary
@@ -28,7 +34,6 @@ import itertools
 import json
 import os
 import select
-import shutil
 import signal
 import stat
 import subprocess
@@ -41,16 +46,19 @@ from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from ...util.tree_removal import remove_tree, sweep_leftovers
 from ...workspace.environment import Workspace
 from .sandbox_cgroup import SandboxCgroup
 from .sandbox_root import (InterpreterError, base_python, bwrap_argv, bwrap_path, containment_problem, interpreters,
-                           make_etc, open_dir_inside, shims)
+                           keeper_unshare, make_etc, open_dir_inside, shims)
+from .sandbox_seccomp import filter_bpf, keyctl_number
 from .server import Env0Surface, serve_services
 from .services import LISTENERS, service_urls
 
 MODE_ENV = "ENV0_SANDBOX"
 Mode = Literal["namespaces", "unconfined"]
 LAYOUT = ("/tmp", "/data", "/logs", "/tasks", "/solution", "/tests")
+WRITABLE = ("tmp", "data", "logs")  # the folders commands may write: the keeper's tmpfs
 PATH_INSIDE = "/.env0/bin:/usr/local/bin:/usr/bin:/bin"
 _INIT = Path(__file__).with_name("sandbox_init.py")
 _HOST_LOCK = threading.Lock()
@@ -66,10 +74,12 @@ class SandboxResult(BaseModel):
 
 class SandboxLimits(BaseModel):
     """What one sandbox's commands may use. The process and memory limits hold where cgroups can be made
-    (sandbox_cgroup.py); the file cap always (a hard RLIMIT_FSIZE)."""
+    (sandbox_cgroup.py); the file cap (a hard RLIMIT_FSIZE) and the writable space's limits (its tmpfs) always."""
     max_processes: int = 512  # every process of every command of the sandbox at once
     memory_mb: int = 4096  # their memory together (no swap beyond it)
     file_cap: int = 1 << 30  # bytes a command may write to one file
+    writable_mb: int = 1024  # /tmp, /data and /logs together (MiB; the tmpfs pages count as memory too)
+    writable_files: int = 65536  # files, folders and links in them together
 
 
 class SandboxUnavailable(RuntimeError):
@@ -122,6 +132,8 @@ class Sandbox:
         self._write = threading.Lock()
         self._line_cap = 1 << 16
         self._broken: str | None = None
+        self._writable_view: Path | None = None  # the writable folders as this process reaches them (None: root)
+        self.teardown_problems: list[str] = []
 
     # -- layout ------------------------------------------------------------------------------------
     def path(self, inside: str) -> str:
@@ -130,15 +142,21 @@ class Sandbox:
             return str(self.root) + inside
         return inside
 
+    def _base(self, inside: str) -> Path:
+        """Where this process finds the layout path's root: the writable folders are on the keeper's tmpfs, seen
+        through /proc/<keeper>/root (its mount namespace); the rest is the sandbox's folder."""
+        top = inside.strip("/").split("/", 1)[0]
+        return self._writable_view if self._writable_view is not None and top in WRITABLE else self.root
+
     def host_path(self, inside: str) -> Path:
-        """The layout path as this process sees it. Only for folders no command can write (/solution, /tests):
-        elsewhere use read_file / remove_file, which follow no link a command may have planted."""
-        return self.root / inside.lstrip("/")
+        """The layout path as this process sees it. Only for folders no command can write (/solution, /tests), or
+        to read what a test planted: elsewhere use read_file / remove_file, which follow no link a command made."""
+        return self._base(inside) / inside.lstrip("/")
 
     def read_file(self, inside: str, cap: int) -> bytes:
         """A regular file a command wrote (e.g. /logs/verifier/reward.json), at most `cap` bytes. A link, a fifo or
         a device in its place, or a folder on the way replaced by a link, is an OSError; a larger file a ValueError."""
-        fd, name = open_dir_inside(self.root, inside)
+        fd, name = open_dir_inside(self._base(inside), inside)
         try:
             f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
         finally:
@@ -154,7 +172,7 @@ class Sandbox:
     def remove_file(self, inside: str) -> None:
         """Remove `inside` if it is there (a link is removed itself, never what it points at)."""
         try:
-            fd, name = open_dir_inside(self.root, inside)
+            fd, name = open_dir_inside(self._base(inside), inside)
         except FileNotFoundError:
             return
         try:
@@ -170,7 +188,7 @@ class Sandbox:
 
     def _lay_out(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="env0-sandbox-", dir="/tmp"))
-        self._stack.callback(shutil.rmtree, self.root, ignore_errors=True)
+        self._stack.callback(lambda: self.teardown_problems.extend(remove_tree(self.root)))
         for d in ("tmp", "data", "logs/verifier", "logs/agent", "logs/artifacts", "tasks", "solution", "tests",
                   "env0/sock"):
             (self.root / d).mkdir(parents=True)
@@ -201,6 +219,7 @@ class Sandbox:
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def __enter__(self) -> Sandbox:
+        sweep_leftovers()  # what an earlier teardown could not remove (logged then)
         try:
             if self.mode == "namespaces":
                 problem = containment_problem()
@@ -218,11 +237,13 @@ class Sandbox:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._proc is not None:
-            self._stop()
-        if self.cgroup is not None:
-            self.cgroup.remove()
-        self._stack.close()
+        """Never raises: the keeper (and with it every command and the writable tmpfs) ends, the cgroups and the
+        sandbox's folder are removed; what could not be is in `teardown_problems` (and logged once)."""
+        for step in (self._stop, lambda: self.cgroup.remove() if self.cgroup is not None else None, self._stack.close):
+            try:
+                step()
+            except Exception as e:  # noqa: BLE001 - the next step still runs; the episode goes on
+                self.teardown_problems.append(f"{type(e).__name__}: {e}")
 
     def _start(self) -> None:
         bwrap = bwrap_path()
@@ -237,9 +258,11 @@ class Sandbox:
                 "ports": {s.port: str(self.root / "env0" / "sock" / f"{s.port}.sock") for s in LISTENERS},
                 "rlimits": {"RLIMIT_FSIZE": self.limits.file_cap, "RLIMIT_CORE": 0},
                 "cgroup_tasks": self.cgroup.tasks_files if self.cgroup is not None else [],
-                "cgroup_procs": self.cgroup.procs_files if self.cgroup is not None else []}
-        unshare = ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--map-root-user", "--net"]
-        argv = [*unshare, "--", base_python(), "-S", str(_INIT), json.dumps(conf)]
+                "cgroup_procs": self.cgroup.procs_files if self.cgroup is not None else [],
+                "seccomp": base64.b64encode(filter_bpf()).decode(), "keyctl": keyctl_number(),
+                "writable": {"root": str(self.root), "dirs": list(WRITABLE), "bytes": self.limits.writable_mb << 20,
+                             "files": self.limits.writable_files}}
+        argv = [*keeper_unshare(), "--", base_python(), "-S", str(_INIT), json.dumps(conf)]
         log = open(self.root / "env0" / "keeper.log", "wb")
         self._stack.callback(log.close)
         try:
@@ -256,6 +279,7 @@ class Sandbox:
             self._proc = None
             detail = line.strip() or ("no answer in 30 s" if not ready else self._log_tail())
             raise SandboxUnavailable(_why(detail))
+        self._writable_view = Path(f"/proc/{self._proc.pid}/root") / self.root.relative_to("/")
         threading.Thread(target=self._read_answers, daemon=True, name="env0 sandbox answers").start()
 
     def _log_tail(self) -> str:
@@ -316,7 +340,9 @@ class Sandbox:
                 pass
 
     def _stop(self) -> None:
-        assert self._proc is not None
+        if self._proc is None:
+            return
+        self._writable_view = None
         try:
             self._proc.stdin.close()
             self._proc.wait(timeout=5)

@@ -13,6 +13,12 @@ at the request's cap, so the parent never reads more than the cap. Hard rlimits 
 every command and cannot be raised without privileges they lack; each command is born inside the sandbox's cgroups
 (when the parent made them), see Spawner.
 
+Before "ready" it also joins a fresh session keyring (so nothing of the runner's keys is even inherited) and, in
+the mount namespace `unshare --mount` gave it, puts the sandbox's writable folders (/tmp, /data, /logs) on one
+tmpfs of its own with a size and an inode limit: whatever the commands write lives there, counts against those
+limits, never touches the host's disk, and is gone with this process. Every container loads the seccomp filter
+the parent compiled (sandbox_seccomp.py), handed to bwrap on a pipe per container (`--seccomp FD`).
+
 When stdin closes (or the parent dies) it exits; bwrap's --die-with-parent then ends every command.
 """
 
@@ -26,6 +32,7 @@ import os
 import queue
 import resource
 import shlex
+import shutil
 import signal
 import socket
 import struct
@@ -112,6 +119,55 @@ def _read_capped(stream, cap: int, out: list) -> None:
 
 
 _ANSWER = threading.Lock()
+SECCOMP: list[bytes] = []  # the compiled filter, from the parent
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC = 0x2, 0x4, 0x1000, 0x4000
+
+
+def _filter_fd() -> int:
+    """A pipe holding the seccomp filter for one bwrap (`--seccomp FD`); the caller closes it after the start."""
+    r, w = os.pipe()
+    try:
+        os.write(w, SECCOMP[0])
+    finally:
+        os.close(w)
+    return r
+
+
+def bwrap_argv(conf: dict, cwd: str, argv: list[str]) -> tuple[list[str], int]:
+    """One container's argv and the filter's pipe it reads."""
+    fd = _filter_fd()
+    return [*conf["bwrap"], "--seccomp", str(fd), "--chdir", cwd, "--", *argv], fd
+
+
+def fresh_session_keyring(keyctl: int) -> None:
+    """Join a new anonymous session keyring: the runner's keys are not inherited (commands cannot call keyctl at
+    all: the filter refuses it; this covers the keeper and bwrap too)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(keyctl, 1, None) < 0:  # KEYCTL_JOIN_SESSION_KEYRING, anonymous
+        err = ctypes.get_errno()
+        if err != 38:  # ENOSYS: a kernel without keyrings has none to share
+            raise OSError(err, f"cannot join a fresh session keyring: {os.strerror(err)}")
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+                  data.encode() if data else None) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {fstype or 'bind'} on {target}: {os.strerror(err)}")
+
+
+def writable_space(w: dict) -> None:
+    """One tmpfs with the sandbox's size and inode limits holding its writable folders: the folders the parent laid
+    out (the needle manifest in data/) are copied onto it, then it is bound over them (in this namespace only)."""
+    space = os.path.join(w["root"], "env0", "rw")
+    os.mkdir(space, 0o755)
+    _mount("env0-writable", space, "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={w['bytes']},nr_inodes={w['files']},mode=0755")
+    for d in w["dirs"]:
+        host = os.path.join(w["root"], d)
+        shutil.copytree(host, os.path.join(space, d), symlinks=True)
+        _mount(os.path.join(space, d), host, None, MS_BIND | MS_REC, None)
 
 
 def _write_ids(files: list[str], ident: int) -> None:
@@ -188,7 +244,7 @@ class Spares:
     follows the thread that forked it, and die with this process like every command."""
 
     def __init__(self, conf: dict):
-        self.argv = [*conf["bwrap"], "--chdir", "/", "--", SHELL, "-s"]
+        self.conf = conf
         self.ready: subprocess.Popen | None = None
         self.making = False
         self.cond = threading.Condition()
@@ -199,11 +255,14 @@ class Spares:
         while True:
             self.want.wait()
             self.want.clear()
+            argv, fd = bwrap_argv(self.conf, "/", [SHELL, "-s"])
             try:
-                proc = SPAWNER[0].popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, env={}, close_fds=True, start_new_session=True)
+                proc = SPAWNER[0].popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        env={}, close_fds=True, pass_fds=(fd,), start_new_session=True)
             except Exception:  # noqa: BLE001 - e.g. the process limit reached: the next command starts its own
                 proc = None
+            finally:
+                os.close(fd)
             with self.cond:
                 self.ready, self.making = proc, False
                 self.cond.notify_all()
@@ -288,13 +347,15 @@ def run_one(conf: dict, req: dict) -> None:
     proc = SPARES[0].take() if SPARES and script is not None else None
     spare = proc is not None and _handed_over(proc, script)
     if not spare:
-        argv = [*conf["bwrap"], "--chdir", req["cwd"], "--", *req["argv"]]
+        argv, fd = bwrap_argv(conf, req["cwd"], req["argv"])
         try:
             proc = SPAWNER[0].popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    env=req["env"], close_fds=True, start_new_session=True)
+                                    env=req["env"], close_fds=True, pass_fds=(fd,), start_new_session=True)
         except Exception as e:  # noqa: BLE001 - e.g. the process limit reached by another command: this one fails
             proc = None
             err[0] = f"bwrap: {getattr(e, 'strerror', None) or e}\n".encode()
+        finally:
+            os.close(fd)
     if proc is not None:
         readers = [threading.Thread(target=_read_capped, args=(s, req["cap"], o), daemon=True)
                    for s, o in ((proc.stdout, out), (proc.stderr, err))]
@@ -348,7 +409,10 @@ def main() -> int:
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the parent gone, this sandbox goes too
     for name, value in conf["rlimits"].items():  # hard: a command without privileges cannot raise them
         resource.setrlimit(getattr(resource, name), (value, value))
+    SECCOMP.append(base64.b64decode(conf["seccomp"]))
     try:
+        fresh_session_keyring(conf["keyctl"])
+        writable_space(conf["writable"])
         loopback_up()
         SPAWNER.append(Spawner(conf["cgroup_tasks"], conf["cgroup_procs"]))
     except OSError as e:

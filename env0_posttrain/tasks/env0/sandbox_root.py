@@ -4,12 +4,13 @@ The root holds only what a task needs (nothing else of the host): /usr (and the 
 folders of the host's layout), an /etc of our own (users, hosts, name service) plus the host's dynamic-linker
 cache and `alternatives` links, the Python interpreters the shims run (the prefixes they report: a pyenv build,
 a venv anywhere, /tmp included), a fresh /proc and a minimal /dev, and env0's layout from the sandbox's folder:
-/tmp, /data, /logs writable; /solution, /tests, /tasks/<name>/data and /.env0/bin read-only. Every mount is
+/tmp, /data, /logs writable; /solution, /tests, /tasks/<name>/data and /.env0/bin read-only; the /proc files that
+show host-wide kernel state whatever the namespace (the keyrings in /proc/keys, ...) covered by /dev/null. Every mount is
 read-only except those three, the command's uid is 1000 (not root) in a user namespace of its own with every
 capability dropped, and nested user namespaces are refused where bwrap can (--disable-userns).
 
 Also here: whether such a container can be made on this machine (`containment_problem`, checked once per
-process), the shims and the interpreters they need, and the walk the runner uses to read back a file a command
+process, the seccomp filter included), the shims and the interpreters they need, and the walk the runner uses to read back a file a command
 may have planted links around (`open_dir_inside`).
 """
 
@@ -24,9 +25,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .sandbox_seccomp import filter_fd, seccomp_problem
+
 _GWS = Path(__file__).with_name("gws.py")
 UID = 1000
 TOP = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")  # the host's own layout of these (links or folders)
+MASKED_PROC = ("keys", "key-users", "kcore", "timer_list", "sched_debug", "latency_stats")  # host-wide, not namespaced
 HOST_ETC = ("ld.so.cache", "alternatives")  # bound from the host at each command: dynamic linking, Debian's links
 ETC_LINKS = ("localtime", "os-release")  # copied as the links they are (their targets are under /usr)
 ETC_FILES = ("debian_version", "protocols", "services")  # small, harmless, read by the odd tool
@@ -118,6 +122,9 @@ def bwrap_argv(bwrap: str, root: Path, *, package_data: Path | None, task_name: 
     # bwrap covers /proc/sys only where its user cannot write there; a runner that is root outside is the owner of
     # every sysctl (uid 0 without capabilities may write them), so it is covered read-only here in every case
     a += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev"]
+    for name in MASKED_PROC:  # files of a fresh /proc that still show the host's kernel state: covered, as Docker does
+        if os.path.exists(f"/proc/{name}"):
+            a += ["--dev-bind", "/dev/null", f"/proc/{name}"]  # reads as empty (a nodev bind would refuse)
     for d in ("tmp", "data", "logs"):
         a += ["--bind", str(root / d), f"/{d}"]
     for d in ("solution", "tests"):
@@ -149,14 +156,39 @@ def _probe(bwrap: str) -> str | None:
         for d in ("tmp", "data", "logs", "solution", "tests", "tasks", "env0/bin"):
             (root / d).mkdir(parents=True)
         make_etc(root / "env0" / "etc")
-        argv = [*bwrap_argv(bwrap, root, package_data=None, task_name=None, extra_ro=[]), "--", "/bin/sh", "-c",
-                "echo ok"]
+        fd = filter_fd()
+        argv = [*bwrap_argv(bwrap, root, package_data=None, task_name=None, extra_ro=[]), "--seccomp", str(fd), "--",
+                "/bin/sh", "-c", "echo ok"]
         try:
-            out = subprocess.run(argv, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"},
+                                 pass_fds=(fd,))
         except (OSError, subprocess.SubprocessError) as e:
             return f"{bwrap}: {e}"
+        finally:
+            os.close(fd)
         if out.returncode != 0 or out.stdout.strip() != "ok":
             return f"bwrap refused: {(out.stderr or out.stdout).strip()[:300]}"
+    return None
+
+
+def keeper_unshare() -> list[str]:
+    """How the keeper is started: a network and a mount namespace of its own (a user namespace too, mapping this
+    uid to root in it, when this process is not root: mounting its tmpfs needs one)."""
+    return ["unshare", "--net", "--mount"] if os.geteuid() == 0 else ["unshare", "--map-root-user", "--net", "--mount"]
+
+
+@functools.lru_cache(maxsize=1)
+def _probe_keeper() -> str | None:
+    """None when the keeper's namespaces can be made and a size-limited tmpfs mounted in them (checked once)."""
+    with tempfile.TemporaryDirectory(prefix="env0-sandbox-probe-") as tmp:
+        script = f"mount -t tmpfs -o size=1m,nr_inodes=64 env0-probe {tmp} && echo ok"
+        try:
+            out = subprocess.run([*keeper_unshare(), "--", "/bin/sh", "-c", script], capture_output=True, text=True,
+                                 timeout=30, env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin"})
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"unshare: {e}"
+    if out.returncode != 0 or out.stdout.strip() != "ok":
+        return f"cannot mount the keeper's tmpfs: {(out.stderr or out.stdout).strip()[:300]}"
     return None
 
 
@@ -167,7 +199,7 @@ def containment_problem() -> str | None:
         return "bubblewrap (`bwrap`) is not installed"
     if shutil.which("unshare") is None:
         return "util-linux `unshare` is not installed"
-    return _probe(bwrap)
+    return seccomp_problem() or _probe(bwrap) or _probe_keeper()
 
 
 def shims(bin_dir: Path, seen_as: str) -> None:

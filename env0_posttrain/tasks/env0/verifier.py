@@ -9,7 +9,6 @@ Each verifier run has its own sandbox (private /tmp and ports), so episodes are 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 import time
@@ -23,6 +22,7 @@ from ...workspace.tools import TOOLS
 from ..model import Task, VerifierResult
 from ..task_paths import TaskPaths
 from .package import Env0Error, Env0Package, load_package
+from .package_files import package_sha256
 from .recording import RecordedRequest, oracle_calls
 from .runner import Env0Result, Start, seeded_start, verify
 from .sandbox import Sandbox, SandboxUnavailable
@@ -32,15 +32,6 @@ from .shapes import STATE
 
 TEMPLATE_ID = "env0"
 _SEEDING = threading.Lock()  # the cached starts are shared; builds run on the loop, verifiers in threads
-
-
-def package_sha256(root: Path) -> str:
-    """Hash of every file of the package (paths and bytes), caches aside: the task's content includes it."""
-    h = hashlib.sha256()
-    for path in sorted(p for p in Path(root).rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0")
-        h.update(path.read_bytes())
-    return h.hexdigest()
 
 
 def package_of(task: Task, paths: TaskPaths) -> Env0Package:
