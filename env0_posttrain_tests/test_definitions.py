@@ -30,9 +30,11 @@ def test_every_asset_on_one_run_id_partition():
 
 
 def test_the_defs_folder_declares_every_job_schedule_and_sensor_once():
-    assert sorted(j.name for j in defs.jobs) == ["full_run", "nightly_eval"]
+    assert sorted(j.name for j in defs.jobs) == ["full_run", "new_run", "nightly_eval", "teacher_backfill",
+                                                 "teacher_table_refresh"]
     assert [s.name for s in defs.schedules] == ["nightly_eval_schedule"]
-    assert [s.name for s in defs.sensors] == ["run_spec_sensor"]
+    assert sorted(s.name for s in defs.sensors) == ["run_spec_sensor", "teacher_table_sensor"]
+    assert all(j.description for j in defs.jobs) and all(s.description for s in [*defs.schedules, *defs.sensors])
     assert sorted(a.key.to_user_string() for a in defs.assets) == sorted(ASSETS)
 
 
