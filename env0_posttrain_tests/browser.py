@@ -1,5 +1,7 @@
-"""Headless Debian Chromium through Selenium, for the browser tests (the Dagster UI, the trajectory explorer).
-Screenshots go to test-output/ (gitignored)."""
+"""Headless Debian Chromium through Selenium, for the browser tests (the Dagster UI, the trajectory explorer), and
+what they share on a page: open one with Dagster's first-visit dialog dismissed, wait for texts (explicit waits
+with generous hang guards, never sleeps), take a screenshot either way. Screenshots go to test-output/
+(gitignored)."""
 
 from __future__ import annotations
 
@@ -34,3 +36,39 @@ def headless_chromium(width: int, height: int) -> Iterator:
         yield driver
     finally:
         driver.quit()
+
+
+def body_text(driver) -> str:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.TAG_NAME, "body").text
+
+
+def screenshot(driver, name: str | None) -> None:
+    if name:
+        OUT.mkdir(exist_ok=True)
+        driver.save_screenshot(str(OUT / name))
+
+
+def open_page(driver, url: str) -> None:
+    """Open a Dagster UI page with the first-visit community dialog already dismissed (as a returning user has it)."""
+    driver.get(url)
+    driver.execute_script("window.localStorage.setItem('communityNux', '\"1\"')")
+    driver.get(url)
+
+
+def wait_for_text(driver, texts: list[str], what: str, timeout_s: float, shot: str | None = None) -> str:
+    """Wait until the page shows every text (`timeout_s` only guards a hang); the page's text, or a failure that says
+    which texts are missing and what the page showed."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        WebDriverWait(driver, timeout_s, poll_frequency=0.5).until(lambda d: all(t in body_text(d) for t in texts))
+    except Exception:
+        pass
+    finally:
+        screenshot(driver, shot)
+    body = body_text(driver)
+    missing = [t for t in texts if t not in body]
+    assert not missing, f"{what}: missing {missing}; page text: {body[:1500]}"
+    return body

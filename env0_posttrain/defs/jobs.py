@@ -1,6 +1,10 @@
 """Jobs: the whole run, the nightly eval slice, the teacher table's refresh, and the two jobs that make runs from the
 Launchpad: `new_run` (what `run new` does) and `teacher_backfill` (what `backfill` does), through the same code
-(`cli/new_run.py`), so a spec written in the UI is checked exactly as one written on the command line."""
+(`cli/new_run.py`), so a spec written in the UI is checked exactly as one written on the command line.
+
+`teacher_backfill` already runs inside the instance, so it adds the asset backfill to it directly, built as the
+webserver's `launchPartitionBackfill` mutation builds it (`PartitionBackfill.from_asset_partitions`), instead of
+calling back into a webserver whose address a run worker (a pod, say) need not know; the daemon runs it."""
 
 import time
 from typing import Literal
@@ -14,10 +18,10 @@ from pydantic import Field
 from env0_posttrain.cli.new_run import BackfillError, backfill_labels, load_source, make_run, plan_clones, write_clones
 from env0_posttrain.cli.presets import PRESETS
 from env0_posttrain.defs.assets import EVAL_ASSETS, RUN_ASSETS, teacher_table
+from env0_posttrain.defs.metadata import metadata_value
 from env0_posttrain.defs.partitions import register_partition, run_partitions
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.spec.runspec import SpecError
-from env0_posttrain.util.artifact_http import artifact_url
 
 full_run_job = dg.define_asset_job("full_run", selection=RUN_ASSETS, partitions_def=run_partitions,
                                    description="Every asset of one run (pick the run_id partition).")
@@ -53,6 +57,10 @@ class TeacherBackfillConfig(dg.Config):
     nightly: bool = Field(default=False, description="the clones join the nightly evals as the source does")
 
 
+def _warnings(lines: list[str]) -> dict:
+    return {"warnings": dg.MetadataValue.md("\n".join(f"- {w}" for w in lines))} if lines else {}
+
+
 def _refuse(err: Exception) -> dg.Failure:
     return dg.Failure(description=str(err), allow_retries=False)  # a bad spec is the same on every retry
 
@@ -70,12 +78,10 @@ def write_run_spec(context: dg.OpExecutionContext, config: NewRunConfig, env0: E
         context.log.warning(line)
     context.log.info(f"run {made.spec.run_id!r}: spec written to {made.path} and partition registered; materialize "
                      f"it with the full_run job (partition {made.spec.run_id}) or from the asset graph")
-    url = artifact_url(made.path, paths.root)
     return dg.Output(made.spec.run_id, metadata={
         "run_id": made.spec.run_id, "teacher": made.spec.teacher.model, "student": made.spec.student.model,
-        "spec": dg.MetadataValue.url(url) if url else dg.MetadataValue.path(str(made.path)),
-        "spec_yaml": dg.MetadataValue.md(f"```yaml\n{made.spec.to_yaml()}```"),
-        "warnings": dg.MetadataValue.md("\n".join(f"- {w}" for w in made.warnings) or "none"),
+        "spec": metadata_value(made.path, paths.root),
+        "spec_yaml": dg.MetadataValue.md(f"```yaml\n{made.spec.to_yaml()}```"), **_warnings(made.warnings),
     })
 
 
@@ -103,8 +109,7 @@ def launch_teacher_backfill(context: dg.OpExecutionContext, config: TeacherBackf
                      "it (Runs > Backfills)")
     return dg.Output(backfill.backfill_id, metadata={
         "backfill": dg.MetadataValue.url(f"/runs/b/{backfill.backfill_id}"), "source_run": source.run_id,
-        "runs": dg.MetadataValue.json({c.run_id: c.teacher.model for c in clones}),
-        "warnings": dg.MetadataValue.md("\n".join(f"- {w}" for w in warnings) or "none"),
+        "runs": dg.MetadataValue.json({c.run_id: c.teacher.model for c in clones}), **_warnings(warnings),
     })
 
 
