@@ -90,3 +90,13 @@ def test_assets_carry_code_versions_from_their_packages():
     assert all(versions.values())
     assert versions["base_eval_trajectories"] == versions["sft_eval_trajectories"]  # both are the agent's code
     assert versions["lora_adapter"] != versions["sft_rows"]
+
+
+def test_the_code_location_loads_without_litellm_or_torch():
+    """Every step process (and the code server) loads the code location: it must not pay for litellm's or torch's
+    import (seconds each) before the step's own stage asks for them."""
+    out = subprocess.run([sys.executable, "-c", "import sys, env0_posttrain.definitions; "
+                          "print(sorted(m for m in ('litellm', 'torch', 'transformers') if m in sys.modules))"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
