@@ -107,3 +107,11 @@ def test_metadata_urls_name_served_files_only(data: Path):
     assert artifact_url(data / "env0.duckdb", data, "http://h:9") is None
     assert artifact_url(data / "artifacts" / ".." / "env0.duckdb", data, "http://h:9") is None
     assert artifact_url("/elsewhere/report.html", data, "http://h:9") is None
+
+
+def test_a_port_in_use_fails_at_once(data: Path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        with pytest.raises(OSError):
+            start_server(data, "127.0.0.1", taken.getsockname()[1])
