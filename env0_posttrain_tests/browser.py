@@ -50,9 +50,12 @@ def screenshot(driver, name: str | None) -> None:
         driver.save_screenshot(str(OUT / name))
 
 
-def open_page(driver, url: str) -> None:
-    """Open a Dagster UI page with the first-visit community dialog already dismissed (as a returning user has it)."""
+def open_page(driver, url: str, fresh: bool = False) -> None:
+    """Open a Dagster UI page with the first-visit community dialog already dismissed (as a returning user has it);
+    `fresh`: with nothing else the UI keeps in the browser (a Launchpad restores its last session's config)."""
     driver.get(url)
+    if fresh:
+        driver.execute_script("window.localStorage.clear()")
     driver.execute_script("window.localStorage.setItem('communityNux', '\"1\"')")
     driver.get(url)
 

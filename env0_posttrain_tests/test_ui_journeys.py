@@ -69,8 +69,9 @@ def _button(driver, text: str):
 
 
 def _launch_new_run(driver, url: str, teacher: str) -> str:
-    """The new_run job's Launchpad: the config typed into its editor, then Launch Run; the run page's URL."""
-    open_page(driver, f"{url}/locations/env0_posttrain/jobs/new_run/playground")
+    """The new_run job's Launchpad: the config typed into its editor, then Launch Run; the run page's URL. A fresh
+    Launchpad's scaffold lacks run_id, so Launch Run is enabled only once the typed config is the one checked."""
+    open_page(driver, f"{url}/locations/env0_posttrain/jobs/new_run/playground", fresh=True)
     _wait(driver, lambda d: d.execute_script("return document.querySelector('.CodeMirror') !== null"), "the editor")
     driver.execute_script("document.querySelector('.CodeMirror').CodeMirror.setValue(arguments[0])",
                           _new_run_config(teacher))
@@ -95,7 +96,7 @@ def test_make_launch_watch_and_read_a_run_in_the_ui(ui, browser):
     assert (data / "runs" / f"{RUN_ID}.yaml").is_file()
 
     # 3. Launch it: the full_run job's Launchpad, the run's partition picked, Launch Run.
-    open_page(browser, f"{url}/locations/env0_posttrain/jobs/full_run/playground")
+    open_page(browser, f"{url}/locations/env0_posttrain/jobs/full_run/playground", fresh=True)
     partition = _wait(browser, lambda d: next(iter(d.find_elements(By.CSS_SELECTOR, "input[placeholder='Partition']")),
                                               None), "the partition picker")
     partition.click()
