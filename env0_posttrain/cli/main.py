@@ -47,22 +47,19 @@ def _check_run_id(run_id: str) -> None:
 
 
 def _checked_spec(paths: Paths, run_id: str) -> RunSpec:
-    """The run's spec file, checked before anything runs (no Dagster import, no instance): a bad run id, a missing,
-    malformed or invalid spec and a package folder that is not there each stop the command in one line."""
-    from env0_posttrain.spec.runspec import load_spec
-    from env0_posttrain.spec.suites import missing_folders
+    """The run's spec file, checked before anything runs (no Dagster import, no instance) as `run new` checks a spec:
+    a bad run id, a missing, malformed or invalid spec, a package folder that is not there and a teacher litellm
+    cannot route each stop the command in one line naming the file and the field."""
+    from env0_posttrain.cli.new_run import check_spec_file
 
     _check_run_id(run_id)
     path = paths.runs / f"{run_id}.yaml"
     if not path.is_file():
         _fail(f"run {run_id!r}: no spec at {path}; `env0-posttrain run new {run_id}` writes one, `run list` lists them")
     try:
-        spec = load_spec(path)
+        return check_spec_file(path)
     except (SpecError, OSError) as err:
         _fail(str(err))
-    if missing := missing_folders(spec):
-        _fail(f"{path}: " + "; ".join(missing))
-    return spec
 
 
 def _register(paths: Paths):
