@@ -38,6 +38,20 @@ def headless_chromium(width: int, height: int) -> Iterator:
         driver.quit()
 
 
+def _rerendered() -> tuple[type[Exception], ...]:
+    try:
+        from selenium.common.exceptions import (ElementClickInterceptedException, NoSuchElementException,
+                                                StaleElementReferenceException)
+    except ImportError:  # selenium is optional: the browser tests skip without it
+        return ()
+    return NoSuchElementException, StaleElementReferenceException, ElementClickInterceptedException
+
+
+# What a page that is still rendering raises at a waiting test: the element was replaced (React re-rendered it), not
+# there yet, or covered for a moment. A wait tries again on these, until its hang guard.
+RERENDERED = _rerendered()
+
+
 def body_text(driver) -> str:
     from selenium.webdriver.common.by import By
 
@@ -66,7 +80,8 @@ def wait_for_text(driver, texts: list[str], what: str, timeout_s: float, shot: s
     from selenium.webdriver.support.ui import WebDriverWait
 
     try:
-        WebDriverWait(driver, timeout_s, poll_frequency=0.5).until(lambda d: all(t in body_text(d) for t in texts))
+        WebDriverWait(driver, timeout_s, poll_frequency=0.5, ignored_exceptions=RERENDERED).until(
+            lambda d: all(t in body_text(d) for t in texts))
     except Exception:
         pass
     finally:
