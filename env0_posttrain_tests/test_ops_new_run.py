@@ -150,3 +150,15 @@ def test_a_clones_report_asks_for_its_sources_teacher_table(data: Path):
         assert "among the 1 new reports" in tick().skip_message  # the source's own report
     assert request.partition_key == "src" and teacher_table_sensor.job_name == "teacher_table_refresh"
     assert request.tags[REFRESH_TAG] == "the report of src--env0-oracle-oracle-0.4 (a teacher backfill clone of src) landed"
+
+
+def test_the_teacher_check_holds_with_custom_providers_registered():
+    """A process that has registered litellm custom providers (a harness ran in it) lists them as plain strings."""
+    from env0_posttrain.agent.llm import register_provider
+    from env0_posttrain.agent.model_check import check_model
+    from env0_posttrain.agent.provider_base import Env0Provider
+
+    register_provider("env0-test-registered", Env0Provider())
+    (issue,) = check_model("env0-test-registerd/m")
+    assert issue.fatal and "did you mean 'env0-test-registered'?" in issue.message
+    assert check_model("env0-test-registered/m") == []

@@ -46,7 +46,8 @@ def _provider_issue(model: str) -> ModelIssue | None:
     try:
         litellm.get_llm_provider(model)
     except Exception:  # litellm raises BadRequestError("LLM Provider NOT provided") for an unknown prefix
-        known = [*ENV0_PROVIDERS, *(str(p.value) for p in litellm.provider_list)]
+        # litellm's own providers are an enum; those registered at run time (custom_provider_map) plain strings
+        known = [*ENV0_PROVIDERS, *(str(getattr(p, "value", p)) for p in litellm.provider_list)]
         what = f"provider {prefix!r}" if prefix else "no provider prefix"
         return ModelIssue("model", f"litellm cannot route {model!r}: {what}{_suggest(prefix, known)}; a model id is "
                           "<provider>/<model>, e.g. openai/gpt-4o-mini, hosted_vllm/Qwen/Qwen3.5-9B, env0-oracle/oracle",
