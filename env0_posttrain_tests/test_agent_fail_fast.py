@@ -64,6 +64,17 @@ def test_deterministic_errors_stop_the_rollout_without_retries(kind, caplog):
     assert not [r for r in caplog.records if r.exc_info], "no traceback per episode"
 
 
+def test_an_unknown_provider_stops_the_rollout_naming_the_model_not_the_sampling():
+    """litellm raises BadRequestError for a model id whose prefix it cannot route (`env0-orcale/oracle`): that is
+    the model id's fault, so the stop names `model` (the spec's teacher.model), not the request's sampling."""
+    from env0_posttrain.agent.fail_fast import fix_for
+
+    with pytest.raises(FatalModelError) as info:
+        run_rollouts_sync(TASKS, "teacher", 1, ModelEndpoint(model="env0-orcale/oracle"), FAST, "ff-run", set(),
+                          env=NotesEnv(), progress=False)
+    assert info.value.kind == "unknown_provider" and fix_for(info.value.kind)[1] == "model"
+
+
 @pytest.mark.parametrize("backoff_s", [0.0, 0.001])
 def test_connection_refused_on_every_try_of_the_first_episodes_stops_the_rollout(backoff_s):
     """The stop comes after 3 episodes x 2 refused tries in all, however the four running episodes' retries

@@ -61,11 +61,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_ui(data: Path, **popen) -> tuple[subprocess.Popen, bool]:
-    """`env0-posttrain ui` on a free port in its own session; (the process, whether it answered within 240 s)."""
+def _start_ui(data: Path, artifacts_port: int | None = None, **popen) -> tuple[subprocess.Popen, bool]:
+    """`env0-posttrain ui` on free ports in its own session; (the process, whether it answered within 240 s)."""
     port = _free_port()
     exe = Path(sys.executable).with_name("env0-posttrain")
-    proc = subprocess.Popen([str(exe), "ui", "--port", str(port), "--data-dir", str(data)],
+    proc = subprocess.Popen([str(exe), "ui", "--port", str(port), "--data-dir", str(data),
+                             "--artifacts-port", str(artifacts_port or _free_port())],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, **popen)
     deadline, up = time.time() + 240, False
     while time.time() < deadline and not up and proc.poll() is None:
@@ -78,10 +79,15 @@ def _start_ui(data: Path, **popen) -> tuple[subprocess.Popen, bool]:
 
 @pytest.mark.slow
 def test_ui_serves_on_loopback_and_stops_on_sigterm(tmp_path: Path):
-    proc, up = _start_ui(tmp_path)
+    artifacts = _free_port()
+    (tmp_path / "artifacts" / "r").mkdir(parents=True)
+    (tmp_path / "artifacts" / "r" / "report.md").write_text("# the report")
+    proc, up = _start_ui(tmp_path, artifacts)
     try:
         assert up, "the UI never answered"
         assert (tmp_path / "dagster_home" / "dagster.yaml").exists()
+        with urllib.request.urlopen(f"http://127.0.0.1:{artifacts}/artifacts/r/report.md", timeout=10) as r:
+            assert r.read() == b"# the report"  # the artifact server beside the UI
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
     finally:

@@ -32,6 +32,10 @@ def test_one_line_per_episode_and_no_dagster_debug_events(tmp_path: Path):
     episodes = re.findall(line, out)
     assert len(episodes) == 3 and len(set(episodes)) == 3
     assert "rollouts run=con arm=teacher done=3" in out and "step timings" in out
+    timings = out.split("step timings (s):")[1].splitlines()
+    assert {line.split()[0] for line in timings if line.strip()} >= {"total", "task_set", "teacher_trajectories"}
+    # the round's progress at a steady interval (the first and the last episode at least), for the event log
+    assert re.search(r"INFO (?:teacher_trajectories: )?teacher env0-oracle/oracle: 3/3 episodes \(100%\), passed \d", out)
     assert "STEP_START" not in out and "ASSET_MATERIALIZATION" not in out and " - dagster - DEBUG - " not in out
 
     from dagster._core.storage.dagster_run import RunsFilter
@@ -43,6 +47,7 @@ def test_one_line_per_episode_and_no_dagster_debug_events(tmp_path: Path):
     (run,) = instance.get_runs(RunsFilter(tags={"dagster/partition": "con"}), limit=1)
     logged = [e.user_message for e in instance.all_logs(run.run_id) if e.step_key == "teacher_trajectories"]
     assert sum(m.startswith("episode run=con arm=teacher") for m in logged) == 3
+    assert any(m.startswith("teacher env0-oracle/oracle: 3/3 episodes (100%)") for m in logged)  # the UI's too
 
     result, out = _invoke("run", "materialize", "con", "--select", "task_set", "--verbose", *data)
     assert result.exit_code == 0 and "STEP_START" in out and "DEBUG" in out

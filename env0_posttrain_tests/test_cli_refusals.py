@@ -84,7 +84,11 @@ MATERIALIZE = {  # what is in data/runs/<id>.yaml -> words the one line must hol
     "too many steps": ("run_id: r1\nlora:\n  max_steps: 1.0e+15\n", ["lora.max_steps (line 3)", "less than"]),
     "other run id": ("run_id: r2\n", ["r1.yaml: run_id 'r2' does not match the file name 'r1'"]),
     "missing folder": ("run_id: r1\ntasks:\n  source: /no/such/folder\n  templates: null\n",
-                       ["r1.yaml: tasks.source: /no/such/folder is not a directory"]),
+                       ["r1.yaml: tasks.source (line 3): /no/such/folder is not a directory"]),
+    "misspelt teacher": ("run_id: r1\nteacher:\n  model: env0-orcale/oracle\n",
+                         ["r1.yaml: teacher.model (line 3): litellm cannot route", "did you mean 'env0-oracle'?"]),
+    "misspelt field": ("run_id: r1\ntasks:\n  n_trian: 4\n", ["tasks.n_trian (line 3): unknown field; did you mean "
+                                                              "`tasks.n_train`?"]),
 }
 
 

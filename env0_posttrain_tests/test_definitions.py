@@ -30,9 +30,11 @@ def test_every_asset_on_one_run_id_partition():
 
 
 def test_the_defs_folder_declares_every_job_schedule_and_sensor_once():
-    assert sorted(j.name for j in defs.jobs) == ["full_run", "nightly_eval"]
+    assert sorted(j.name for j in defs.jobs) == ["full_run", "new_run", "nightly_eval", "teacher_backfill",
+                                                 "teacher_table_refresh"]
     assert [s.name for s in defs.schedules] == ["nightly_eval_schedule"]
-    assert [s.name for s in defs.sensors] == ["run_spec_sensor"]
+    assert sorted(s.name for s in defs.sensors) == ["run_spec_sensor", "teacher_table_sensor"]
+    assert all(j.description for j in defs.jobs) and all(s.description for s in [*defs.schedules, *defs.sensors])
     assert sorted(a.key.to_user_string() for a in defs.assets) == sorted(ASSETS)
 
 
@@ -88,3 +90,13 @@ def test_assets_carry_code_versions_from_their_packages():
     assert all(versions.values())
     assert versions["base_eval_trajectories"] == versions["sft_eval_trajectories"]  # both are the agent's code
     assert versions["lora_adapter"] != versions["sft_rows"]
+
+
+def test_the_code_location_loads_without_litellm_or_torch():
+    """Every step process (and the code server) loads the code location: it must not pay for litellm's or torch's
+    import (seconds each) before the step's own stage asks for them."""
+    out = subprocess.run([sys.executable, "-c", "import sys, env0_posttrain.definitions; "
+                          "print(sorted(m for m in ('litellm', 'torch', 'transformers') if m in sys.modules))"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"

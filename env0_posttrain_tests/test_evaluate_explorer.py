@@ -174,15 +174,19 @@ def test_flip_rows_of_the_report_link_into_the_explorer(tmp_path):
     assert "explorer" not in plain.markdown and 'href="explorer/index.html"' in linked.html
 
 
-def test_stage_links_become_url_metadata():
-    """The report asset shows the explorer's file:// URL as a link in the Dagster UI."""
+def test_paths_under_the_data_dir_become_artifact_urls_in_metadata(monkeypatch):
+    """The report asset's explorer, report and plots are links the Dagster UI opens in one click (http://, which
+    Chromium follows from the UI, where it refuses file://); a path outside the served folders stays a path."""
     import dagster as dg
 
     from env0_posttrain.defs.metadata import to_result
     from env0_posttrain.stages.context import StageResult
 
-    res = to_result(StageResult(metadata={"explorer": Path("/r/explorer/index.html")}, data_version="v",
-                                links={"explorer_url": "file:///r/explorer/index.html"}), "comparison_report")
-    assert isinstance(res.metadata["explorer_url"], dg.UrlMetadataValue)
-    assert res.metadata["explorer_url"].url == "file:///r/explorer/index.html"
-    assert isinstance(res.metadata["explorer"], dg.PathMetadataValue)
+    monkeypatch.setenv("ENV0_ARTIFACTS_URL", "http://box:4001/")
+    root = Path("/data")
+    res = to_result(StageResult(metadata={"explorer": root / "artifacts/r 1/report/x/explorer/index.html",
+                                          "elsewhere": Path("/r/explorer/index.html")}, data_version="v"),
+                    "comparison_report", root)
+    assert isinstance(res.metadata["explorer"], dg.UrlMetadataValue)
+    assert res.metadata["explorer"].url == "http://box:4001/artifacts/r%201/report/x/explorer/index.html"
+    assert isinstance(res.metadata["elsewhere"], dg.PathMetadataValue)

@@ -34,7 +34,8 @@ ROOT = PKG.name
 DAGSTER_SIDE = ("defs", "orchestration", "definitions")  # the only places that may import dagster
 
 # Lowest first. Entries are top-level packages or modules of env0_posttrain; the longest matching entry wins, so a
-# module may sit in another layer than its package (the two orchestration modules a run worker needs).
+# module may sit in another layer than its package (the two orchestration modules a run worker needs, the two cli
+# modules the code location's jobs share with the command line).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("helpers", ("util",)),
     ("run spec", ("spec",)),
@@ -46,6 +47,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("train", ("train",)),
     ("evaluate", ("evaluate",)),
     ("stages", ("stages",)),
+    ("run making", ("cli.presets", "cli.new_run")),  # `run new` / `backfill` and the UI's new_run / teacher_backfill jobs
     ("dagster declarations", ("defs",)),
     ("dagster run-time", ("orchestration.pool_wait", "orchestration.stale_runs")),
     ("code location", ("definitions",)),

@@ -24,7 +24,8 @@ def test_defaults_start_stop_and_unknown_names(tmp_path: Path):
     assert status.exit_code == 0, status.output
     assert _states(status.output) == {"nightly_eval_schedule": ("STOPPED", "STOPPED"),
                                       "default_automation_condition_sensor": ("STOPPED", "STOPPED"),
-                                      "run_spec_sensor": ("RUNNING", "RUNNING")}
+                                      "run_spec_sensor": ("RUNNING", "RUNNING"),
+                                      "teacher_table_sensor": ("RUNNING", "RUNNING")}
 
     started = runner.invoke(app, ["automation", "start", "nightly_eval_schedule", "default_automation_condition_sensor",
                                   *data])
@@ -34,7 +35,8 @@ def test_defaults_start_stop_and_unknown_names(tmp_path: Path):
     assert _states(runner.invoke(app, ["automation", "status", *data]).output) == {
         "nightly_eval_schedule": ("RUNNING", "STOPPED"),
         "default_automation_condition_sensor": ("RUNNING", "STOPPED"),
-        "run_spec_sensor": ("STOPPED", "RUNNING")}
+        "run_spec_sensor": ("STOPPED", "RUNNING"),
+        "teacher_table_sensor": ("RUNNING", "RUNNING")}
 
     bad = runner.invoke(app, ["automation", "start", "nightly", *data])
     assert bad.exit_code == 2 and "nightly_eval_schedule" in bad.output  # names the known ones

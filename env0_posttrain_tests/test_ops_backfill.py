@@ -21,7 +21,8 @@ from typer.testing import CliRunner
 from env0_posttrain.cli.main import UI_HOST, UI_PORT, app
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.orchestration import backfill as backfill_mod
-from env0_posttrain.orchestration.backfill import BackfillError, backfill_teachers, teacher_run_id, teacher_slug
+from env0_posttrain.cli.new_run import BackfillError, teacher_run_id, teacher_slug
+from env0_posttrain.orchestration.backfill import backfill_teachers
 from env0_posttrain.orchestration import ui_graphql
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UiError, UiGraphQL
 from env0_posttrain.util.paths import Paths
@@ -149,7 +150,8 @@ def test_cli_prints_each_run_and_the_backfill(tmp_path, server, instance):
                                       "--data-dir", str(paths.root)])
     assert result.exit_code == 0, result.output
     rid = teacher_run_id("viacli", "openai/gpt-4o-mini")
-    first, last = result.output.strip().splitlines()
+    warning, first, last = result.output.strip().splitlines()
+    assert warning.startswith("warning: teacher 'openai/gpt-4o-mini': teacher.api_key_env: ")  # no key set here
     assert first.split() == [rid, "teacher=openai/gpt-4o-mini"]
     backfill_id = last.split()[1]
     assert last.startswith(f"backfill {backfill_id} requested over 1 partitions")
@@ -175,15 +177,15 @@ def test_refuses_collisions_and_writes_nothing(tmp_path, server, instance):
     paths = _source(tmp_path, "clash", home)
     before = (len(instance.get_backfills()), instance.get_dynamic_partitions(run_partitions.name))
     with pytest.raises(BackfillError, match="both map to run id"):
-        backfill_teachers(paths, "clash", ["a/b", "a:b"], url=url, defs=toy_defs)
+        backfill_teachers(paths, "clash", ["env0-oracle/a/b", "env0-oracle/a:b"], url=url, defs=toy_defs)
     with pytest.raises(BackfillError, match="no spec file"):
-        backfill_teachers(paths, "nope", ["a/b"], url=url, defs=toy_defs)
+        backfill_teachers(paths, "nope", ["env0-oracle/a/b"], url=url, defs=toy_defs)
     _nothing_written(paths, "clash")
     # an edited clone on disk is not overwritten
-    clone = paths.runs / f"{teacher_run_id('clash', 'a/b')}.yaml"
+    clone = paths.runs / f"{teacher_run_id('clash', 'env0-oracle/a/b')}.yaml"
     write_spec(RunSpec(run_id=clone.stem, description="edited by hand"), paths.runs)
     with pytest.raises(BackfillError, match="different spec"):
-        backfill_teachers(paths, "clash", ["a/b"], url=url, defs=toy_defs)
+        backfill_teachers(paths, "clash", ["env0-oracle/a/b"], url=url, defs=toy_defs)
     assert load_spec(clone).description == "edited by hand"
     assert sorted(p.stem for p in paths.runs.glob("*.yaml")) == sorted(["clash", clone.stem])
     assert not paths.db.exists()
@@ -194,11 +196,11 @@ def test_unreachable_url_writes_nothing_and_names_it(tmp_path):
     paths = _source(tmp_path, "src")
     dead = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(BackfillError, match="env0-posttrain ui") as err:
-        backfill_teachers(paths, "src", ["a/b"], url=dead, defs=toy_defs)
+        backfill_teachers(paths, "src", ["env0-oracle/a/b"], url=dead, defs=toy_defs)
     assert dead in str(err.value) and "\n" not in str(err.value)
     _nothing_written(paths, "src")
 
-    result = CliRunner().invoke(app, ["backfill", "--teacher", "a/b", "--from", "src", "--url", dead,
+    result = CliRunner().invoke(app, ["backfill", "--teacher", "env0-oracle/a/b", "--from", "src", "--url", dead,
                                       "--data-dir", str(paths.root)])
     assert result.exit_code == 2
     assert dead in result.output and "env0-posttrain ui" in result.output and result.output.count("\n") == 1
@@ -212,8 +214,8 @@ def test_a_server_of_another_instance_is_refused_before_writing(tmp_path, server
     paths = _source(tmp_path, "elsewhere")  # its dagster_home is its own, not the server's
     before = len(instance.get_backfills())
     with pytest.raises(BackfillError, match=f"serves the Dagster instance at {home}, not this data dir's"):
-        backfill_teachers(paths, "elsewhere", ["a/b"], url=url, defs=toy_defs)
-    result = CliRunner().invoke(app, ["backfill", "--teacher", "a/b", "--from", "elsewhere", "--url", url,
+        backfill_teachers(paths, "elsewhere", ["env0-oracle/a/b"], url=url, defs=toy_defs)
+    result = CliRunner().invoke(app, ["backfill", "--teacher", "env0-oracle/a/b", "--from", "elsewhere", "--url", url,
                                       "--data-dir", str(paths.root)])
     assert result.exit_code == 2 and "env0-posttrain ui --data-dir" in result.output
     _nothing_written(paths, "elsewhere")
@@ -226,7 +228,7 @@ def test_a_server_serving_the_assets_from_another_code_location_is_refused(tmp_p
     monkeypatch.setattr(backfill_mod, "LOCATION", "someone_elses")  # the project's assets, served under another name
     paths = _source(tmp_path, "located", home)
     with pytest.raises(BackfillError, match="from code location 'env0_posttrain', not this project's 'someone_elses'"):
-        backfill_teachers(paths, "located", ["a/b"], url=url)
+        backfill_teachers(paths, "located", ["env0-oracle/a/b"], url=url)
     _nothing_written(paths, "located")
 
 
@@ -245,7 +247,7 @@ def test_assets_the_server_lacks_are_refused_before_writing(tmp_path, server, in
     paths = _source(tmp_path, "haunted", home)
     before = len(instance.get_backfills())
     with pytest.raises(BackfillError, match=r"has no assets \['ghost'\]"):
-        backfill_teachers(paths, "haunted", ["a/b"], url=url, defs=dg.Definitions(assets=[ghost]))
+        backfill_teachers(paths, "haunted", ["env0-oracle/a/b"], url=url, defs=dg.Definitions(assets=[ghost]))
     _nothing_written(paths, "haunted")
     assert len(instance.get_backfills()) == before
 
@@ -261,7 +263,7 @@ def test_graphql_errors_become_backfill_errors_naming_the_cause(tmp_path, server
     monkeypatch.setattr(UiGraphQL, "launch_asset_backfill", lambda self, *a, **kw: launch(self, *a, **{**kw, "title": "t" * 101}))
     paths = _source(tmp_path, "titled", home)
     with pytest.raises(BackfillError, match="PythonError.*DagsterInvariantViolationError.*Titles must not be longer than 100"):
-        backfill_teachers(paths, "titled", ["a/b"], url=url, defs=toy_defs)
+        backfill_teachers(paths, "titled", ["env0-oracle/a/b"], url=url, defs=toy_defs)
 
 
 @slow

@@ -28,6 +28,11 @@ def fake_training_stage(ctx: StageContext) -> StageResult:
     out = ctx.artifacts("adapter", "fake") / "adapter_config.json"
     out.write_text(json.dumps({"r": ctx.spec.lora.r}))
     ctx.log.info(f"fake training for {ctx.run_id}: lora r={ctx.spec.lora.r}")
+    from env0_posttrain.util.progress_log import ProgressLog
+
+    progress = ProgressLog("fake steps", 3, "steps", seconds=0.0)  # the project's logger, as training reports
+    for step in (1, 2, 3):
+        progress.update(step, loss=1.0 / step)
     passed = ctx.spec.description != "make the probe fail"
     return StageResult(
         metadata={"adapter_dir": out.parent, "steps": 3, "final_train_loss": 0.25, "curve": {"1": 1.0, "3": 0.25}},
@@ -71,6 +76,7 @@ def _materialize(tmp_path: Path, stage: str, description: str = ""):
 
 
 def test_metadata_data_version_logs_and_checks_round_trip(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("ENV0_ARTIFACTS_URL", raising=False)
     token = "hf_FAKE_" + secrets.token_hex(12)
     monkeypatch.setenv("HF_TOKEN", token)  # the worker inherits it; nothing may echo it back
     result, paths, instance = _materialize(tmp_path, f"{__name__}:fake_training_stage")
@@ -78,8 +84,8 @@ def test_metadata_data_version_logs_and_checks_round_trip(tmp_path: Path, monkey
     (mat,) = result.asset_materializations_for_node("lora_adapter")
     md = mat.metadata
     assert md["steps"].value == 3 and md["final_train_loss"].value == 0.25
-    assert isinstance(md["adapter_dir"], dg.PathMetadataValue)
-    assert Path(md["adapter_dir"].value) == paths.artifacts(RUN_ID) / "adapter" / "fake"
+    assert isinstance(md["adapter_dir"], dg.UrlMetadataValue)  # served by `ui`: one click from the UI
+    assert md["adapter_dir"].value == f"http://127.0.0.1:3001/artifacts/{RUN_ID}/adapter/fake/"
     assert md["curve"].value == {"1": 1.0, "3": 0.25}
     assert isinstance(md["notes"], dg.MarkdownMetadataValue) and md["notes"].value == "**tiny** run"
     assert mat.tags["dagster/data_version"] == "rev-abc123"
@@ -91,6 +97,10 @@ def test_metadata_data_version_logs_and_checks_round_trip(tmp_path: Path, monkey
 
     logs = [e.user_message for e in instance.all_logs(result.run_id)]
     assert any("fake training for pipes-run: lora r=4" in m for m in logs)
+    progress = [m for m in logs if m.startswith("fake steps: ")]  # the worker's progress lines, through Pipes
+    assert [m.split(",")[0] for m in progress] == ["fake steps: 1/3 steps (33%)", "fake steps: 2/3 steps (67%)",
+                                                   "fake steps: 3/3 steps (100%)"]
+    assert "loss 0.5000" in progress[1]
     assert not any(token in serialize_value(e) for e in instance.all_logs(result.run_id))
     assert not [p for p in paths.root.rglob("*") if p.is_file() and token.encode() in p.read_bytes()]
 
@@ -124,13 +134,16 @@ def test_worker_image_needs_no_dagster():
     assert out.stdout.strip() == "[]"
 
 
-def test_worker_helpers():
+def test_worker_helpers(monkeypatch):
+    monkeypatch.delenv("ENV0_ARTIFACTS_URL", raising=False)
     assert resolve_stage("env0_posttrain.stages.adapter:train_adapter").__name__ == "train_adapter"
     with pytest.raises(ValueError, match="module:function"):
         resolve_stage("env0_posttrain.stages.adapter")
     with pytest.raises(ValueError, match="no function"):
         resolve_stage("env0_posttrain.stages.adapter:nope")
-    md = pipes_metadata({"p": Path("/x"), "n": 1, "t": (1, Path("/y"))}, {"m": "# t"})
-    assert md["p"] == {"raw_value": "/x", "type": "path"}
+    md = pipes_metadata({"p": Path("/x"), "n": 1, "t": (1, Path("/y")), "r": Path("/data/artifacts/r/report")},
+                        Path("/data"), {"m": "# t"})
+    assert md["p"] == {"raw_value": "/x", "type": "path"}  # outside the data dir's served folders: a path
+    assert md["r"] == {"raw_value": "http://127.0.0.1:3001/artifacts/r/report", "type": "url"}
     assert md["t"] == {"raw_value": [1, "/y"], "type": "json"}
     assert md["m"]["type"] == "md" and md["n"] == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 
 import pytest
 import torch
@@ -108,7 +109,7 @@ def test_rl_section_is_optional_and_strict():
 
 
 @pytest.mark.slow
-def test_grpo_continues_the_sft_adapter_and_logs_reward_kl_entropy(tiny_dir, tmp_path, monkeypatch):
+def test_grpo_continues_the_sft_adapter_and_logs_reward_kl_entropy(tiny_dir, tmp_path, monkeypatch, caplog):
     from peft import LoraConfig, get_peft_model
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
@@ -127,8 +128,13 @@ def test_grpo_continues_the_sft_adapter_and_logs_reward_kl_entropy(tiny_dir, tmp
 
     monkeypatch.setattr("env0_posttrain.train.grpo.verifier_reward", spread)
     rl = RLSpec(max_steps=2, prompts_per_step=1, num_generations=2, learning_rate=5e-2, beta=0.1)
-    result = train_rl([notes_task(1), notes_task(2)], rl, EvalSpec(max_steps=2, max_tokens=12), tiny_dir,
-                      tmp_path / "sft", tmp_path / "rl", "r", on_log=logged.append, env=NotesEnv())
+    monkeypatch.setenv("ENV0_PROGRESS_SECONDS", "0")
+    with caplog.at_level(logging.INFO, logger="env0_posttrain"):
+        result = train_rl([notes_task(1), notes_task(2)], rl, EvalSpec(max_steps=2, max_tokens=12), tiny_dir,
+                          tmp_path / "sft", tmp_path / "rl", "r", on_log=logged.append, env=NotesEnv())
+    progress = [r.getMessage() for r in caplog.records if r.getMessage().startswith("GRPO: ")]  # the event log's lines
+    assert [p.split(" (")[0] for p in progress] == ["GRPO: 1/2 steps", "GRPO: 2/2 steps"]
+    assert "episodes 4" in progress[-1] and "reward " in progress[-1]
     assert seen == [0.0] * 4  # the harness's verifier rewards reached the reward function
     assert result.steps == 2 and result.episodes == 4 and [r["step"] for r in logged] == [1, 2]
     assert {"reward", "reward_std", "kl", "entropy", "episode_model_calls"} <= set(logged[0])

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from env0_posttrain_tests.browser import OUT, SKIP_WITHOUT_CHROMIUM, headless_chromium
+from env0_posttrain_tests.browser import OUT, SKIP_WITHOUT_CHROMIUM, headless_chromium, open_page, wait_for_text
 
 from env0_posttrain_tests.webserver import ROOT, dagster_webserver
 
@@ -26,9 +26,7 @@ from env0_posttrain.defs.assets import RUN_ASSETS  # noqa: E402
 ASSETS = [a.key.to_user_string() for a in RUN_ASSETS]  # every node of the graph, however many it has
 
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -60,35 +58,13 @@ def browser():
         yield driver
 
 
-def _body(driver) -> str:
-    return driver.find_element(By.TAG_NAME, "body").text
-
-
 def _wait_for_text(driver, texts: list[str], what: str, shot: str | None = None) -> str:
-    try:
-        WebDriverWait(driver, WAIT_S, poll_frequency=0.5).until(lambda d: all(t in _body(d) for t in texts))
-    except Exception:
-        pass
-    finally:
-        if shot:
-            OUT.mkdir(exist_ok=True)
-            driver.save_screenshot(str(OUT / shot))
-    body = _body(driver)
-    missing = [t for t in texts if t not in body]
-    assert not missing, f"{what}: missing {missing}; page text: {body[:1500]}"
-    return body
-
-
-def _open(driver, url: str) -> None:
-    """Open a page with the first-visit community dialog already dismissed (as a returning user has it)."""
-    driver.get(url)
-    driver.execute_script("window.localStorage.setItem('communityNux', '\"1\"')")
-    driver.get(url)
+    return wait_for_text(driver, texts, what, WAIT_S, shot)
 
 
 def test_asset_graph_shows_every_asset(server, browser):
     url, _ = server
-    _open(browser, f"{url}/asset-groups")
+    open_page(browser, f"{url}/asset-groups")
     _wait_for_text(browser, ["data", "training", "evaluation"], "asset groups")
     # The global lineage starts with its three groups collapsed: expand all (the UI's Alt+E shortcut).
     ActionChains(browser).key_down(Keys.ALT).send_keys("e").key_up(Keys.ALT).perform()
@@ -99,14 +75,14 @@ def test_asset_graph_shows_every_asset(server, browser):
 
 def test_asset_partitions_show_the_run_partitions(server, browser):
     url, backfill = server
-    _open(browser, f"{url}/assets/task_set?view=partitions")
+    open_page(browser, f"{url}/assets/task_set?view=partitions")
     body = _wait_for_text(browser, [RUN_ID, *backfill.run_ids], "task_set partitions", "ui_task_set_partitions.png")
     assert "Missing (2)" in body
 
 
 def test_teacher_backfill_is_listed(server, browser):
     url, backfill = server
-    _open(browser, f"{url}/runs/b/{backfill.backfill_id}")
+    open_page(browser, f"{url}/runs/b/{backfill.backfill_id}")
     texts = [backfill.backfill_id, *backfill.run_ids, "In progress", *ASSETS]
     body = _wait_for_text(browser, texts, "backfill page", "ui_teacher_backfill.png")
     assert "backfill daemon is not running" in body  # this test starts only the webserver

@@ -1,6 +1,8 @@
 """A real `dagster-webserver` for tests: on a free 127.0.0.1 port, with a scratch DAGSTER_HOME, serving the
 repo's workspace (plus any extra code locations), stopped when the block ends. Shared by the UI browser
-tests and the teacher backfill tests, which talk to its GraphQL API as `env0-posttrain backfill` does."""
+tests and the teacher backfill tests, which talk to its GraphQL API as `env0-posttrain backfill` does.
+`env0_ui` starts the whole `env0-posttrain ui` instead (webserver, daemon and the artifact server), for the
+journeys that launch runs."""
 
 from __future__ import annotations
 
@@ -34,29 +36,29 @@ def _default_signals() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def _stop(proc: subprocess.Popen, grace_s: float = 20) -> None:
     if proc.poll() is not None:
         return
     proc.send_signal(signal.SIGTERM)
     try:
-        proc.wait(timeout=20)
+        proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)  # its own session: only the server and its code servers
         proc.wait(timeout=10)
 
 
-def _wait_http(url: str, proc: subprocess.Popen, log: Path) -> None:
-    deadline = time.time() + WAIT_S
+def _wait_http(url: str, proc: subprocess.Popen, log: Path, wait_s: float = WAIT_S) -> None:
+    deadline = time.time() + wait_s
     while time.time() < deadline:
         if proc.poll() is not None:
-            pytest.fail(f"webserver exited with {proc.returncode}: {log.read_text()[-2000:]}")
+            pytest.fail(f"server exited with {proc.returncode}: {log.read_text()[-2000:]}")
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
                 if r.status == 200:
                     return
         except OSError:
             time.sleep(0.5)
-    pytest.fail(f"webserver did not answer {url} in {WAIT_S}s: {log.read_text()[-2000:]}")
+    pytest.fail(f"server did not answer {url} in {wait_s}s: {log.read_text()[-2000:]}")
 
 
 def write_workspace(path: Path, extra_locations: list[dict] = ()) -> Path:
@@ -84,3 +86,24 @@ def dagster_webserver(home: Path, *, workspace: Path | None = None, env: Mapping
         yield f"http://127.0.0.1:{port}"
     finally:
         _stop(proc)
+
+
+@contextmanager
+def env0_ui(data: Path, *, env: Mapping[str, str] = {}, wait_s: float = 240) -> Iterator[tuple[str, str]]:
+    """`env0-posttrain ui --data-dir data` on free ports, in its own session; yield (UI URL, artifact server URL)
+    once both answer. Leaving the block stops it as Ctrl-C would (SIGTERM: `ui` stops dagster dev's webserver,
+    daemon and code servers), its whole session killed if it has not stopped in a minute."""
+    port, artifacts = free_port(), free_port()
+    log = data / "ui.log"
+    full_env = dict(os.environ, DAGSTER_DISABLE_TELEMETRY="1", **env)
+    cmd = [str(Path(sys.executable).with_name("env0-posttrain")), "ui", "--port", str(port), "--artifacts-port",
+           str(artifacts), "--data-dir", str(data)]
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=fh, stderr=subprocess.STDOUT,
+                                preexec_fn=_default_signals, start_new_session=True)
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/server_info", proc, log, wait_s)
+        _wait_http(f"http://127.0.0.1:{artifacts}/", proc, log, wait_s)
+        yield f"http://127.0.0.1:{port}", f"http://127.0.0.1:{artifacts}"
+    finally:
+        _stop(proc, grace_s=60)

@@ -38,6 +38,7 @@ FATAL_KINDS: dict[str, tuple[str, str]] = {
     "permission": ("the API key is not allowed to use this model", "api_key_env"),
     "http_401": ("the provider refused the API key", "api_key_env"),
     "http_403": ("the API key is not allowed to use this model", "api_key_env"),
+    "unknown_provider": ("litellm cannot route this model id: its provider prefix is unknown (a typo?)", "model"),
     "not_found": ("the provider does not know this model id (404)", "model"),
     "http_404": ("the provider does not know this model id (404)", "model"),
     "bad_request": ("the provider refused an episode's first request, which holds only the spec's prompt, "

@@ -106,6 +106,8 @@ def classify_exception(exc: BaseException) -> tuple[ErrorClass, str]:
     """(class, kind): infra is retried, agent ends the episode scored, fatal aborts the rollout."""
     if "Missing credentials" in str(exc) or "api_key client option must be set" in str(exc):
         return "fatal", "authentication"  # litellm reports a missing key as a 500; no retry can fix it
+    if "LLM Provider NOT provided" in str(exc):
+        return "fatal", "unknown_provider"  # a BadRequestError, but about the model id, not the request
     chain = exception_chain(exc)
     if any(isinstance(e, ImportError) for e in chain):
         return "fatal", "missing_package"  # e.g. litellm without its `mcp` extra: every call fails alike

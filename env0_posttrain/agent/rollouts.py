@@ -25,9 +25,8 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
-from tqdm.auto import tqdm
-
 from env0_posttrain.tasks.model import Task
+from env0_posttrain.util.progress_log import LoggedBar
 
 from .attempts import attempt_episode
 from .endpoint import AgentSettings, ModelEndpoint
@@ -158,7 +157,7 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
     stops: Counter = Counter()
     errors: Counter = Counter()
     rewards: list[float] = []
-    bar = tqdm(total=len(todo), desc=f"{arm} {endpoint.model}", unit="ep", disable=not progress, leave=True)
+    bar = LoggedBar(len(todo), f"{arm} {endpoint.model}", "ep", log, disable=not progress)  # terminal and event log
     t0 = time.perf_counter()
 
     def account(ep: Episode) -> None:

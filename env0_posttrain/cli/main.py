@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-import yaml
 
 from env0_posttrain.cli.errors import OperatingErrors, ensure_writable
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UI_HOST, UI_PORT
+from env0_posttrain.util.artifact_http import ARTIFACTS_PORT
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.spec.runspec import RunSpec, SpecError, parse_spec, run_id_problem, write_spec
+from env0_posttrain.spec.runspec import RunSpec, SpecError, run_id_problem
 
 app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False, cls=OperatingErrors)
 run_app = typer.Typer(help="Run specs and partitions.", no_args_is_help=True)
@@ -41,80 +41,42 @@ def _fail(msg: str) -> None:
     raise typer.Exit(2)
 
 
-def _apply_overrides(data: dict, sets: list[str]) -> dict:
-    """`--set lora.r=16`: dotted path = YAML value, so types come out as YAML would read them."""
-    for item in sets:
-        if "=" not in item:
-            raise SpecError(f"--set {item!r}: expected section.field=value")
-        key, raw = item.split("=", 1)
-        node = data
-        parts = key.split(".")
-        for p in parts[:-1]:
-            node = node.setdefault(p, {})
-            if not isinstance(node, dict):
-                raise SpecError(f"--set {item!r}: '{p}' is not a section")
-        try:
-            node[parts[-1]] = yaml.safe_load(raw)
-        except yaml.YAMLError as err:
-            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-            raise SpecError(f"--set {item!r}: the value is not valid YAML ({problem}); quote it, e.g. "
-                            f"--set '{key}=\"...\"'") from None
-    return data
-
-
 def _check_run_id(run_id: str) -> None:
     if problem := run_id_problem(run_id):
         _fail(problem)
 
 
 def _checked_spec(paths: Paths, run_id: str) -> RunSpec:
-    """The run's spec file, checked before anything runs (no Dagster import, no instance): a bad run id, a missing,
-    malformed or invalid spec and a package folder that is not there each stop the command in one line."""
-    from env0_posttrain.spec.runspec import load_spec
-    from env0_posttrain.spec.suites import missing_folders
+    """The run's spec file, checked before anything runs (no Dagster import, no instance) as `run new` checks a spec:
+    a bad run id, a missing, malformed or invalid spec, a package folder that is not there and a teacher litellm
+    cannot route each stop the command in one line naming the file and the field."""
+    from env0_posttrain.cli.new_run import check_spec_file
 
     _check_run_id(run_id)
     path = paths.runs / f"{run_id}.yaml"
     if not path.is_file():
         _fail(f"run {run_id!r}: no spec at {path}; `env0-posttrain run new {run_id}` writes one, `run list` lists them")
     try:
-        spec = load_spec(path)
+        return check_spec_file(path)
     except (SpecError, OSError) as err:
         _fail(str(err))
-    if missing := missing_folders(spec):
-        _fail(f"{path}: " + "; ".join(missing))
-    return spec
 
 
-def create_run(spec: RunSpec, paths: Paths) -> Path:
-    """Write the spec file, record it in the store and register its partition (nothing if invalid)."""
-    from env0_posttrain.orchestration.launch import instance_for, register_partition
-    from env0_posttrain.store import Store
+def _register(paths: Paths):
+    """Register a run's partition in the data dir's Dagster instance (what `make_run` calls once the spec is written)."""
+    def register(run_id: str) -> None:
+        from env0_posttrain.defs.partitions import register_partition
+        from env0_posttrain.orchestration.launch import instance_for
 
-    path = write_spec(spec, paths.runs)
-    Store(paths.db).upsert_run(spec)
-    with instance_for(paths) as instance:
-        register_partition(instance, spec.run_id)
-    return path
+        with instance_for(paths) as instance:
+            register_partition(instance, run_id)
+
+    return register
 
 
-def _built(paths: Paths, spec: RunSpec) -> list[str]:
-    """What the store holds for a run whose spec file differs from `spec` (nothing when the spec is the same)."""
-    from env0_posttrain.spec.runspec import load_spec
-    from env0_posttrain.store import Store
-
-    path = paths.runs / f"{spec.run_id}.yaml"
-    if not path.is_file() or not paths.db.is_file():
-        return []
-    try:
-        if load_spec(path) == spec:
-            return []
-    except SpecError:
-        pass
-    store = Store(paths.db)
-    counts = store.built_counts(spec.run_id)
-    names = {"task_sets": "a task set", "rounds": "eval or teacher rounds", "training_runs": "training runs"}
-    return [names[table] for table, n in counts.items() if n]
+def _warn(lines: list[str]) -> None:
+    for line in lines:
+        typer.secho(f"warning: {line}", fg=typer.colors.YELLOW, err=True)
 
 
 @run_app.command("new")
@@ -128,28 +90,17 @@ def run_new(
     force: Annotated[bool, typer.Option("--force", help="replace a spec whose run already has built assets")] = False,
     data_dir: DataDir = None,
 ) -> None:
-    """Write data/runs/RUN_ID.yaml and register the run's partition."""
-    from env0_posttrain.cli.presets import preset_data
-    from env0_posttrain.spec.suites import missing_folders
+    """Write data/runs/RUN_ID.yaml and register the run's partition (the UI's new_run job does the same)."""
+    from env0_posttrain.cli.new_run import make_run
 
-    _check_run_id(run_id)
     paths = Paths.from_env(data_dir)
     try:
-        data = preset_data(preset, run_id)
-        if teacher is not None:
-            data.setdefault("teacher", {})["model"] = teacher
-        if student is not None:
-            data.setdefault("student", {})["model"] = student
-        spec = parse_spec(_apply_overrides(data, set_), f"run {run_id!r}")
-    except (SpecError, KeyError) as err:
+        made = make_run(paths, run_id, preset=preset, teacher=teacher, student=student, sets=set_, force=force,
+                        register=_register(paths))
+    except SpecError as err:
         _fail(str(err))
-    if missing := missing_folders(spec):
-        _fail(f"run {run_id!r}: " + "; ".join(missing))
-    if not force and (built := _built(paths, spec)):
-        _fail(f"run {run_id!r} already has a different spec and built {', '.join(built)}; a new spec would leave "
-              "them describing another run: pick a new run id, or pass --force to replace it")
-    path = create_run(spec, paths)
-    typer.echo(f"wrote {path} and registered partition {spec.run_id!r}")
+    _warn(made.warnings)
+    typer.echo(f"wrote {made.path} and registered partition {made.spec.run_id!r}")
 
 
 @run_app.command("list")
@@ -262,15 +213,13 @@ def demo(
     verbose: Verbose = False,
 ) -> None:
     """Create the demo spec (offline oracle teacher, tiny student) and materialize the whole graph."""
-    from env0_posttrain.cli.presets import preset_data
+    from env0_posttrain.cli.new_run import make_run
 
-    _check_run_id(run_id)
     paths = Paths.from_env(data_dir)
     try:
-        spec = parse_spec(preset_data("demo", run_id), "demo preset")
+        make_run(paths, run_id, preset="demo", force=True, register=_register(paths))
     except SpecError as err:
         _fail(str(err))
-    create_run(spec, paths)
     t0 = time.time()
     _materialize_and_print(run_id, paths, None, verbose)
     typer.echo(f"demo wall time: {time.time() - t0:.0f} s")
@@ -280,17 +229,30 @@ def demo(
 def ui(
     port: Annotated[int, typer.Option(help="port of the web UI")] = UI_PORT,
     host: Annotated[str, typer.Option(help="bind address")] = UI_HOST,
+    artifacts_port: Annotated[int, typer.Option(help="port of the artifact server (reports, plots, TensorBoard "
+                                                     "logs, read-only)")] = ARTIFACTS_PORT,
+    artifacts_url: Annotated[Optional[str], typer.Option(
+        help="the artifact server's URL as a browser reaches it, written into asset metadata "
+             "(default: http://HOST:ARTIFACTS_PORT)")] = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Start `dagster dev` (web UI + daemon) on HOST:PORT with DAGSTER_HOME under the data root."""
+    """Start `dagster dev` (web UI + daemon) on HOST:PORT with DAGSTER_HOME under the data root, and beside it the
+    artifact server that the metadata's report, explorer, plot and TensorBoard links open."""
     from env0_posttrain.orchestration.launch import REPO_ROOT, prepare_dagster_home
+    from env0_posttrain.util.artifact_http import ARTIFACTS_URL_ENV, start_server
 
     paths = Paths.from_env(data_dir)
     home = prepare_dagster_home(paths)
-    env = dict(os.environ, DAGSTER_HOME=str(home), ENV0_DATA_DIR=str(paths.root))
+    try:
+        stop_artifacts = start_server(paths.root, host, artifacts_port)
+    except OSError as err:
+        _fail(f"the artifact server cannot listen on {host}:{artifacts_port} ({err.strerror or err}); pass "
+              "--artifacts-port")
+    base = (artifacts_url or f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{artifacts_port}").rstrip("/")
+    env = dict(os.environ, DAGSTER_HOME=str(home), ENV0_DATA_DIR=str(paths.root), **{ARTIFACTS_URL_ENV: base})
     exe = Path(sys.executable).with_name("dagster")
     cmd = [str(exe), "dev", "-w", str(REPO_ROOT / "workspace.yaml"), "-h", host, "-p", str(port)]
-    typer.echo(f"Dagster UI on http://{host}:{port} (DAGSTER_HOME={home}); Ctrl-C stops it")
+    typer.echo(f"Dagster UI on http://{host}:{port} (DAGSTER_HOME={home}), artifacts on {base}; Ctrl-C stops both")
     # dagster dev started from a script may inherit ignored signals: restore defaults in the child.
     proc = subprocess.Popen(cmd, env=env, preexec_fn=lambda: (signal.signal(signal.SIGINT, signal.SIG_DFL),
                                                               signal.signal(signal.SIGTERM, signal.SIG_DFL)))
@@ -305,12 +267,15 @@ def ui(
     # raises KeyboardInterrupt, so `kill -INT` of this PID would leave the whole tree running.
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    while (rc := proc.poll()) is None:
-        try:
-            proc.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            if stop_asked and time.monotonic() - stop_asked[0] > 30:
-                proc.kill()
+    try:
+        while (rc := proc.poll()) is None:
+            try:
+                proc.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                if stop_asked and time.monotonic() - stop_asked[0] > 30:
+                    proc.kill()
+    finally:
+        stop_artifacts()
     raise typer.Exit(0 if rc in (0, -2, 130) else rc)
 
 
@@ -319,18 +284,22 @@ def backfill(
     teacher: Annotated[list[str], typer.Option("--teacher", help="litellm model id of a new teacher (repeatable)")],
     from_: Annotated[str, typer.Option("--from", help="run id whose spec is cloned per teacher")],
     url: Annotated[str, typer.Option(help="the running Dagster webserver (`env0-posttrain ui`)")] = DEFAULT_UI_URL,
+    nightly: Annotated[bool, typer.Option("--nightly", help="the clones join the nightly evals as the source does "
+                                          "(else they do not)")] = False,
     data_dir: DataDir = None,
 ) -> None:
     """Clone a run spec per new teacher, register the partitions and launch one Dagster backfill through the
-    running webserver's GraphQL API (`env0-posttrain ui`; its daemon runs the backfill)."""
+    running webserver's GraphQL API (`env0-posttrain ui`; its daemon runs the backfill). The UI's
+    teacher_backfill job does the same from the Launchpad."""
     _check_run_id(from_)
     from env0_posttrain.orchestration.backfill import BackfillError, backfill_teachers
 
     paths = Paths.from_env(data_dir)
     try:
-        info = backfill_teachers(paths, from_, teacher, url=url)
+        info = backfill_teachers(paths, from_, teacher, url=url, nightly=nightly)
     except (BackfillError, SpecError) as err:
         _fail(str(err))
+    _warn(info.warnings)
     for rid, model in info.teachers.items():
         typer.echo(f"{rid:40s} teacher={model}")
     typer.echo(f"backfill {info.backfill_id} requested over {len(info.run_ids)} partitions; the daemon runs it "

@@ -16,6 +16,8 @@ from env0_posttrain.defs.metadata import run_stage, to_result
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
+from env0_posttrain.spec.runspec import SpecError, load_spec
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.util.parent_watch import die_with_parent
 from env0_posttrain.stages import base_model as base_model_stage, eval_suites as suites_stage, evals, report, rl
 from env0_posttrain.stages import sft_rows as sft_stage
@@ -36,10 +38,25 @@ POOL_IMPORT = "task_import"  # drawing and importing tasks (minutes for env0 pac
 RECOLLECT_TAG = "env0/recollect"  # comma-separated arms whose finished round is collected again on purpose
 
 
+def checked_spec(run_id: str, paths: Paths) -> None:
+    """A partition whose spec is missing or invalid (Dagster's "Add a partition" makes one without) fails its
+    step in one line that says how to make the spec, instead of a FileNotFoundError at the end of a stack trace."""
+    path = paths.runs / f"{run_id}.yaml"
+    if not path.is_file():
+        raise dg.Failure(description=f"run {run_id!r} has no spec ({path}): make it with the new_run job "
+                         f"(Launchpad: Jobs > new_run, run_id: {run_id}) or `env0-posttrain run new {run_id}`, then "
+                         "materialize again", allow_retries=False)
+    try:
+        load_spec(path)
+    except SpecError as err:
+        raise dg.Failure(description=str(err), allow_retries=False) from None
+
+
 def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> StageContext:
     die_with_parent()  # a step process must not outlive a killed run worker (util/parent_watch.py)
     tags = context.run.tags
     recollect = frozenset(a.strip() for a in tags.get(RECOLLECT_TAG, "").split(",") if a.strip())
+    checked_spec(context.partition_key, env0.paths())
     return StageContext.load(context.partition_key, env0.paths(), context.log, reuse_since=_retry_since(context),
                              recollect=recollect)
 
@@ -77,7 +94,7 @@ def run_asset(name: str, **settings) -> Callable:
     def wrap(fn: Callable) -> dg.AssetsDefinition:
         @dg.asset(**asset_settings(name, **settings))
         def _asset(context: dg.AssetExecutionContext, env0: Env0Resource):
-            return to_result(run_stage(fn, _ctx(context, env0)), name)
+            return to_result(run_stage(fn, _ctx(context, env0)), name, env0.paths().root)
 
         return _asset
 
@@ -125,6 +142,7 @@ def sft_rows(ctx: StageContext):
     description="LoRA adapter trained with TRL + PEFT on the SFT rows; metrics in DuckDB, curves as plots."))
 def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource, pipes_client: dg.ResourceParam[dg.PipesClient]):
     """Training runs in its own process through Dagster Pipes (subprocess locally, a GPU pod on Kubernetes)."""
+    checked_spec(context.partition_key, env0.paths())
     return run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
 
 
@@ -150,7 +168,7 @@ def _eval_asset(name: str, play: Callable, deps: list, description: str, pool: s
     @dg.asset(**asset_settings(name, group="evaluation", deps=[*deps, eval_suites], pool=pool, packages=("agent",),
                                rollout=True, checks=checks, description=description))
     def _asset(context: dg.AssetExecutionContext, config: SuitesConfig, env0: Env0Resource):
-        return to_result(run_stage(play, _ctx(context, env0), list(config.suites) or None), name)
+        return to_result(run_stage(play, _ctx(context, env0), list(config.suites) or None), name, env0.paths().root)
 
     return _asset
 

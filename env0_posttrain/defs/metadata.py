@@ -1,4 +1,7 @@
-"""Turn a plain-Python StageResult into Dagster's MaterializeResult (metadata, data version, checks)."""
+"""Turn a plain-Python StageResult into Dagster's MaterializeResult (metadata, data version, checks).
+
+A path under the data dir's served folders becomes a URL on the artifact server (`util/artifact_http.py`) that
+opens in one click from the UI; any other path stays a path."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import dagster as dg
 
 from env0_posttrain.stages.rollout_errors import RolloutStopped
 from env0_posttrain.stages.context import StageResult
+from env0_posttrain.util.artifact_http import artifact_url
 
 
 def run_stage(fn, *args: Any) -> StageResult:
@@ -21,18 +25,19 @@ def run_stage(fn, *args: Any) -> StageResult:
                          allow_retries=False) from None
 
 
-def _value(v: Any) -> Any:
+def metadata_value(v: Any, root: Path) -> Any:
     if isinstance(v, Path):
-        return dg.MetadataValue.path(str(v))
+        url = artifact_url(v, root)
+        return dg.MetadataValue.url(url) if url else dg.MetadataValue.path(str(v))
     if isinstance(v, (dict, list)):
         return dg.MetadataValue.json(v)
     return v
 
 
-def to_result(result: StageResult, asset: str) -> dg.MaterializeResult:
-    metadata = {k: _value(v) for k, v in result.metadata.items()}
+def to_result(result: StageResult, asset: str, root: Path) -> dg.MaterializeResult:
+    """`root`: the data dir, against which paths become artifact URLs."""
+    metadata = {k: metadata_value(v, root) for k, v in result.metadata.items()}
     metadata.update({k: dg.MetadataValue.md(v) for k, v in result.markdown.items()})
-    metadata.update({k: dg.MetadataValue.url(v) for k, v in result.links.items()})
     checks = [
         dg.AssetCheckResult(
             check_name=c.name,
@@ -40,7 +45,7 @@ def to_result(result: StageResult, asset: str) -> dg.MaterializeResult:
             passed=c.passed,
             severity=dg.AssetCheckSeverity.ERROR,
             description=c.description,
-            metadata={k: _value(v) for k, v in c.metadata.items()},
+            metadata={k: metadata_value(v, root) for k, v in c.metadata.items()},
         )
         for c in result.checks
     ]

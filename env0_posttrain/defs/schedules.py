@@ -4,6 +4,8 @@ a suite), each playing only the suites marked nightly.
 Dagster requires a schedule to add the partitions it targets in its own body, before asking for runs."""
 
 
+from datetime import timezone
+
 import dagster as dg
 
 from env0_posttrain.defs.assets import EVAL_ASSETS, SUITE_EVAL_ASSETS
@@ -45,7 +47,20 @@ def nightly_config(spec: RunSpec) -> dict:
     return {"ops": {a.op.name: {"config": {"suites": nightly_suites(spec)}} for a in NIGHTLY_SUITE_ASSETS}}
 
 
-@dg.schedule(cron_schedule="0 2 * * *", job=nightly_eval_job, execution_timezone="UTC")
+NIGHTLY_TAG = "env0/nightly"  # the tick's date (UTC), e.g. 2026-11-29
+
+
+def tick_date(context: dg.ScheduleEvaluationContext) -> str:
+    """The date of the tick being evaluated, in the schedule's timezone (UTC), as the daemon and the UI's preview
+    pass it; 'manual' when evaluated outside a tick."""
+    when = context.scheduled_execution_time
+    return when.astimezone(timezone.utc).strftime("%Y-%m-%d") if when else "manual"
+
+
+@dg.schedule(cron_schedule="0 2 * * *", job=nightly_eval_job, execution_timezone="UTC",
+             description="02:00 UTC: re-evaluates every run whose spec has eval.nightly: true or a suite with nightly: "
+             "true (the eval arms and the report, on the nightly suites only). Teacher backfill clones join only when "
+             "their backfill asked for it. Each run is tagged env0/nightly with the tick's date.")
 def nightly_eval_schedule(context: dg.ScheduleEvaluationContext, env0: Env0Resource):
     specs = nightly_specs(env0)
     run_ids = [s.run_id for s in specs]
@@ -55,6 +70,6 @@ def nightly_eval_schedule(context: dg.ScheduleEvaluationContext, env0: Env0Resou
     missing = [r for r in run_ids if r not in known]
     if missing:
         context.instance.add_dynamic_partitions(run_partitions.name, missing)
-    night = context.scheduled_execution_time.strftime("%Y-%m-%d") if context.scheduled_execution_time else "manual"
-    return [dg.RunRequest(run_key=f"{s.run_id}-{night}", partition_key=s.run_id, tags={"env0/nightly": night},
+    night = tick_date(context)
+    return [dg.RunRequest(run_key=f"{s.run_id}-{night}", partition_key=s.run_id, tags={NIGHTLY_TAG: night},
                           run_config=nightly_config(s)) for s in specs]

@@ -8,26 +8,16 @@ is checked (specs, asset keys, the server and its assets) before anything is wri
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import dagster as dg
 
+from env0_posttrain.cli.new_run import BackfillError, backfill_labels, load_source, plan_clones, write_clones
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, LOCATION, UiError, UiGraphQL, UiUnreachable
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.spec.runspec import RunSpec, SpecError, load_spec, write_spec
-from env0_posttrain.util.digests import sha256_hex
-
-MAX_RUN_ID = 128
-BACKFILL_TAG = "env0/backfill"
-SOURCE_TAG = "env0/from_run"
-
-
-class BackfillError(ValueError):
-    """A backfill that cannot be launched; nothing was written or launched."""
 
 
 @dataclass(frozen=True)
@@ -40,75 +30,7 @@ class BackfillInfo:
     asset_keys: list[str]
     status: str
     teachers: dict[str, str] = field(default_factory=dict)  # run id -> teacher model
-
-
-def teacher_slug(model: str) -> str:
-    """'openrouter/qwen/qwen3:free' -> 'openrouter-qwen-qwen3-free': only Dagster-safe key characters."""
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-.")
-    slug = re.sub(r"\.{2,}", ".", slug)  # '...' is Dagster's range syntax
-    if not slug:
-        raise BackfillError(f"teacher {model!r} has no characters usable in a run id")
-    return slug
-
-
-def teacher_run_id(source_run_id: str, model: str) -> str:
-    """Deterministic: re-running a backfill for the same teacher targets the same partition."""
-    run_id = f"{source_run_id}--{teacher_slug(model)}"
-    if len(run_id) > MAX_RUN_ID:
-        digest = sha256_hex(model, n=8)
-        run_id = f"{run_id[: MAX_RUN_ID - 9]}-{digest}"
-    return run_id
-
-
-def clone_for_teacher(source: RunSpec, model: str) -> RunSpec:
-    data = source.model_dump(mode="json")
-    data["run_id"] = teacher_run_id(source.run_id, model)
-    data["teacher"]["model"] = model
-    if (m := re.search(r"env0-oracle/[^/@]*@([0-9.]+)$", model)) is not None:  # the id's skill is the one that acts
-        data["teacher"]["skill"] = float(m.group(1))
-    data["description"] = f"teacher backfill of {source.run_id} with {model}"
-    try:
-        return RunSpec.model_validate(data)
-    except Exception as err:  # pydantic names the field
-        raise BackfillError(f"cloning {source.run_id} for teacher {model!r}: {err}") from None
-
-
-def _load_source(paths: Paths, run_id: str) -> RunSpec:
-    path = paths.runs / f"{run_id}.yaml"
-    if path.exists():
-        return load_spec(path)
-    from env0_posttrain.store import Store
-
-    if paths.db.exists():
-        spec = Store(paths.db).get_run(run_id)
-        if spec is not None:
-            return spec
-    raise BackfillError(f"source run {run_id!r}: no spec file {path} and no row in {paths.db}")
-
-
-def _plan(paths: Paths, source: RunSpec, teachers: Sequence[str]) -> list[RunSpec]:
-    """Validate everything before writing anything: duplicates, collisions with different specs."""
-    if isinstance(teachers, str):
-        raise BackfillError(f"teachers must be a list of model ids, got the string {teachers!r}")
-    if not teachers:
-        raise BackfillError("name at least one teacher")
-    clones: dict[str, RunSpec] = {}
-    for model in dict.fromkeys(teachers):  # keep order, drop exact repeats
-        clone = clone_for_teacher(source, model)
-        if clone.run_id in clones:
-            raise BackfillError(
-                f"teachers {clones[clone.run_id].teacher.model!r} and {model!r} both map to run id {clone.run_id!r}"
-            )
-        existing = paths.runs / f"{clone.run_id}.yaml"
-        if existing.exists():
-            try:
-                same = load_spec(existing).digest() == clone.digest()
-            except SpecError:
-                same = False
-            if not same:
-                raise BackfillError(f"{existing} already exists with a different spec; remove it or pick another source")
-        clones[clone.run_id] = clone
-    return list(clones.values())
+    warnings: list[str] = field(default_factory=list)  # e.g. a teacher's key variable not set here
 
 
 def _on_run_partitions(spec: dg.AssetSpec) -> bool:
@@ -189,13 +111,15 @@ def backfill_teachers(
     url: str = DEFAULT_UI_URL,
     defs: dg.Definitions | None = None,
     asset_selection: Sequence[str] | None = None,
+    nightly: bool = False,
 ) -> BackfillInfo:
     """Clone `from_run_id` once per teacher, register the partitions and launch one asset backfill at `url`.
 
-    `asset_selection` defaults to every asset of `defs` (the project's) on the run_id partitions.
+    `asset_selection` defaults to every asset of `defs` (the project's) on the run_id partitions; `nightly`: the
+    clones join the nightly evals as their source does (else they do not).
     """
-    source = _load_source(paths, from_run_id)
-    clones = _plan(paths, source, teachers)
+    source = load_source(paths, from_run_id)
+    clones, warnings = plan_clones(paths, source, teachers, nightly)
     run_ids = [c.run_id for c in clones]
 
     with UiGraphQL(url) as ui:
@@ -204,21 +128,11 @@ def backfill_teachers(
         repository = _check_server(ui, keys)  # nothing is written unless the server answers and has the assets
         _check_instance(ui, paths, repository, project_defs=defs is None)
 
-        from env0_posttrain.store import Store
-
-        spec_paths = [write_spec(c, paths.runs) for c in clones]
-        store = Store(paths.db)
-        for c in clones:
-            store.upsert_run(c)
+        spec_paths = write_clones(paths, clones)
         try:
             new = [r for r in run_ids if ui.add_dynamic_partition(repository, run_partitions.name, r)]
-            backfill_id = ui.launch_asset_backfill(
-                keys,
-                run_ids,
-                tags={BACKFILL_TAG: "teachers", SOURCE_TAG: source.run_id},
-                title=f"teachers from {source.run_id}"[:100],
-                description="; ".join(f"{c.run_id}: {c.teacher.model}" for c in clones)[:2000],
-            )
+            tags, title, description = backfill_labels(source, clones)
+            backfill_id = ui.launch_asset_backfill(keys, run_ids, tags=tags, title=title, description=description)
             status = ui.backfill(backfill_id)["status"]
         except UiError as err:
             raise BackfillError(f"{err} (the cloned specs are written; the same command reuses them)") from None
@@ -231,6 +145,7 @@ def backfill_teachers(
         asset_keys=keys,
         status=status,
         teachers={c.run_id: c.teacher.model for c in clones},
+        warnings=warnings,
     )
 
 

@@ -13,7 +13,7 @@ from dagster._core.definitions.materialize import EPHEMERAL_JOB_NAME
 
 from env0_posttrain.defs.assets import RECOLLECT_TAG, RUN_ASSETS, SUITE_EVAL_ASSETS
 from env0_posttrain.defs.console_logger import compact_console_logger, verbose_console_logger
-from env0_posttrain.defs.partitions import run_partitions
+from env0_posttrain.defs.partitions import register_partition
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.orchestration.needed import IN_PROGRESS, asset_states, needed
 from env0_posttrain.orchestration.pool_wait import INTERRUPTED, PoolWatch, install, launch_tag
@@ -45,13 +45,6 @@ def instance_for(paths: Paths) -> dg.DagsterInstance:
     context built elsewhere can leave pointing at a disposed instance) and leaving disposes it."""
     prepare_dagster_home(paths)
     return dg.DagsterInstance.get()
-
-
-def register_partition(instance: dg.DagsterInstance, run_id: str) -> bool:
-    if instance.has_dynamic_partition(run_partitions.name, run_id):
-        return False
-    instance.add_dynamic_partitions(run_partitions.name, [run_id])
-    return True
 
 
 @dataclass

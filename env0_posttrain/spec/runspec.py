@@ -8,10 +8,11 @@ within a range a real run can use (`.inf`, `nan` and 1e23 steps are refused befo
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -400,10 +401,38 @@ def parse_spec(data: object, source: str = "<spec>", line_of: Callable[[tuple], 
         for e in err.errors():
             loc = ".".join(str(p) for p in e["loc"]) or "(root)"
             line = line_of(tuple(e["loc"])) if line_of else None
-            problems.append(f"{loc}{f' (line {line})' if line else ''}: {e['msg']}")
+            hint = near_miss(e["loc"]) if e["type"] == "extra_forbidden" else None
+            problems.append(f"{loc}{f' (line {line})' if line else ''}: "
+                            + (f"unknown field; did you mean `{hint}`?" if hint else e["msg"]))
         if len(problems) == 1:
             raise SpecError(f"{source}: invalid run spec: {problems[0]}") from None
         raise SpecError("\n  - ".join([f"{source}: invalid run spec", *problems])) from None
+
+
+def _section_model(annotation: object) -> type[BaseModel] | None:
+    """The section model a field holds (`X`, `X | None`, `list[X]`), or None for a plain value."""
+    todo = [annotation]
+    while todo:
+        t = todo.pop()
+        if isinstance(t, type) and issubclass(t, BaseModel):
+            return t
+        todo += get_args(t)
+    return None
+
+
+def near_miss(loc: Sequence[str | int]) -> str | None:
+    """For an unknown field at `loc` (`("tasks", "n_trian")`), the dotted name of the field it most likely meant
+    (`tasks.n_train`), or None when no field of that section is close."""
+    model: type[BaseModel] | None = RunSpec
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue  # an item of a list section (suites[0])
+        field = model.model_fields.get(str(part)) if model else None
+        model = _section_model(field.annotation) if field else None
+    if model is None or not loc:
+        return None
+    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1, cutoff=0.6)
+    return ".".join([*(str(p) for p in loc[:-1]), close[0]]) if close else None
 
 
 def load_spec(path: Path) -> RunSpec:

@@ -43,7 +43,6 @@ class StageResult:
     data_version: str
     checks: list[CheckOutcome] = field(default_factory=list)
     markdown: dict[str, str] = field(default_factory=dict)
-    links: dict[str, str] = field(default_factory=dict)  # name -> URL, shown as a link (the explorer's file:// URL)
 
 
 @dataclass

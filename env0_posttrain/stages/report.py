@@ -103,7 +103,6 @@ def write_report(ctx: StageContext) -> StageResult:
             **({"details_suite": primary} if ctx.spec.suites else {}),
             **{f"suite_report_{name}": Path(f) for name, f in suite_files.items()},
         },
-        links={"explorer_url": explorer.index_html.resolve().as_uri()},
         data_version=content_hash(meta["numbers"]),
         markdown={"report": meta["markdown_inline"]},
     )

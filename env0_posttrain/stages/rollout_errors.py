@@ -7,7 +7,6 @@ The message names the cause, the spec field and the file, and says that the stor
 
 from __future__ import annotations
 
-from env0_posttrain.agent.fail_fast import fix_for
 from env0_posttrain.spec.runspec import RunSpec
 
 
@@ -36,6 +35,9 @@ def spec_field(spec: RunSpec, arm: str, endpoint_field: str) -> str:
 
 
 def explain(spec: RunSpec, arm: str, kind: str, detail: str, stored: int, planned: int) -> RolloutStopped:
+    from env0_posttrain.agent.fail_fast import fix_for  # here, not at import: the code location loads this module
+    # in every step process, and the agent package brings litellm (seconds) that most steps never call
+
     cause, field = fix_for(kind)
     where = spec_field(spec, arm, field)
     return RolloutStopped(

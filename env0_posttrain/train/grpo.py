@@ -235,6 +235,9 @@ def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft
                               train_dataset=Dataset.from_list(rows), processing_class=trl_tokenizer,
                               rollout_func=rollouts, callbacks=[_Log()])
         tensorboard_dir = route_tensorboard(trainer, out_dir / TENSORBOARD_DIRNAME)
+        from .progress import show_progress
+
+        show_progress(trainer, "GRPO", lambda: {"episodes": rollouts.calls * rl.prompts_per_step * rl.num_generations})
         trainer.train()
     adapter_dir = out_dir / "adapter"
     trainer.model.save_pretrained(str(adapter_dir), selected_adapters=["default"])
