@@ -17,6 +17,7 @@ from typing import Any
 from .base import DB, Service
 from .people import Company, Person, build_company
 from .request_limits import hostile, sanitized
+from . import tool_gate
 from .tools import TOOLS, CallResult, dispatch, register, unknown_tool
 from .services.admin import Admin
 from .services.auth import Auth
@@ -62,6 +63,7 @@ class Workspace:
         # them, so templates and forks may share one snapshot's DBs.
         self._snapshots: dict[str, tuple[dict[str, DB], int]] = {}
         self._baseline_pending = False  # True: "seed" follows the state until the first call (planting helpers)
+        self.tool_credential: str | None = None  # the access token the tool channel holds (tool_gate.py)
         for cls in SERVICES:
             db = dbs[cls.name].clone() if dbs else cls.DB()
             setattr(self, cls.name, cls(self, db))
@@ -138,7 +140,11 @@ class Workspace:
             return unknown_tool(name)
         with self.lock:
             self._settle_baseline()
-            res = dispatch(self, spec, arguments)
+            status, refused, arguments = (tool_gate.refusal(self, spec, arguments) if source == "tool"
+                                          and tool_gate.gated(self, spec) else (0, None, arguments))
+            res = CallResult(False, status, refused, spec) if status else dispatch(self, spec, arguments)
+            if source == "tool":
+                tool_gate.remember(self, name, res.ok, res.body)
             entry: dict[str, Any] = {"seq": len(self.action_log) + 1, "tool": name, "service": spec.service,
                                      "writes": spec.writes, "ok": res.ok, "source": source,
                                      "args": _logged(arguments)}

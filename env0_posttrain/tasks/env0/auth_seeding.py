@@ -74,6 +74,7 @@ def seed_auth(ws: Workspace, mod: ModuleType, extras: dict[str, Any]) -> None:
         _session_token(ws, getattr(mod, "OWNER_USER_ID", "user1"), s)
     if auth_enabled(Path(getattr(mod, "__file__", "needles.py"))):
         extras["auth_enabled"] = True
+        auth.db.resource_gate = True  # the tool channel is gated too (workspace/tool_gate.py)
 
 
 def _session_token(ws: Workspace, user_id: str, s: dict[str, Any]) -> None:

@@ -4,7 +4,8 @@ every resource server (Gmail, Calendar, Drive, Docs, Slack; Stripe checks its ow
 `AUTH_ENABLED=1` (services/auth/gate.py holds the rules). The gate sees the API method a request stands for: its
 route, a `/_gws` call's method id, or the Drive method a mock-gdoc comment route maps onto.
 
-The gate guards HTTP only: an agent's tool calls come through the tool channel, which already is the agent.
+An agent's tool calls pass the same gate in the workspace itself (workspace/tool_gate.py), with the token the tool
+channel holds.
 """
 
 from __future__ import annotations

@@ -99,6 +99,7 @@ class AuthDB(DB):
     profile: str = "google"  # whose behaviour where env0's server and Google's differ: "google", or "env0" (its packages)
     mailbox_owner: str = ""  # the auth user id whose mail the guarded APIs hold ("": the workspace owner's email)
     extra_mailboxes: tuple[str, ...] = ()  # other auth users with a mailbox here: their tokens act as them
+    resource_gate: bool = False  # the resource servers sit behind this service (env0's AUTH_ENABLED=1), the tool channel too
     users: dict[str, User] = table()
     clients: dict[str, Client] = table()
     consents: dict[str, Consent] = table()

@@ -1,0 +1,59 @@
+"""The tool channel as a client of the auth service, where the resource servers sit behind it (env0's
+`AUTH_ENABLED=1`: the auth DB's `resource_gate`, Stripe's `auth_required`).
+
+There a guarded tool call carries the access token the agent last obtained through the auth tools (`auth_token`,
+`auth_admin_issueToken`), as a client library holds the credential its OAuth flow fetched, and passes the same gate
+an HTTP request passes: no token is the API's 401, a wrong scope its 403, a revoked token refused, each audited.
+So an auth package asks on the tools surface what it asks on the shell surface and in env0's containers: the OAuth
+steps its instruction requires. Elsewhere the tool channel is the agent's own credential and nothing is checked.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .errors import ApiError
+from .services.auth.gate import GUARDED, Refusal, authorize, google_refusal, slack_refusal
+from .services.stripe.wire import check_access
+
+if TYPE_CHECKING:
+    from .environment import Workspace
+    from .tools import ToolSpec
+
+ISSUERS = ("auth_token", "auth_admin_issueToken")  # the auth tools whose answer carries an access token
+
+
+def gated(ws: "Workspace", spec: "ToolSpec") -> bool:
+    if spec.service == "stripe":
+        return ws.stripe.db.auth_required
+    return spec.service in GUARDED and ws.auth.db.resource_gate
+
+
+def refusal(ws: "Workspace", spec: "ToolSpec", arguments: Any) -> tuple[int, Any, Any]:
+    """(status, error body, arguments to run with) for a gated call: status 0 lets it run. A token of a second
+    account with a mailbox here runs the call as that account (Gmail's userId), as the HTTP gate does. Caller holds
+    the workspace lock."""
+    token = ws.tool_credential
+    if spec.service == "stripe":
+        try:
+            check_access(ws, spec, token)
+        except ApiError as e:
+            return e.status, e.body, arguments
+        return 0, None, arguments
+    args = arguments if isinstance(arguments, dict) else {}
+    try:
+        other = authorize(ws, spec, f"Bearer {token}" if token else None, args)
+    except Refusal as r:
+        if spec.service == "slack":
+            return 200, slack_refusal(r), arguments
+        e = google_refusal(r)
+        return e.status, e.body, arguments
+    if other is not None:
+        return 0, None, {**args, "userId": ws.auth.db.users[other].email}
+    return 0, None, arguments
+
+
+def remember(ws: "Workspace", name: str, ok: bool, body: Any) -> None:
+    """Hold the access token an issuing auth tool answered with (the channel's credential from now on)."""
+    if ok and name in ISSUERS and isinstance(body, dict) and isinstance(body.get("access_token"), str):
+        ws.tool_credential = body["access_token"]
