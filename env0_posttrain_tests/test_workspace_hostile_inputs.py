@@ -130,3 +130,13 @@ def test_random_hostile_tool_arguments_on_every_service_never_5xx_or_store_them(
     json.dumps(ws.log(), ensure_ascii=False).encode()
     ws.restore("start")
     assert ws.state_hash() == h0
+
+
+@pytest.mark.parametrize("params", ["a string", ["userId", "me"], 7, [["userId", "me"]]])
+def test_a_gws_call_whose_params_are_no_object_is_the_callers_400(params):
+    surface = Env0Surface(Workspace.seeded(0))
+    body = json.dumps({"service": "gmail", "method_id": "gmail.users.labels.list", "params": params}).encode()
+    status, _, payload = surface.respond("gmail", "POST", "/_gws", b"", [(b"content-type", JSON)], body)
+    assert status == 400 and json.loads(payload)["error"]["reason"] == "invalidParameter", payload
+    ok = json.dumps({"service": "gmail", "method_id": "gmail.users.labels.list", "params": {"userId": "me"}}).encode()
+    assert surface.respond("gmail", "POST", "/_gws", b"", [(b"content-type", JSON)], ok)[0] == 200

@@ -59,7 +59,12 @@ class Env0Surface:
             body = {"error": {"code": 400, "message": f"Unknown method: gws {req.get('service')} "
                               f"{' '.join(str(req.get('method_id', '')).split('.')[1:])}", "reason": "unknownMethod"}}
             return 400, json.dumps(body).encode()
-        params = dict(req.get("params") or {})
+        params = req.get("params") or {}
+        if not isinstance(params, dict):  # gws sends a JSON object; anything else is the caller's error, not ours
+            body = {"error": {"code": 400, "message": f"Invalid params for {spec.method_id}: expected a JSON object",
+                              "reason": "invalidParameter"}}
+            return 400, json.dumps(body).encode()
+        params = dict(params)
         path = spec.path
         for name in spec.path_params:
             value = params.pop(name, "me" if name == "userId" else None)
