@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from env0_posttrain.tasks.env0.sandbox import Sandbox, SandboxLimits  # noqa: E402
+from env0_posttrain.sandbox.box import Sandbox, SandboxLimits  # noqa: E402
 from env0_posttrain.workspace.environment import Workspace  # noqa: E402
 
 ATTACKS = {

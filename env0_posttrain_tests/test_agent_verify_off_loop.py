@@ -73,7 +73,7 @@ def test_a_blocking_verifier_leaves_the_loop_free():
                     reason="env0 packages' scripts need bash and curl")
 def test_an_env0_packages_test_sh_runs_while_the_loop_keeps_going(tmp_path: Path, monkeypatch):
     from env0_posttrain.agent.environment import WorkspaceEnv
-    from env0_posttrain.tasks.env0.corpus import import_package
+    from env0_posttrain.tasks.env0.corpus.importer import import_package
     from env0_posttrain.tasks.task_paths import TaskPaths
 
     source = tmp_path / "corpus"
@@ -82,7 +82,7 @@ def test_an_env0_packages_test_sh_runs_while_the_loop_keeps_going(tmp_path: Path
     task = import_package(source / "invoice", source, env0_root=paths.env0_root)
 
     probe = _Probe()
-    from env0_posttrain.tasks.env0 import runner as env0_runner
+    from env0_posttrain.tasks.env0.run import runner as env0_runner
     real_run_script = env0_runner.run_script
 
     def run_script(step, script, *args, **kwargs):

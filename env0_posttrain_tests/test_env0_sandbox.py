@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from env0_posttrain.tasks.__main__ import main
-from env0_posttrain.tasks.env0.package import Env0Error, load_needles
-from env0_posttrain.tasks.env0.runner import run_and_record
-from env0_posttrain.tasks.env0.sandbox import Sandbox, containment_problem
+from env0_posttrain.tasks.env0.package.load import Env0Error, load_needles
+from env0_posttrain.tasks.env0.run.runner import run_and_record
+from env0_posttrain.sandbox.box import Sandbox, containment_problem
 from env0_posttrain.tasks.env0.services import SERVICES
 from env0_posttrain.workspace.environment import Workspace
 
@@ -209,10 +209,10 @@ def test_a_package_python_in_a_venv_under_tmp_works_in_the_sandbox(tmp_path: Pat
 SPAWN_CHECK = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-import sandbox_init
+import keeper
 tasks, procs = json.loads(sys.argv[2]), json.loads(sys.argv[3])
 found = []
-for spawner in (sandbox_init.Spawner(tasks, procs), sandbox_init.Spawner([], procs)):  # v1 thread, v2 fallback
+for spawner in (keeper.Spawner(tasks, procs), keeper.Spawner([], procs)):  # v1 thread, v2 fallback
     p = spawner.popen(["sleep", "30"])
     members = {int(x) for f in procs for x in open(f).read().split()}
     found.append(p.pid in members)
@@ -225,14 +225,14 @@ print(json.dumps(found))
 def test_each_command_is_born_inside_the_sandboxs_cgroups_in_both_ways_of_starting_it() -> None:
     import sys
 
-    from env0_posttrain.tasks.env0 import sandbox_init
-    from env0_posttrain.tasks.env0.sandbox_cgroup import SandboxCgroup
+    from env0_posttrain.sandbox import keeper
+    from env0_posttrain.sandbox.cgroup import SandboxCgroup
 
     cg = SandboxCgroup.make(64, 256 << 20)
     if cg is None or not cg.tasks_files:
         pytest.skip("no cgroup v1 hierarchies the runner may write here")
     try:  # in a process of its own: the v1 way moves one of its threads into the cgroups for good
-        out = subprocess.run([sys.executable, "-c", SPAWN_CHECK, str(Path(sandbox_init.__file__).parent),
+        out = subprocess.run([sys.executable, "-c", SPAWN_CHECK, str(Path(keeper.__file__).parent),
                               json.dumps(cg.tasks_files), json.dumps(cg.procs_files)],
                              capture_output=True, text=True, timeout=60)
     finally:

@@ -40,7 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("helpers", ("util",)),
     ("run spec", ("spec",)),
     ("workspace", ("workspace",)),
-    ("tasks", ("tasks",)),
+    ("tasks", ("tasks", "sandbox")),
     ("agent", ("agent",)),
     ("store", ("store",)),
     ("sft", ("sft",)),

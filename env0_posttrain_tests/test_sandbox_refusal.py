@@ -11,8 +11,8 @@ import pytest
 
 from env0_posttrain.spec.runspec import ShellSpec
 from env0_posttrain.tasks.__main__ import main
-from env0_posttrain.tasks.env0 import sandbox as sandbox_mod
-from env0_posttrain.tasks.env0 import sandbox_root
+from env0_posttrain.sandbox import box as sandbox_mod
+from env0_posttrain.sandbox import root as sandbox_root
 
 FIXTURE = Path(__file__).parent / "fixtures" / "env0_invoice"
 
@@ -57,7 +57,7 @@ def test_the_shell_surface_refuses_to_run_unconfined_or_unconfinable(no_bwrap, m
 
 def test_a_machine_without_libseccomp_is_refused_naming_it(monkeypatch, tmp_path: Path) -> None:
     """No seccomp filter, no confined sandbox: the package fails naming libseccomp (never runs without the filter)."""
-    from env0_posttrain.tasks.env0 import sandbox_seccomp
+    from env0_posttrain.sandbox import seccomp as sandbox_seccomp
 
     def missing():
         raise RuntimeError("Unable to find libseccomp")

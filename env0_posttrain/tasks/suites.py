@@ -82,8 +82,8 @@ def _generated(suite: SuiteSpec, train: list[Task], families: list[str], templat
 
 def _packages(suite: SuiteSpec, train: list[Task], source: Path, anchor: Path, cache_dir: Path | None,
               rng: random.Random, progress: Progress, env0_root: Path | None) -> SuiteTasks:
-    from env0_posttrain.tasks.env0.corpus import family_of, import_cached, package_dirs
-    from env0_posttrain.tasks.env0.package import Env0Error, load_package
+    from env0_posttrain.tasks.env0.corpus.importer import family_of, import_cached, package_dirs
+    from env0_posttrain.tasks.env0.package.load import Env0Error, load_package
 
     if not source.is_dir():
         raise ValueError(f"suite {suite.name}: source {source} is not a directory")
