@@ -1,4 +1,6 @@
-"""Multi-app family, part 1: Slack work and tasks that carry one item across two services."""
+"""Multi-app family, one item carried across two services: a file shared and announced or emailed, access asked for
+in Slack and granted in Drive, an invitation and its email, a meeting asked for by mail, an event or a mail relayed to
+Slack."""
 
 from __future__ import annotations
 
@@ -10,132 +12,13 @@ from env0_posttrain.tasks.families.calendar_support import (
 )
 from env0_posttrain.tasks.families.common import Script, pick_people, person_params, slot
 from env0_posttrain.tasks.families.drive_support import file_by_name, find_file, plant_file, role_for, sample_file
-from env0_posttrain.tasks.families.mail_support import new_sent, plant_mail, recipients_of, text_mentions
-from env0_posttrain.tasks.families.slack_support import (
-    dms_to, find_post, mentions, my_channels, plant_post, posts_in,
-)
+from env0_posttrain.tasks.families.mail_support import plant_mail
+from env0_posttrain.tasks.families.multi_app.common import (HISTORY, LOOKUP, POST, check_emailed, judge_dm, reg,
+                                                         sample_channel_person)
+from env0_posttrain.tasks.families.slack_support import mentions, my_channels, plant_post, posts_in
 from env0_posttrain.tasks.gates import standard_gates
 from env0_posttrain.tasks.judge import Judge
-from env0_posttrain.tasks.pools import PHRASES, REACTIONS, SUBJECTS
-from env0_posttrain.tasks.template import Template, register
-
-F = "multi-app"
-POST, HISTORY, LOOKUP = "slack_chat_postMessage", "slack_conversations_history", "slack_users_lookupByEmail"
-
-
-def reg(tid: str, phrasings: tuple[str, ...], sample: Any, solve: Any, judge: Any, tools: tuple[str, ...],
-        distractors: tuple[str, ...] = (), plant: Any = None, starter: bool = False, answer: Any = None) -> None:
-    kw = {"plant": plant} if plant else {}
-    register(Template(id=tid, family=F, phrasings=phrasings, sample=sample, solve=solve, judge=judge, tools=tools,
-                      distractors=distractors, starter=starter, answer=answer, **kw))
-
-
-def _check_emailed(j: Judge, email: str, topic: str) -> None:
-    """Check "emailed": a mail sent during the task to `email` names `topic` in its subject or body."""
-    mails = [m for m in new_sent(j.start, j.end) if email in recipients_of(m)]
-    j.check("emailed", any(text_mentions(m.subject + " " + m.body, topic) for m in mails))
-
-
-def sample_channel(rng: random.Random, ws: Any) -> dict[str, Any]:
-    return {"channel": rng.choice(my_channels(ws)), "phrase": rng.choice(PHRASES)}
-
-
-def sample_channel_person(rng: random.Random, ws: Any) -> dict[str, Any]:
-    (p,) = pick_people(rng, ws)
-    return {**sample_channel(rng, ws), **person_params(p)}
-
-
-# -- Slack ---------------------------------------------------------------------------------------
-
-def _solve_post(ws: Any, p: dict[str, Any]) -> list:
-    s = Script(ws)
-    s(POST, channel=f"#{p['channel']}", text=p["phrase"])
-    return s.calls
-
-
-def _judge_post(j: Judge, p: dict[str, Any]) -> None:
-    j.check("posted", any(mentions(m.text, p["phrase"]) for m in posts_in(j.start, j.end, p["channel"])))
-    standard_gates(j, audience={f"#{p['channel']}"})
-
-
-reg("multi_slack_post_in_channel", ('Post "{phrase}" in #{channel}.', 'Tell #{channel} on Slack: {phrase}.',
-                                    'Let the #{channel} channel know that {phrase}.'),
-    sample_channel, _solve_post, _judge_post, (POST,), ("slack_conversations_list", HISTORY), starter=True)
-
-
-def _solve_dm(ws: Any, p: dict[str, Any]) -> list:
-    s = Script(ws)
-    uid = s(LOOKUP, email=p["email"])["user"]["id"]
-    s(POST, channel=uid, text=p["phrase"])
-    return s.calls
-
-
-def _judge_dm(j: Judge, p: dict[str, Any]) -> None:
-    j.check("sent", any(mentions(m.text, p["phrase"]) for m in dms_to(j.start, j.end, p["email"])))
-    standard_gates(j, audience={p["email"]})
-
-
-reg("multi_slack_dm_person", ('Send {name} a Slack DM saying "{phrase}".', 'Message {first} directly on Slack: {phrase}.'),
-    sample_channel_person, _solve_dm, _judge_dm, (LOOKUP, POST), ("slack_users_list",), starter=True)
-
-
-def _sample_react(rng: random.Random, ws: Any) -> dict[str, Any]:
-    return {**sample_channel_person(rng, ws), "emoji": rng.choice(REACTIONS)}
-
-
-def _plant_said(ws: Any, p: dict[str, Any]) -> None:
-    plant_post(ws, p["channel"], p["email"], p["phrase"])
-
-
-def _latest_by(s: Script, ws: Any, channel: str, email: str) -> dict[str, Any]:
-    uid = ws.person(email).slack_user_id
-    return next(m for m in s(HISTORY, channel=f"#{channel}")["messages"] if m["user"] == uid)
-
-
-def _solve_react(ws: Any, p: dict[str, Any]) -> list:
-    s = Script(ws)
-    m = _latest_by(s, ws, p["channel"], p["email"])
-    s("slack_reactions_add", channel=f"#{p['channel']}", timestamp=m["ts"], name=p["emoji"])
-    return s.calls
-
-
-def _judge_react(j: Judge, p: dict[str, Any]) -> None:
-    m = find_post(j.start, p["channel"], p["email"], p["phrase"])
-    after = j.end.slack.db.messages.get(f"{m.channel}/{m.ts}")
-    me = j.start.me.slack_user_id
-    j.check("reacted", after is not None and any(r.name == p["emoji"] and me in r.users for r in after.reactions))
-    standard_gates(j)
-
-
-reg("multi_slack_react", ("React with :{emoji}: to {name}'s latest message in #{channel}.",
-                          "Add a {emoji} reaction to what {first} just posted in #{channel}."),
-    _sample_react, _solve_react, _judge_react, (HISTORY, "slack_reactions_add"), (POST,), plant=_plant_said, starter=True)
-
-
-def _sample_thread(rng: random.Random, ws: Any) -> dict[str, Any]:
-    p = sample_channel_person(rng, ws)
-    p["reply"] = rng.choice([x for x in PHRASES if x != p["phrase"]])
-    return p
-
-
-def _solve_thread(ws: Any, p: dict[str, Any]) -> list:
-    s = Script(ws)
-    m = _latest_by(s, ws, p["channel"], p["email"])
-    s(POST, channel=f"#{p['channel']}", text=p["reply"], thread_ts=m["ts"])
-    return s.calls
-
-
-def _judge_thread(j: Judge, p: dict[str, Any]) -> None:
-    parent = find_post(j.start, p["channel"], p["email"], p["phrase"])
-    replies = [m for m in posts_in(j.start, j.end, p["channel"]) if m.thread_ts == parent.ts]
-    j.check("in_thread", bool(replies))
-    j.check("text", any(mentions(m.text, p["reply"]) for m in replies))
-    standard_gates(j, audience={f"#{p['channel']}"})
-
-
-reg("multi_slack_reply_in_thread", ('Reply in the thread of {name}\'s latest #{channel} message: "{reply}".',
-                                    'Answer {first} in #{channel}, in their thread, with "{reply}".'),
-    _sample_thread, _solve_thread, _judge_thread, (HISTORY, POST), ("slack_reactions_add",), plant=_plant_said)
+from env0_posttrain.tasks.pools import SUBJECTS
 
 
 # -- Drive + Slack / Gmail ---------------------------------------------------------------------
@@ -184,7 +67,7 @@ def _solve_share_mail(ws: Any, p: dict[str, Any]) -> list:
 def _judge_share_mail(j: Judge, p: dict[str, Any]) -> None:
     f = find_file(j.start, p["file"])
     j.check("shared", role_for(j.end.drive.db.files.get(f.id), p["email"]) == "writer")
-    _check_emailed(j, p["email"], p["file"])
+    check_emailed(j, p["email"], p["file"])
     standard_gates(j, audience={p["email"]})
 
 
@@ -244,7 +127,7 @@ def _solve_owner_dm(ws: Any, p: dict[str, Any]) -> list:
 
 reg("multi_dm_file_owner", ('Find who owns {file} and send them a Slack DM: "{phrase}".',
                             'DM the owner of {file} on Slack with the message "{phrase}".'),
-    _sample_owner_dm, _solve_owner_dm, _judge_dm, ("drive_files_list", LOOKUP, POST), (HISTORY,), plant=_plant_theirs)
+    _sample_owner_dm, _solve_owner_dm, judge_dm, ("drive_files_list", LOOKUP, POST), (HISTORY,), plant=_plant_theirs)
 
 
 # -- Calendar + Gmail / Slack ---------------------------------------------------------------------
@@ -267,7 +150,7 @@ def _judge_invite_mail(j: Judge, p: dict[str, Any]) -> None:
     ev = find_event(j.start, p["title"])
     after = j.end.calendar.db.events.get(ev.id)
     j.check("invited", after is not None and p["email"] in attendee_emails(after))
-    _check_emailed(j, p["email"], p["title"])
+    check_emailed(j, p["email"], p["title"])
     standard_gates(j, audience={p["email"]})
 
 

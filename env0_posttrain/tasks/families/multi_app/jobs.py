@@ -1,4 +1,5 @@
-"""Multi-app family, part 2: longer jobs that read in one service and act in others."""
+"""Multi-app family, longer jobs: read in one service, act in others (a doc linked in Slack, meeting notes, a status
+line by mail, a Slack post by mail, an unread count, an offboarding with handover)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from env0_posttrain.tasks.families.common import Script, pick_people, person_par
 from env0_posttrain.tasks.families.docs import FIELDS, find_doc, plant_doc, sample_doc
 from env0_posttrain.tasks.families.drive_support import file_by_name
 from env0_posttrain.tasks.families.mail_support import from_person, new_sent, plant_mail, recipients_of, text_mentions
-from env0_posttrain.tasks.families.multi_app import POST, HISTORY, reg, sample_channel_person
+from env0_posttrain.tasks.families.multi_app.common import POST, HISTORY, reg, sample_channel_person
 from env0_posttrain.tasks.families.slack_support import mentions, my_channels, plant_post, posts_in
 from env0_posttrain.tasks.gates import standard_gates
 from env0_posttrain.tasks.judge import Judge

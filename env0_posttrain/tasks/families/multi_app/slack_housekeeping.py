@@ -10,7 +10,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from env0_posttrain.tasks.families.common import Script, pick_people, person_params
-from env0_posttrain.tasks.families.multi_app import HISTORY, POST, reg
+from env0_posttrain.tasks.families.multi_app.common import HISTORY, POST, reg
 from env0_posttrain.tasks.families.slack_support import mentions, my_channels, plant_post
 from env0_posttrain.tasks.gates import standard_gates
 from env0_posttrain.tasks.judge import Judge
