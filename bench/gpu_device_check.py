@@ -243,7 +243,7 @@ def part_mid(tiny: bool, result_file: Path | None = None) -> dict:
                 "lora_tokens_per_s_steady": round(sorted(steady)[len(steady) // 2]) if steady else None,
                 "lora_peak_gib": _peak_gib(),
                 "train_device": result.device, "kernels": {k: result.kernels[k] for k in ("fla", "use_liger")}}
-    # one eval arm, as run/arms.py registers it (the student's device; batch 64 on CUDA)
+    # one eval arm, as stages/arms.py registers it (the student's device; batch 64 on CUDA)
     from env0_posttrain.stages.arms import CPU_BATCH, CUDA_BATCH
 
     alias = register_local_model("check-sft", base, adapter_path=result.adapter_dir, device="auto",

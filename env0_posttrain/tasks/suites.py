@@ -1,4 +1,4 @@
-"""A named eval suite's tasks (suite_spec.SuiteSpec) and its boundary with the training set.
+"""A named eval suite's tasks (spec/suites.py SuiteSpec) and its boundary with the training set.
 
 Suites draw from the seen training tasks, the built-in generator or a folder of env0 packages. Within a suite,
 distinct packages are distinct tasks (two packages sharing an instruction but not their content both stay); only

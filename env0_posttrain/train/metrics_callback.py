@@ -8,10 +8,6 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-METRIC_KEYS = ("step", "epoch", "loss", "eval_loss", "learning_rate", "grad_norm", "tokens_per_s",
-               "gpu_util_pct", "gpu_mem_gb", "gpu_mem_peak_gb", "wall_s")
-
-
 def gpu_stats() -> dict[str, float]:
     """Utilisation and memory of the current CUDA device; empty without one."""
     import torch

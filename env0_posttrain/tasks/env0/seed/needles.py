@@ -10,7 +10,6 @@ default fill. Ids are kept where the package fixes them: verifiers look them up.
 from __future__ import annotations
 
 import functools
-import json
 import random
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
@@ -92,11 +91,6 @@ def _clear_fill(ws: Workspace, svc: str) -> None:
     for table in tables[svc]:
         for key in [k for k in table if k not in roots]:
             del table[key]  # one by one: Table counts versions on delete, dict.clear would bypass the memo
-
-
-def write_manifest(path: Path, manifest: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(manifest, indent=2, default=str))
 
 
 # -- gmail ----------------------------------------------------------------------------------------
