@@ -35,8 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from env0_posttrain.tasks.env0.package.load import Env0Error  # noqa: E402
-from env0_posttrain.tasks.env0.run.runner import Env0Result, run_and_record  # noqa: E402
-from env0_posttrain.tasks.env0.judge.verifier import replay_tools  # noqa: E402
+from env0_posttrain.tasks.env0.run.runner import Env0Result, run_and_record, replay_tools  # noqa: E402
 
 
 def packages(paths: list[Path]) -> list[Path]:

@@ -10,7 +10,8 @@ from typing import Any, Iterator
 
 from env0_posttrain.agent import shell_session
 from env0_posttrain.agent.shell_sandbox import package_parts
-from env0_posttrain.sandbox.box import Sandbox, SandboxResult
+from env0_posttrain.sandbox.box import SandboxResult
+from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
 
 Result = SandboxResult
 
@@ -32,7 +33,7 @@ RUNNERS: list[Recording] = []
 @contextmanager
 def host_sandbox(task: Any, ws: Any, limits: Any, paths: Any) -> Iterator[Recording]:
     package_dir, manifest, extras = package_parts(task, paths)
-    with Sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras, mode="unconfined") as sb:
+    with env0_sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras, mode="unconfined") as sb:
         runner = Recording(sb)
         RUNNERS.append(runner)
         yield runner

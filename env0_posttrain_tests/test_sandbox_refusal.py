@@ -32,10 +32,11 @@ def test_a_package_fails_naming_the_setting_for_the_weaker_mode(no_bwrap, tmp_pa
 
 def test_a_bwrap_that_refuses_is_named_too(monkeypatch) -> None:
     monkeypatch.setattr(sandbox_mod, "containment_problem", lambda: "bwrap refused: No permissions to create new namespace")
+    from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
     from env0_posttrain.workspace.environment import Workspace
 
     with pytest.raises(sandbox_mod.SandboxUnavailable, match="No permissions to create new namespace.*ENV0_SANDBOX=unconfined"):
-        sandbox_mod.Sandbox(Workspace.seeded(0), mode="namespaces").__enter__()
+        env0_sandbox(Workspace.seeded(0), mode="namespaces").__enter__()
 
 
 def test_the_shell_surface_refuses_to_run_unconfined_or_unconfinable(no_bwrap, monkeypatch) -> None:

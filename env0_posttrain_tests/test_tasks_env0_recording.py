@@ -17,8 +17,7 @@ import pytest
 from env0_posttrain.tasks.env0.seed.auth import seed_auth
 from env0_posttrain.tasks.env0.corpus.importer import import_package
 from env0_posttrain.tasks.env0.serve.recording import oracle_calls, replay_http
-from env0_posttrain.tasks.env0.run.runner import run_and_record
-from env0_posttrain.tasks.env0.judge.verifier import replay_tools
+from env0_posttrain.tasks.env0.run.runner import run_and_record, replay_tools
 from env0_posttrain.tasks.env0.serve.server import Env0Surface
 from env0_posttrain.workspace import Workspace, call_tool
 

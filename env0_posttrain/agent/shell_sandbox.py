@@ -46,7 +46,8 @@ class ConfinedSandbox:
 
 @contextmanager
 def open_task_sandbox(task: Any, ws: Any, limits: ShellSpec, paths: TaskPaths) -> Iterator[ConfinedSandbox]:
-    from env0_posttrain.sandbox.box import Sandbox, SandboxLimits, containment_problem, sandbox_mode
+    from env0_posttrain.sandbox.box import SandboxLimits, containment_problem, sandbox_mode
+    from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
 
     if sandbox_mode() != "namespaces":
         raise RuntimeError("the shell surface runs an agent's commands only inside the confined sandbox; unset "
@@ -59,5 +60,5 @@ def open_task_sandbox(task: Any, ws: Any, limits: ShellSpec, paths: TaskPaths) -
     package_dir, manifest, extras = package_parts(task, paths)
     box_limits = SandboxLimits(max_processes=limits.max_processes, memory_mb=limits.max_memory_mb, file_cap=FILE_CAP,
                                writable_mb=limits.max_writable_mb, writable_files=limits.max_writable_files)
-    with Sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras, limits=box_limits) as sb:
+    with env0_sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras, limits=box_limits) as sb:
         yield ConfinedSandbox(sb)

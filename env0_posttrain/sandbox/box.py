@@ -42,18 +42,15 @@ import threading
 from concurrent.futures import Future
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, ContextManager, Iterator, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from ..util.tree_removal import remove_tree, sweep_leftovers
-from ..workspace.environment import Workspace
 from .cgroup import SandboxCgroup
 from .root import (InterpreterError, base_python, bwrap_argv, bwrap_path, containment_problem, interpreters,
                            keeper_unshare, make_etc, open_dir_inside, shims)
 from .seccomp import filter_bpf, keyctl_number
-from ..tasks.env0.serve.server import Env0Surface, serve_services
-from ..tasks.env0.services import LISTENERS, service_urls
 
 MODE_ENV = "ENV0_SANDBOX"
 Mode = Literal["namespaces", "unconfined"]
@@ -80,6 +77,15 @@ class SandboxLimits(BaseModel):
     file_cap: int = 1 << 30  # bytes a command may write to one file
     writable_mb: int = 1024  # /tmp, /data and /logs together (MiB; the tmpfs pages count as memory too)
     writable_files: int = 65536  # files, folders and links in them together
+
+
+class Surface(Protocol):
+    """What a sandbox serves its commands on its private loopback (env0's services: tasks/env0/serve/listeners.py)."""
+    ports: tuple[int, ...]  # the loopback ports commands reach it on, each forwarded to `<sock_dir>/<port>.sock`
+
+    def serve(self, sock_dir: Path | None) -> ContextManager[dict[str, str]]:
+        """Listen on a Unix socket per port in `sock_dir` (None, unconfined: free loopback ports); yield the
+        variables that tell a command where it is."""
 
 
 class SandboxUnavailable(RuntimeError):
@@ -111,14 +117,14 @@ def _why(detail: str) -> str:
 
 
 class Sandbox:
-    """One package's (or one episode's) sandbox: `with Sandbox(ws, package_dir=..., manifest=...) as sb:
+    """One package's (or one episode's) sandbox: `with Sandbox(surface, package_dir=..., manifest=...) as sb:
     sb.run(["bash", "/tests/test.sh"], timeout=120, output_cap=1 << 20)`. Without a package (a built-in task)
-    /tasks is empty and the services are still at env0's URLs."""
+    /tasks is empty and the surface is still served at its ports."""
 
-    def __init__(self, ws: Workspace, *, package_dir: Path | None = None, manifest: dict[str, Any] | None = None,
-                 extras: dict[str, Any] | None = None, mode: Mode | None = None, limits: SandboxLimits | None = None):
-        self.ws, self.package_dir, self.manifest = ws, (Path(package_dir) if package_dir else None), manifest
-        self.surface = Env0Surface(ws, extras)
+    def __init__(self, surface: Surface, *, package_dir: Path | None = None, manifest: dict[str, Any] | None = None,
+                 mode: Mode | None = None, limits: SandboxLimits | None = None):
+        self.package_dir, self.manifest = (Path(package_dir) if package_dir else None), manifest
+        self.surface = surface
         self.mode: Mode = mode or sandbox_mode()
         self.limits = limits or SandboxLimits()
         self.name = self.package_dir.name if self.package_dir else None
@@ -203,13 +209,13 @@ class Sandbox:
             (self.root / "tasks" / self.name).mkdir()
             (self.root / "tasks" / self.name / "data").symlink_to(self.package_dir / "data")
 
-    def _base_env(self, urls: dict[str, str]) -> dict[str, str]:
+    def _base_env(self, served: dict[str, str]) -> dict[str, str]:
         """Everything a command's environment holds (nothing of this process's own)."""
         path = PATH_INSIDE if self.mode == "namespaces" else \
             f"{self.root / 'env0' / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}"
         env = {"PATH": path, "HOME": self.path("/tmp"), "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
                "TASKS_DIR": self.path("/tasks"), "LOGS_DIR": self.path("/logs/verifier"),
-               "SLACK_BOT_TOKEN": "mock-bot-token", "SLACK_USER_TOKEN": "mock-user-token", **service_urls(urls)}
+               **served}
         if self.mode == "unconfined":
             env["TMPDIR"] = self.path("/tmp")
         if self.name is not None:
@@ -227,8 +233,8 @@ class Sandbox:
                     raise SandboxUnavailable(_why(problem))
             self._lay_out()
             sock_dir = self.root / "env0" / "sock" if self.mode == "namespaces" else None
-            urls = self._stack.enter_context(serve_services(self.surface, sock_dir))
-            self.env = self._base_env(urls)
+            served = self._stack.enter_context(self.surface.serve(sock_dir))
+            self.env = self._base_env(served)
             if self.mode == "namespaces":
                 self._start()
         except BaseException:
@@ -255,7 +261,7 @@ class Sandbox:
         self.cgroup = SandboxCgroup.make(self.limits.max_processes, self.limits.memory_mb << 20)
         data = self.package_dir / "data" if self.package_dir is not None else None
         conf = {"bwrap": bwrap_argv(bwrap, self.root, package_data=data, task_name=self.name, extra_ro=extra),
-                "ports": {s.port: str(self.root / "env0" / "sock" / f"{s.port}.sock") for s in LISTENERS},
+                "ports": {port: str(self.root / "env0" / "sock" / f"{port}.sock") for port in self.surface.ports},
                 "rlimits": {"RLIMIT_FSIZE": self.limits.file_cap, "RLIMIT_CORE": 0},
                 "cgroup_tasks": self.cgroup.tasks_files if self.cgroup is not None else [],
                 "cgroup_procs": self.cgroup.procs_files if self.cgroup is not None else [],

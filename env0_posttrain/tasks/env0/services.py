@@ -1,6 +1,6 @@
 """env0's services as its packages reach them: the port each has in env0's image, the URL variables scripts read,
 and which of our services answers. Registering a service is one row of SERVICES (no imports here on purpose:
-package/load.py, serve/server.py and sandbox/box.py all read this table).
+package/load.py, serve/server.py and serve/listeners.py all read this table).
 
 The ports are the scripts' own defaults (`${GMAIL_URL:-http://localhost:9001}` in test.sh / solve.sh). In a
 sandbox each service listens on its port of the sandbox's private loopback; unconfined, on a free port.

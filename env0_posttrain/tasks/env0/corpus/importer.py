@@ -24,12 +24,13 @@ from ...generator import COMPANY_SEED, code_version
 from ...ledger import build_ledger
 from ...model import StateRecipe, Task, ToolCall
 from ...taskset import Provenance, TaskSet
-from ..package.load import Env0Error, Env0Package, load_package
-from ..serve.recording import oracle_calls
-from ..run.runner import run_script, sandbox
 from ....sandbox.box import SandboxUnavailable
+from ..judge.verifier import TEMPLATE_ID, score_env0
 from ..package.files import package_sha256
-from ..judge.verifier import TEMPLATE_ID, run_verifier, seeded
+from ..package.load import Env0Error, Env0Package, load_package
+from ..run.scripts import run_script, sandbox
+from ..seed.start import seeded
+from ..serve.recording import oracle_calls
 
 from env0_posttrain.util.fsutil import atomic_write_text
 
@@ -66,18 +67,6 @@ def record_oracle(pkg: Env0Package, sha: str, seed: int, now: str, env0_root: Pa
     if not any(r.calls and any(c.ok for c in r.calls) for r in requests):
         raise Env0Error("record oracle", pkg.solve_sh, "solve.sh made no successful API call")
     return calls
-
-
-def score_env0(task: Task, pkg: Env0Package, env0_root: Path | None) -> Task:
-    """The generation-time check: the replayed oracle and a no-op, each judged by the package's verifier."""
-    items = task.recipe.items
-    start, manifest, extras = seeded(pkg, items["sha256"], task.recipe.seed, items["now"], env0_root)
-    end = start.fork()
-    for call in task.oracle:
-        end.call(call.name, call.arguments)
-    oracle, _ = run_verifier(pkg, start, end, manifest, extras)
-    noop, _ = run_verifier(pkg, start, start.fork(), manifest, extras)
-    return task.model_copy(update={"oracle_reward": oracle, "noop_reward": noop, "noop_pass": noop >= 1.0})
 
 
 def import_package(root: Path, source: Path, seed: int = COMPANY_SEED, now: datetime | None = None,

@@ -10,7 +10,8 @@ from typing import Any
 from ....workspace.environment import Workspace
 from ...model import Task, VerifierResult
 from ...task_paths import TaskPaths
-from ..judge.verifier import package_of, task_start, verify_env0
+from ..judge.verifier import verify_env0
+from ..seed.start import package_of, task_start
 
 
 class Env0Source:

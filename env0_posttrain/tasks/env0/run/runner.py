@@ -13,28 +13,22 @@ import json
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ....util.tree_removal import remove_tree
-from ....workspace.environment import Workspace
-from ....workspace.tools import TOOLS
-from ..seed.env0_defaults import env0_imports
-from ..package.load import Env0Error, Env0Package, load_package
-from ..package.files import copy_folder
-from ..serve.recording import RecordedRequest, replay_http
 from ....sandbox.box import Sandbox, SandboxUnavailable
-from ..seed.needles import seed_package
-
-OUTPUT_CAP = 1 << 20  # bytes of a script's stdout / stderr kept (only the tail is reported)
-REWARD = "/logs/verifier/reward.json"
+from ....workspace.tools import TOOLS
+from ..judge.verifier import run_verifier, verify
+from ..package.load import Env0Error, load_package
+from ..serve.recording import RecordedRequest, oracle_calls, replay_http
+from ..seed.start import seeded_start
+from .scripts import run_script, sandbox
 
 
 class ToolCall(BaseModel):
     name: str
     arguments: dict[str, Any] = {}
-
 
 class Env0Result(BaseModel):
     package: str
@@ -46,69 +40,6 @@ class Env0Result(BaseModel):
     sandbox: str | None = None  # "namespaces" or "unconfined" (ENV0_SANDBOX)
     now: str | None = None  # the seeded start's clock (a replay of this run's recording seeds at the same)
     recording: list[RecordedRequest] | None = None  # solve.sh's requests (serve/recording.py), with record=True
-
-
-class Start(NamedTuple):
-    """A package's seeded start: the workspace, the needle manifest (/data), what the server needs beyond rows."""
-    ws: Workspace
-    manifest: dict[str, Any]
-    extras: dict[str, Any]
-
-
-def seeded_start(pkg: Env0Package, seed: int, now: datetime, env0_root: Path | None = None) -> Start:
-    """Our seeded company (or env0's default fills with an env0 checkout) + the package's needles."""
-    ws = Workspace.seeded(seed, now)
-    try:
-        with env0_imports(env0_root):  # needles may import env0's service packages from the checkout
-            mod = pkg.load_needles()
-            manifest = seed_package(ws, mod, pkg.services, pkg.root.name, seed, env0_root=env0_root)
-    except Env0Error:
-        raise
-    except Exception as e:  # noqa: BLE001 - a needle the seeder cannot read names the file
-        raise Env0Error("seed needles", pkg.needles_path, f"{type(e).__name__}: {e}") from e
-    extras = manifest.pop("_extras", {})
-    return Start(ws, manifest, extras)
-
-
-def sandbox(pkg: Env0Package, start: Start) -> Sandbox:
-    """The package's sandbox over `start` (enter it with `with`); refusing namespaces becomes the package's error."""
-    return Sandbox(start.ws, package_dir=pkg.root, manifest=start.manifest, extras=start.extras)
-
-
-def run_script(step: str, sb: Sandbox, script: Path, timeout: float) -> None:
-    """Run solution/solve.sh or tests/test.sh as env0 does: copied to /solution or /tests, `bash` from /."""
-    if not script.is_file():
-        raise Env0Error(step, script, "missing")
-    where = "/" + script.parent.name
-    dest = sb.host_path(where)
-    for old in dest.iterdir():  # emptied, not replaced: the sandbox has this very folder bound
-        remove_tree(old)
-    copy_folder(script.parent, dest, sb.package_dir or script.parent.parent)  # links as links, never followed
-    try:
-        res = sb.run(["bash", sb.path(f"{where}/{script.name}")], timeout=timeout, output_cap=OUTPUT_CAP)
-    except RuntimeError as e:  # the sandbox itself went away (its first process ended)
-        raise Env0Error(step, script, str(e)) from None
-    if res.timed_out:
-        raise Env0Error(step, script, f"timed out after {timeout:.0f} s")
-    if res.returncode != 0:
-        tail = (res.stderr or res.stdout).strip().splitlines()[-8:]
-        raise Env0Error(step, script, f"exit {res.returncode}: " + " | ".join(tail))
-
-
-def verify(sb: Sandbox, pkg: Env0Package) -> tuple[float, dict[str, Any]]:
-    """tests/test.sh unchanged; (reward, reward.json). A reward.json left from before is removed first."""
-    try:
-        sb.remove_file(REWARD)
-    except OSError as e:
-        raise Env0Error("read reward", pkg.test_sh, f"cannot remove an earlier reward.json: {e}") from None
-    run_script("run tests/test.sh", sb, pkg.test_sh, pkg.verifier_timeout_s)
-    try:
-        result = json.loads(sb.read_file(REWARD, OUTPUT_CAP))  # a link or fifo planted there is refused
-        return float(result["reward"]), result
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise Env0Error("read reward", pkg.test_sh, f"the verifier wrote no reward to $LOGS_DIR/reward.json "
-                        f"({type(e).__name__}: {e})") from None
-
 
 def _replay(sb: Sandbox, calls_path: Path) -> int:
     try:
@@ -124,7 +55,6 @@ def _replay(sb: Sandbox, calls_path: Path) -> int:
             raise Env0Error("replay calls", calls_path, f"unknown tool {c.name!r}")
         sb.surface.tool_call(spec, c.arguments)
     return len(calls)
-
 
 def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | None = None, seed: int = 0,
                 now: datetime | None = None, env0_root: Path | None = None, record: bool = False,
@@ -159,7 +89,6 @@ def run_package(package_dir: Path | str, *, oracle: bool = False, calls: Path | 
                                "solve": round(t_solve - t_up, 3), "verify": round(t_verify - t_solve, 3),
                                "total": round(t_verify - t0, 3)})
 
-
 def run_and_record(package_dir: Path | str, reward_file: Path | None = None, **kw: Any) -> Env0Result:
     """run_package, never raising: an Env0Error, or any other failure of the runner on this package, becomes
     `verifier_error` in the result and the reward file (which is always written)."""
@@ -176,3 +105,18 @@ def run_and_record(package_dir: Path | str, reward_file: Path | None = None, **k
         body = res.result if res.verifier_error is None else {"reward": None, "verifier_error": res.verifier_error}
         reward_file.write_text(json.dumps(body, indent=2) + "\n")
     return res
+
+def replay_tools(package_dir: Path | str, recording: list[RecordedRequest], *, seed: int = 0, now: datetime,
+                 env0_root: Path | None = None) -> Env0Result:
+    """The recording as the in-process oracle teacher plays it (`oracle_calls`, each through `Workspace.call`),
+    judged as an episode is (verifier.run_verifier: the action log is the calls' HTTP requests)."""
+    t0 = time.perf_counter()
+    pkg = load_package(package_dir)
+    start = seeded_start(pkg, seed, now.replace(microsecond=0), env0_root)
+    end = start.ws.fork()
+    calls = oracle_calls(recording)
+    for c in calls:
+        end.call(c.name, c.arguments)
+    reward, result = run_verifier(pkg, start.ws, end, start.manifest, start.extras)
+    return Env0Result(package=pkg.name, reward=reward, result=result, calls=len(calls), now=now.isoformat(),
+                      seconds={"total": round(time.perf_counter() - t0, 3)})
