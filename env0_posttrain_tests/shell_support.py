@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 from env0_posttrain.agent import shell_session
 from env0_posttrain.agent.shell_sandbox import package_parts
-from env0_posttrain.sandbox.box import SandboxResult
+from env0_posttrain.sandbox.box import Sandbox, SandboxResult
 from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
 
 Result = SandboxResult

@@ -16,7 +16,7 @@ import pytest
 from env0_posttrain.tasks.__main__ import main
 from env0_posttrain.tasks.env0.package.load import Env0Error, load_needles
 from env0_posttrain.tasks.env0.run.runner import run_and_record
-from env0_posttrain.sandbox.box import containment_problem
+from env0_posttrain.sandbox.box import Sandbox, containment_problem
 from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
 from env0_posttrain.tasks.env0.services import SERVICES
 from env0_posttrain.workspace.environment import Workspace

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from env0_posttrain.sandbox.box import containment_problem
+from env0_posttrain.sandbox.box import Sandbox, containment_problem
 from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
 from env0_posttrain.workspace.environment import Workspace
 
@@ -96,6 +96,7 @@ def test_a_spare_that_died_is_replaced_by_a_fresh_container(sb: Sandbox) -> None
 
 RUNNER = textwrap.dedent("""
     import os, signal, sys, time
+    from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
     from env0_posttrain.workspace.environment import Workspace
     with env0_sandbox(Workspace.seeded(0), mode="namespaces") as sb:
         assert sb.run(["true"], timeout=30, output_cap=100).returncode == 0
