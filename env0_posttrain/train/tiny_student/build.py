@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env0_posttrain.train.tokenizer_build import build_tokenizer, check_round_trip
+from env0_posttrain.train.tiny_student.tokenizer import build_tokenizer, check_round_trip
 from env0_posttrain.util.fsutil import replace_dir
 from env0_posttrain.util.digests import sha256_hex
 
@@ -134,7 +134,7 @@ def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, wor
     from datasets import Dataset
     from transformers import DataCollatorForLanguageModeling, Trainer, TrainingArguments
 
-    from env0_posttrain.train.tracking import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
+    from env0_posttrain.train.tracking.trackers import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
     from env0_posttrain.util import torch_threads
 
     torch_threads.apply(torch)
@@ -164,7 +164,7 @@ def _pretrain(model, tokenizer, texts: list[str], config: TinyStudentConfig, wor
     collator = DataCollatorForLanguageModeling(tokenizer=tokenizer, mlm=False)
     trainer = Trainer(model=model, args=args, train_dataset=ds, data_collator=_keep_separators(collator, tokenizer))
     route_tensorboard(trainer, work / TENSORBOARD_DIRNAME)
-    from .progress import show_progress
+    from ..tracking.progress import show_progress
 
     show_progress(trainer, f"base student ({config.architecture}) pre-training")
     out = trainer.train()
@@ -184,7 +184,7 @@ def _keep_separators(collator, tokenizer):
 
 
 def _without(texts: Sequence[str], whole: Sequence[str]):
-    from env0_posttrain.train.tokenizer_build import (
+    from env0_posttrain.train.tiny_student.tokenizer import (
         MARKER_TOKENS,
         SPECIAL_TOKENS,
         template_boilerplate,

@@ -58,7 +58,7 @@ def token_sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Se
 
     from env0_posttrain.util.devices import load_causal_lm
 
-    from env0_posttrain.train.probe_verdict import probe_verdict
+    from env0_posttrain.train.probe.verdict import probe_verdict
 
     data = [dict(r) for r in rows_to_dataset(list(rows)[:n], "probe_rows")]
     tok = load_tokenizer_with_parser(base_path)

@@ -29,8 +29,8 @@ from env0_posttrain.spec.runspec import CorpusMix
 
 from env0_posttrain.tasks import Task, build_workspace, company, vocabulary
 from env0_posttrain.tasks.vocabulary import entity_classes
-from env0_posttrain.train.practice_tools import practice_chats, practice_schemas
-from env0_posttrain.train.tokenizer_build import format_primer, tool_schema_token
+from env0_posttrain.train.tiny_student.practice_tools import practice_chats, practice_schemas
+from env0_posttrain.train.tiny_student.tokenizer import format_primer, tool_schema_token
 from env0_posttrain.workspace import call_tool, openai_tools
 
 FINAL_ANSWER = "Done."
@@ -232,7 +232,7 @@ def oracle_row(task: Task) -> dict[str, Any]:
 
 def ensure_task_student(cache_dir, train_tasks: Sequence[Task], config=None, mix: CorpusMix | None = None):
     """The tiny student for a task set: corpus and entities from its training tasks, built once."""
-    from env0_posttrain.train.tiny_student import ensure_tiny_student
+    from env0_posttrain.train.tiny_student.build import ensure_tiny_student
 
     corpus, entities = student_corpus(train_tasks, mix)
     return ensure_tiny_student(cache_dir, corpus, entities, config)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from env0_posttrain.train.generation import first_call_prompt, greedy_completions, load_tokenizer_with_parser
-from env0_posttrain.train.probe_verdict import ProbeResult, first_call_matches, probe_verdict
+from env0_posttrain.train.probe.verdict import ProbeResult, first_call_matches, probe_verdict
 from env0_posttrain.train.rows import rows_to_dataset
 
 __all__ = ["ProbeResult", "assistant_loss", "first_call_matches", "probe_verdict", "sanity_probe"]
@@ -54,7 +54,7 @@ def sanity_probe(base_path: str | Path, adapter_path: str | Path, rows: Sequence
     if not rows:
         raise ValueError("sanity_probe: no rows to probe with")
     if "input_ids" in rows[0]:  # TITO rows: probe on the captured prompt ids
-        from env0_posttrain.train.probe_tokens import token_sanity_probe
+        from env0_posttrain.train.probe.token_rows import token_sanity_probe
 
         return token_sanity_probe(base_path, adapter_path, rows, n=n, max_new_tokens=max_new_tokens, device=device)
     tok = load_tokenizer_with_parser(base_path)
