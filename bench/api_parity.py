@@ -88,7 +88,7 @@ class Answer:
 # -- the world the probes run in ---------------------------------------------------------------------------------
 def base_workspace() -> Workspace:
     """Our seeded company plus env0's default Stripe account (Ada Lovelace, Grace Hopper, Alan Turing)."""
-    from env0_posttrain.tasks.env0.stripe_seeding import seed_stripe
+    from env0_posttrain.tasks.env0.seed.stripe import seed_stripe
 
     ws = Workspace.seeded(0)
     with tempfile.TemporaryDirectory() as empty:  # a package without data/stripe_seed.py: the default scenario

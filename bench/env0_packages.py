@@ -4,12 +4,12 @@
                                             [--sample N --seed S]
 
 Each DIR is a package or a folder of packages (folders with tests/test.sh). Each package runs in its own sandbox
-(sandbox.py; `ENV0_SANDBOX=unconfined` for the host mode), so `--jobs N` runs N packages at once (worker
+(sandbox/box.py; `ENV0_SANDBOX=unconfined` for the host mode), so `--jobs N` runs N packages at once (worker
 processes). "seed" is building our workspace and planting the needles, "sandbox" laying out the sandbox and
 serving, "solve" running solution/solve.sh, "verify" running tests/test.sh unchanged against our /_admin
 endpoints; "s/pkg" is the package's oracle + no-op run. Prints one row per package, the count at the oracle's full
 reward (1.0), seconds per package (median, p95), the wall time, and every verifier_error grouped by its cause.
-`--replay` also records solve.sh's requests at the HTTP layer (recording.py) and judges two replays of them on a
+`--replay` also records solve.sh's requests at the HTTP layer (serve/recording.py) and judges two replays of them on a
 fresh start with the same clock: "tools", the oracle teacher's tool calls in-process (what an imported task's
 oracle does), and "http", the recorded requests sent again through the services; a replay that disagrees with
 solve.sh is listed, as are the recorded requests that made no tool call (by service, verb, path and status).
@@ -34,9 +34,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from env0_posttrain.tasks.env0.package import Env0Error  # noqa: E402
-from env0_posttrain.tasks.env0.runner import Env0Result, run_and_record  # noqa: E402
-from env0_posttrain.tasks.env0.verifier import replay_tools  # noqa: E402
+from env0_posttrain.tasks.env0.package.load import Env0Error  # noqa: E402
+from env0_posttrain.tasks.env0.run.runner import Env0Result, run_and_record, replay_tools  # noqa: E402
 
 
 def packages(paths: list[Path]) -> list[Path]:

@@ -22,7 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from env0_posttrain.tasks.env0.sandbox import Sandbox, SandboxLimits  # noqa: E402
+from env0_posttrain.sandbox.box import SandboxLimits  # noqa: E402
+from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox  # noqa: E402
 from env0_posttrain.workspace.environment import Workspace  # noqa: E402
 
 ATTACKS = {
@@ -72,14 +73,14 @@ def main() -> int:
     up, down = [], []
     for _ in range(max(3, args.n // 5)):
         t0 = time.perf_counter()
-        sb = Sandbox(ws).__enter__()
+        sb = env0_sandbox(ws).__enter__()
         t1 = time.perf_counter()
         sb.__exit__(None, None, None)
         up.append(t1 - t0)
         down.append(time.perf_counter() - t1)
     print(f"{'lay out + serve (enter)':40s} {ms(up)}")
     print(f"{'take down (exit)':40s} {ms(down)}")
-    with Sandbox(ws) as sb:
+    with env0_sandbox(ws) as sb:
         host_url = "http://localhost:9001/health"
         rows = {
             "true, on the host": timed(lambda: subprocess.run(["true"]), args.n),
@@ -97,7 +98,7 @@ def main() -> int:
     print(f"\n# attacks (limits: {limits.max_processes} processes, {limits.memory_mb} MiB, writable "
           f"{limits.writable_mb} MiB / {limits.writable_files} files; output cap 1 MiB)")
     print(f"{'attack':34s} {'attack s':>8s} {'rc':>4s} {'next command ms':>15s} {'runner RSS MB':>13s} {'peak MB':>8s}")
-    with Sandbox(ws, limits=limits) as sb:
+    with env0_sandbox(ws, limits=limits) as sb:
         sb.run(["true"], timeout=10, output_cap=1 << 20)
         print(f"{'(before)':34s} {'':8s} {'':4s} {'':15s} {rss_mb()[0]:13.0f} {rss_mb()[1]:8.0f}")
         for what, cmd in ATTACKS.items():

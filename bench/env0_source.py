@@ -24,7 +24,7 @@ from env0_posttrain.agent.environment import WorkspaceEnv  # noqa: E402
 from env0_posttrain.stages.arms import rollout_settings, teacher_endpoint  # noqa: E402
 from env0_posttrain.spec.runspec import parse_spec  # noqa: E402
 from env0_posttrain.tasks import make_task_set  # noqa: E402
-from env0_posttrain.tasks.env0 import corpus  # noqa: E402
+from env0_posttrain.tasks.env0.corpus import importer as corpus  # noqa: E402
 from env0_posttrain.tasks.task_paths import TaskPaths  # noqa: E402
 
 

@@ -63,7 +63,7 @@ def _cuda() -> bool:
 def fla_guard_note() -> str | None:
     """Turn fla's (and the project's) Hopper + Triton < 3.7.1 guard off in this process; the note says so.
     None when the machine needs no such thing."""
-    from env0_posttrain.train import gpu_kernels
+    from env0_posttrain.train.gpu import kernels as gpu_kernels
 
     status = gpu_kernels.probe_kernels()
     low, high = gpu_kernels.HOPPER_TRITON_BAD
@@ -90,7 +90,7 @@ def part_env(tiny: bool) -> dict:
     import transformers
     import trl
 
-    from env0_posttrain.train.gpu_kernels import probe_kernels
+    from env0_posttrain.train.gpu.kernels import probe_kernels
 
     status = probe_kernels()
     figures = {"device": torch.cuda.get_device_name() if status.cuda else "cpu", "python": sys.version.split()[0],
@@ -143,8 +143,8 @@ def _demo_tiny() -> dict:
     from env0_posttrain.spec.runspec import LoraSpec
     from env0_posttrain.train import lora_sft, sanity_probe
     from env0_posttrain.train.synthetic_rows import make_synthetic_set
-    from env0_posttrain.train.tiny_student import TinyStudentConfig, ensure_tiny_student
-    from env0_posttrain.train.tracking import event_files
+    from env0_posttrain.train.tiny_student.build import TinyStudentConfig, ensure_tiny_student
+    from env0_posttrain.train.tracking.trackers import event_files
 
     work = Path(tempfile.mkdtemp(prefix="env0-check-"))
     data = make_synthetic_set(8, 2, seed=1)
@@ -208,7 +208,7 @@ def part_mid(tiny: bool, result_file: Path | None = None) -> dict:
     from env0_posttrain.train.demo_recipe import tiny_demo_task_selection
     from env0_posttrain.train.generation import first_call_prompt
     from env0_posttrain.train.synthetic_rows import make_synthetic_set
-    from env0_posttrain.train.tiny_student import TinyStudentConfig, ensure_tiny_student
+    from env0_posttrain.train.tiny_student.build import TinyStudentConfig, ensure_tiny_student
 
     cuda = _cuda()
     notes = [n for n in [fla_guard_note()] if n]
@@ -243,7 +243,7 @@ def part_mid(tiny: bool, result_file: Path | None = None) -> dict:
                 "lora_tokens_per_s_steady": round(sorted(steady)[len(steady) // 2]) if steady else None,
                 "lora_peak_gib": _peak_gib(),
                 "train_device": result.device, "kernels": {k: result.kernels[k] for k in ("fla", "use_liger")}}
-    # one eval arm, as run/arms.py registers it (the student's device; batch 64 on CUDA)
+    # one eval arm, as stages/arms.py registers it (the student's device; batch 64 on CUDA)
     from env0_posttrain.stages.arms import CPU_BATCH, CUDA_BATCH
 
     alias = register_local_model("check-sft", base, adapter_path=result.adapter_dir, device="auto",
@@ -317,7 +317,7 @@ def part_bench9b(tiny: bool, result_file: Path | None = None, budgets: tuple[flo
     sys.path.insert(0, str(ROOT / "bench"))
     import gpu_lora_bench as bench
 
-    from env0_posttrain.train.gpu_kernels import probe_kernels
+    from env0_posttrain.train.gpu.kernels import probe_kernels
 
     status = probe_kernels()
     if status.cuda and not status.fla:  # the torch fallback takes ~56 s a step: no row would finish in its box

@@ -106,7 +106,7 @@ def mode_plan(mode: str, shape, budget, lora, device, model, kernels):
     """chosen (what train_lora picks), none, full, offload (full + inputs offloaded), layers:N (N of the layers,
     spread evenly), layers:N+offload, every:K (as many layers as transformers' every_n_layers=K checkpoints)."""
     from env0_posttrain.train.lora_sft import apply_memory_plan
-    from env0_posttrain.train.memory_plan import plan_memory, plan_option
+    from env0_posttrain.train.gpu.memory_plan import plan_memory, plan_option
 
     if mode == "chosen":  # what train_lora does; on CPU (no plan there) what the model says for no budget
         return apply_memory_plan(lora, device, model, kernels) or plan_memory(shape, budget)
@@ -128,10 +128,10 @@ def run_row(args, config_shape, liger: bool, mode: str, layout: str, status) -> 
     from trl import SFTTrainer
 
     from env0_posttrain.spec.runspec import LoraSpec
-    from env0_posttrain.train.gpu_kernels import check_kernels
+    from env0_posttrain.train.gpu.kernels import check_kernels
     from env0_posttrain.train.lora_sft import build_lora_config, build_sft_config, resolve_device_settings
-    from env0_posttrain.train.memory_plan import ModelShape, checkpointing_settings, device_memory_gib, memory_budget_gib
-    from env0_posttrain.train.tokenizer_build import build_tokenizer
+    from env0_posttrain.train.gpu.memory_plan import ModelShape, checkpointing_settings, device_memory_gib, memory_budget_gib
+    from env0_posttrain.train.tiny_student.tokenizer import build_tokenizer
 
     cuda = torch.cuda.is_available()
     lora = LoraSpec(max_seq_length=args.seq, grad_accumulation=args.grad_acc, max_steps=args.steps, save_steps=10**6,
@@ -157,7 +157,7 @@ def run_row(args, config_shape, liger: bool, mode: str, layout: str, status) -> 
     timer = StepTimer()
     callbacks = [timer.callback()]
     if device.get("checkpoint_layers") is not None:
-        from env0_posttrain.train.layer_checkpointing import LayerCheckpointing
+        from env0_posttrain.train.gpu.layer_checkpointing import LayerCheckpointing
 
         callbacks.append(LayerCheckpointing(device["checkpoint_layers"]))
     with tempfile.TemporaryDirectory() as out:
@@ -221,7 +221,7 @@ def main() -> None:
     import torch
     import transformers
 
-    from env0_posttrain.train.gpu_kernels import probe_kernels
+    from env0_posttrain.train.gpu.kernels import probe_kernels
 
     datasets.disable_progress_bars()
     transformers.logging.set_verbosity_error()
@@ -265,7 +265,7 @@ def main() -> None:
               f"{r['tokens_per_s']:,.0f} | {fmt(r['mfu'] and 100 * r['mfu'], '.1f')}{'' if r['mfu'] is None else ' %'} |")
     chosen = [r for r in results if r.get("checkpointing", "").startswith("chosen")]
     if chosen:
-        from env0_posttrain.train.memory_plan import MemoryPlan
+        from env0_posttrain.train.gpu.memory_plan import MemoryPlan
 
         print(f"\nchosen: {MemoryPlan.model_validate(chosen[0]['plan']).describe()}")
     for layout in args.layouts.split(","):

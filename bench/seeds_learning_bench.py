@@ -56,7 +56,7 @@ def main() -> None:
     from env0_posttrain.tasks.model import Task
     from env0_posttrain.train import TINY_DEMO_STUDENT
     from env0_posttrain.train.lora_sft import train_lora
-    from env0_posttrain.train.student_corpus import ensure_task_student
+    from env0_posttrain.train.tiny_student.corpus import ensure_task_student
     from env0_posttrain.util import torch_threads
 
     run = open_run(args.data_dir, args.run)

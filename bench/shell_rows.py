@@ -36,7 +36,7 @@ from env0_posttrain.tasks import generate_tasks  # noqa: E402
 
 def student_tokenizer(rows_text: list[str], out: Path) -> Path:
     """A tokenizer built as the tiny student's is (Qwen3 specials and chat template), saved for the peers."""
-    from env0_posttrain.train.tokenizer_build import build_tokenizer
+    from env0_posttrain.train.tiny_student.tokenizer import build_tokenizer
 
     build_tokenizer(rows_text, [], vocab_size=2000).save_pretrained(out)
     return out

@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_rollouts_sync  # noqa: E402
 from env0_posttrain.spec.runspec import ShellSpec  # noqa: E402
-from env0_posttrain.tasks.env0 import corpus  # noqa: E402
-from env0_posttrain.tasks.env0.package import Env0Error  # noqa: E402
+from env0_posttrain.tasks.env0.corpus import importer as corpus  # noqa: E402
+from env0_posttrain.tasks.env0.package.load import Env0Error  # noqa: E402
 from env0_posttrain.agent.environment import WorkspaceEnv  # noqa: E402
 from env0_posttrain.tasks.task_paths import TaskPaths  # noqa: E402
 

@@ -26,7 +26,7 @@ CHILD = r"""
 import json, os, sys, time
 import torch
 from transformers import AutoModelForCausalLM
-from env0_posttrain.train.tiny_student import TinyStudentConfig, build_model_config
+from env0_posttrain.train.tiny_student.build import TinyStudentConfig, build_model_config
 setting, steps = sys.argv[1], int(sys.argv[2])
 choice = None
 if setting == "project":

@@ -23,9 +23,9 @@ from env0_posttrain.train.generation import (
     parse_tool_calls,
 )
 from env0_posttrain.train.lora_sft import train_lora
-from env0_posttrain.train.probe import first_call_matches
+from env0_posttrain.train.probe.chat_rows import first_call_matches
 from env0_posttrain.train.synthetic_rows import make_synthetic_set
-from env0_posttrain.train.tiny_student import (
+from env0_posttrain.train.tiny_student.build import (
     TinyStudentConfig,
     ensure_tiny_student,
     student_info,
@@ -64,7 +64,7 @@ def real_task_set(n_train: int, n_eval: int, max_calls: int):
     import random
 
     from env0_posttrain.tasks import generate_tasks, starter_template_ids
-    from env0_posttrain.train.student_corpus import oracle_row, student_corpus
+    from env0_posttrain.train.tiny_student.corpus import oracle_row, student_corpus
     from env0_posttrain.train.synthetic_rows import SyntheticSet
 
     ids = starter_template_ids(max_calls)

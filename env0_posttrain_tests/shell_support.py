@@ -1,4 +1,4 @@
-"""The package sandbox in its unconfined mode (tasks/env0/sandbox.py, ENV0_SANDBOX=unconfined: commands on this
+"""The package sandbox in its unconfined mode (sandbox/box.py, ENV0_SANDBOX=unconfined: commands on this
 machine, the services on free loopback ports) as a stand-in for tests of the shell surface's logic (tools, oracle,
 rows), so they run where namespaces do not. The shell surface itself refuses that mode; the confinement tests
 (test_shell_confinement.py) use the real sandbox."""
@@ -10,7 +10,8 @@ from typing import Any, Iterator
 
 from env0_posttrain.agent import shell_session
 from env0_posttrain.agent.shell_sandbox import package_parts
-from env0_posttrain.tasks.env0.sandbox import Sandbox, SandboxResult
+from env0_posttrain.sandbox.box import Sandbox, SandboxResult
+from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
 
 Result = SandboxResult
 
@@ -32,7 +33,7 @@ RUNNERS: list[Recording] = []
 @contextmanager
 def host_sandbox(task: Any, ws: Any, limits: Any, paths: Any) -> Iterator[Recording]:
     package_dir, manifest, extras = package_parts(task, paths)
-    with Sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras, mode="unconfined") as sb:
+    with env0_sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras, mode="unconfined") as sb:
         runner = Recording(sb)
         RUNNERS.append(runner)
         yield runner

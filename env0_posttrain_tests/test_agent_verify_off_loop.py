@@ -73,7 +73,7 @@ def test_a_blocking_verifier_leaves_the_loop_free():
                     reason="env0 packages' scripts need bash and curl")
 def test_an_env0_packages_test_sh_runs_while_the_loop_keeps_going(tmp_path: Path, monkeypatch):
     from env0_posttrain.agent.environment import WorkspaceEnv
-    from env0_posttrain.tasks.env0.corpus import import_package
+    from env0_posttrain.tasks.env0.corpus.importer import import_package
     from env0_posttrain.tasks.task_paths import TaskPaths
 
     source = tmp_path / "corpus"
@@ -82,15 +82,15 @@ def test_an_env0_packages_test_sh_runs_while_the_loop_keeps_going(tmp_path: Path
     task = import_package(source / "invoice", source, env0_root=paths.env0_root)
 
     probe = _Probe()
-    from env0_posttrain.tasks.env0 import runner as env0_runner
-    real_run_script = env0_runner.run_script
+    from env0_posttrain.tasks.env0.judge import verifier as env0_judge
+    real_run_script = env0_judge.run_script
 
     def run_script(step, script, *args, **kwargs):
         if step == "run tests/test.sh":
             assert probe.wait_for_loop(), "no coroutine ran while test.sh ran: the verifier blocked the event loop"
         return real_run_script(step, script, *args, **kwargs)
 
-    monkeypatch.setattr(env0_runner, "run_script", run_script)
+    monkeypatch.setattr(env0_judge, "run_script", run_script)
     ep, loop_thread = asyncio.run(_episode_beside(probe, task, WorkspaceEnv(paths)))
     assert ep.stop_condition == "agent_completed", ep.error
     assert ep.reward == 0.0 and ep.verifier is not None and "api_calls" in ep.verifier.detail  # the package judged

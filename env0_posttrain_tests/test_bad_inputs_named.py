@@ -13,7 +13,7 @@ from env0_posttrain.spec.runspec import RunSpec, SpecError, load_spec, write_spe
 from env0_posttrain.util.source_lines import toml_line, yaml_line
 from env0_posttrain.stages.context import StageContext
 from env0_posttrain.store import Store
-from env0_posttrain.tasks.env0.package import Env0Error, load_package
+from env0_posttrain.tasks.env0.package.load import Env0Error, load_package
 from env0_posttrain_tests.test_store import _ep
 
 FIXTURES = Path(__file__).parent / "fixtures"

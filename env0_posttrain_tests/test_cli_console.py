@@ -83,7 +83,7 @@ def test_training_shows_a_loss_bar_instead_of_raw_dicts(tmp_path: Path, capsys):
     from datasets import Dataset
     from transformers import Qwen3Config, Qwen3ForCausalLM, Trainer, TrainingArguments
 
-    from env0_posttrain.train.progress import LossProgress, show_progress
+    from env0_posttrain.train.tracking.progress import LossProgress, show_progress
 
     torch.manual_seed(0)
     model = Qwen3ForCausalLM(Qwen3Config(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1,

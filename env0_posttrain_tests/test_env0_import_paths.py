@@ -9,9 +9,9 @@ import sys
 import threading
 from pathlib import Path
 
-from env0_posttrain.tasks.env0.env0_defaults import env0_imports
-from env0_posttrain.tasks.env0.import_paths import import_folders
-from env0_posttrain.tasks.env0.package import load_needles
+from env0_posttrain.tasks.env0.seed.env0_defaults import env0_imports
+from env0_posttrain.tasks.env0.package.import_paths import import_folders
+from env0_posttrain.tasks.env0.package.load import load_needles
 
 ROOT = Path(__file__).parent / "fixtures" / "env0_root"
 

@@ -1,4 +1,4 @@
-"""A hostile package's own tree (package_files.py): links out of it, self-loops, fifos and endless folders are refused
+"""A hostile package's own tree (package/files.py): links out of it, self-loops, fifos and endless folders are refused
 at import with one line naming the entry, through the CLI (exit 2, and the reward file the docs promise) and the
 corpus import (dropped, with the reason); nothing of the host is read, hashed or copied into a sandbox; a package
 that turns hostile after its import fails its episodes as verifier errors, stored and counted."""
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from env0_posttrain.tasks.env0.package import Env0Error, load_package
-from env0_posttrain.tasks.env0.package_files import MAX_DEPTH, package_sha256
+from env0_posttrain.tasks.env0.package.load import Env0Error, load_package
+from env0_posttrain.tasks.env0.package.files import MAX_DEPTH, package_sha256
 from env0_posttrain.util.tree_removal import remove_tree
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -112,7 +112,7 @@ def test_links_inside_the_package_are_kept_as_links_and_hashed_as_before(tmp_pat
     assert load_package(pkg).name == pkg.name
     assert package_sha256(pkg) != plain  # the file moved: another package, hashed by its content at each path
 
-    from env0_posttrain.tasks.env0.package_files import copy_folder
+    from env0_posttrain.tasks.env0.package.files import copy_folder
 
     dest = tmp_path / "copy"
     dest.mkdir()
@@ -122,7 +122,7 @@ def test_links_inside_the_package_are_kept_as_links_and_hashed_as_before(tmp_pat
 
 def test_the_corpus_import_drops_a_linking_package_with_its_reason(tmp_path, secret):
     from env0_posttrain.spec.runspec import TaskSelection
-    from env0_posttrain.tasks.env0.corpus import source_task_set
+    from env0_posttrain.tasks.env0.corpus.importer import source_task_set
 
     host, value = secret
     src = tmp_path / "corpus"
@@ -139,7 +139,7 @@ def test_the_corpus_import_drops_a_linking_package_with_its_reason(tmp_path, sec
 def test_a_package_that_turns_hostile_after_import_fails_its_episodes_stored_and_counted(tmp_path, secret):
     from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_rollouts_sync
     from env0_posttrain.agent.environment import WorkspaceEnv
-    from env0_posttrain.tasks.env0.corpus import import_package
+    from env0_posttrain.tasks.env0.corpus.importer import import_package
     from env0_posttrain.tasks.task_paths import TaskPaths
 
     host, value = secret
@@ -160,7 +160,7 @@ def test_a_package_that_turns_hostile_after_import_fails_its_episodes_stored_and
 def test_a_package_the_runner_fails_on_still_gets_its_reward_file(tmp_path, monkeypatch):
     """Whatever breaks in the runner on a package (here: an error no step expects), the CLI writes the reward file."""
     from env0_posttrain.tasks.__main__ import main
-    from env0_posttrain.tasks.env0 import runner
+    from env0_posttrain.tasks.env0.run import runner
 
     def broken(*a, **kw):
         raise RecursionError("maximum recursion depth exceeded")

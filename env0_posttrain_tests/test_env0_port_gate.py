@@ -12,8 +12,8 @@ from collections import Counter
 
 import pytest
 
-from env0_posttrain.tasks.env0.auth_seeding import seed_auth
-from env0_posttrain.tasks.env0.server import Env0Surface
+from env0_posttrain.tasks.env0.seed.auth import seed_auth
+from env0_posttrain.tasks.env0.serve.server import Env0Surface
 from env0_posttrain.tasks.env0.services import PREFIXES, WORKSPACE
 from env0_posttrain.workspace.environment import SERVICE_NAMES, Workspace
 from env0_posttrain.workspace.services.auth.gate import required_scopes

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from env0_posttrain.tasks.__main__ import main
-from env0_posttrain.tasks.env0.package import Env0Error, load_needles
-from env0_posttrain.tasks.env0.runner import run_and_record
-from env0_posttrain.tasks.env0.sandbox import Sandbox, containment_problem
+from env0_posttrain.tasks.env0.package.load import Env0Error, load_needles
+from env0_posttrain.tasks.env0.run.runner import run_and_record
+from env0_posttrain.sandbox.box import Sandbox, containment_problem
+from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
 from env0_posttrain.tasks.env0.services import SERVICES
 from env0_posttrain.workspace.environment import Workspace
 
@@ -41,7 +42,7 @@ def sh(sb: Sandbox, cmd: str, **kw) -> tuple[int, str]:
 
 @pytest.fixture(scope="module")
 def sb():
-    with Sandbox(Workspace.seeded(0), package_dir=FIXTURE, manifest=MANIFEST, mode="namespaces") as box:
+    with env0_sandbox(Workspace.seeded(0), package_dir=FIXTURE, manifest=MANIFEST, mode="namespaces") as box:
         yield box
 
 
@@ -123,7 +124,7 @@ def test_two_sandboxes_in_parallel_do_not_see_each_others_tmp() -> None:
     barrier = threading.Barrier(2)
 
     def one(i: int) -> None:
-        with Sandbox(Workspace.seeded(0), package_dir=FIXTURE, manifest=MANIFEST, mode="namespaces") as box:
+        with env0_sandbox(Workspace.seeded(0), package_dir=FIXTURE, manifest=MANIFEST, mode="namespaces") as box:
             sh(box, f"echo {i} > /tmp/state.json; touch /tmp/mine-{i}")
             barrier.wait(timeout=60)  # both sandboxes live, both wrote the same fixed path
             seen[i] = sh(box, "cat /tmp/state.json; ls /tmp | grep mine-")
@@ -138,13 +139,13 @@ def test_two_sandboxes_in_parallel_do_not_see_each_others_tmp() -> None:
 
 
 def test_a_builtin_task_gets_an_empty_tasks_dir_and_the_services() -> None:
-    with Sandbox(Workspace.seeded(0), mode="namespaces") as box:
+    with env0_sandbox(Workspace.seeded(0), mode="namespaces") as box:
         assert sh(box, "ls -A /tasks; ls /data; echo ${NEEDLE_MANIFEST:-none}") == (0, "none\n")
         assert sh(box, "curl -sf localhost:9003/health")[0] == 0
 
 
 def test_unconfined_mode_keeps_the_layout_under_a_folder() -> None:
-    with Sandbox(Workspace.seeded(0), package_dir=FIXTURE, manifest=MANIFEST, mode="unconfined") as box:
+    with env0_sandbox(Workspace.seeded(0), package_dir=FIXTURE, manifest=MANIFEST, mode="unconfined") as box:
         rc, out = sh(box, 'ls "$TASKS_DIR"; cat "$NEEDLE_MANIFEST"; curl -sf "$GMAIL_URL/health"')
         assert rc == 0 and out.startswith("env0_invoice\n") and '"status":"ok"' in out, out
         assert box.path("/tmp").startswith(str(box.root))
@@ -198,7 +199,7 @@ def test_a_package_python_in_a_venv_under_tmp_works_in_the_sandbox(tmp_path: Pat
     site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
     (site / "env0_probe_module.py").write_text("WHERE = 'the venv'\n")
     monkeypatch.setenv("ENV0_PACKAGE_PYTHON", str(venv / "bin" / "python"))
-    with Sandbox(Workspace.seeded(0), package_dir=FIXTURE, manifest=MANIFEST, mode="namespaces") as box:
+    with env0_sandbox(Workspace.seeded(0), package_dir=FIXTURE, manifest=MANIFEST, mode="namespaces") as box:
         rc, out = sh(box, "python3 -c 'import sys, env0_probe_module as m; print(m.WHERE, sys.prefix)'")
     assert (rc, out) == (0, f"the venv {venv}\n")
     pkg = tmp_path / "pkg"
@@ -209,10 +210,10 @@ def test_a_package_python_in_a_venv_under_tmp_works_in_the_sandbox(tmp_path: Pat
 SPAWN_CHECK = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-import sandbox_init
+import keeper
 tasks, procs = json.loads(sys.argv[2]), json.loads(sys.argv[3])
 found = []
-for spawner in (sandbox_init.Spawner(tasks, procs), sandbox_init.Spawner([], procs)):  # v1 thread, v2 fallback
+for spawner in (keeper.Spawner(tasks, procs), keeper.Spawner([], procs)):  # v1 thread, v2 fallback
     p = spawner.popen(["sleep", "30"])
     members = {int(x) for f in procs for x in open(f).read().split()}
     found.append(p.pid in members)
@@ -225,14 +226,14 @@ print(json.dumps(found))
 def test_each_command_is_born_inside_the_sandboxs_cgroups_in_both_ways_of_starting_it() -> None:
     import sys
 
-    from env0_posttrain.tasks.env0 import sandbox_init
-    from env0_posttrain.tasks.env0.sandbox_cgroup import SandboxCgroup
+    from env0_posttrain.sandbox import keeper
+    from env0_posttrain.sandbox.cgroup import SandboxCgroup
 
     cg = SandboxCgroup.make(64, 256 << 20)
     if cg is None or not cg.tasks_files:
         pytest.skip("no cgroup v1 hierarchies the runner may write here")
     try:  # in a process of its own: the v1 way moves one of its threads into the cgroups for good
-        out = subprocess.run([sys.executable, "-c", SPAWN_CHECK, str(Path(sandbox_init.__file__).parent),
+        out = subprocess.run([sys.executable, "-c", SPAWN_CHECK, str(Path(keeper.__file__).parent),
                               json.dumps(cg.tasks_files), json.dumps(cg.procs_files)],
                              capture_output=True, text=True, timeout=60)
     finally:

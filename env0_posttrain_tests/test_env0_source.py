@@ -18,9 +18,9 @@ from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import SpecError, TaskSelection, parse_spec, write_spec
 from env0_posttrain.store import Store
 from env0_posttrain.tasks import build_workspace, make_task_set, split_overlap, verify
-from env0_posttrain.tasks.env0.package import Env0Error
-from env0_posttrain.tasks.env0.runner import run_and_record
-from env0_posttrain.tasks.env0.verifier import action_log
+from env0_posttrain.tasks.env0.package.load import Env0Error
+from env0_posttrain.tasks.env0.run.runner import run_and_record
+from env0_posttrain.tasks.env0.judge.verifier import action_log
 from env0_posttrain.tasks.task_paths import TaskPaths
 from env0_posttrain_tests.test_sft_support import tiny_tokenizer
 

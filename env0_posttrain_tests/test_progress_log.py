@@ -65,7 +65,7 @@ def test_no_lines_when_the_caller_turned_progress_off(caplog):
 
 
 def test_a_training_runs_lines_carry_its_loss(caplog, monkeypatch):
-    from env0_posttrain.train.progress import LossProgress
+    from env0_posttrain.train.tracking.progress import LossProgress
 
     monkeypatch.setenv("ENV0_PROGRESS_SECONDS", "0")
     cb = LossProgress("base student (qwen3) pre-training")

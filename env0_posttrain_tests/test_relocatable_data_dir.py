@@ -13,7 +13,7 @@ from env0_posttrain.store import Store
 from env0_posttrain.train import train_lora
 from env0_posttrain.train.model_card import base_of, load_adapter
 from env0_posttrain.train.synthetic_rows import make_synthetic_set
-from env0_posttrain.train.tiny_student import TinyStudentConfig, ensure_tiny_student
+from env0_posttrain.train.tiny_student.build import TinyStudentConfig, ensure_tiny_student
 
 STUDENT = TinyStudentConfig(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64,
                             vocab_size=300, pretrain_steps=0)

@@ -194,7 +194,7 @@ def gpu_plan(spec: RunSpec, env) -> Any:
     """On a fake H100 without fla: whether training may start, and the checkpointing chosen for a 9B shape."""
     import torch
 
-    from env0_posttrain.train.gpu_kernels import KernelError, KernelStatus, check_kernels
+    from env0_posttrain.train.gpu.kernels import KernelError, KernelStatus, check_kernels
     from env0_posttrain.train.lora_sft import apply_memory_plan
 
     status = KernelStatus(cuda=True, device_name="NVIDIA H100 80GB HBM3", capability=(9, 0), triton="3.7.1")
@@ -223,7 +223,7 @@ def trainer(spec: RunSpec, env) -> Any:
     with pytest.MonkeyPatch.context() as mp:  # the GPU settings only act on a GPU
         mp.setattr(torch.cuda, "is_available", lambda: True)
         mp.setattr(torch.cuda, "is_bf16_supported", lambda: True)
-        from env0_posttrain.train.gpu_kernels import KernelStatus, check_kernels
+        from env0_posttrain.train.gpu.kernels import KernelStatus, check_kernels
 
         status = KernelStatus(cuda=True, device_name="NVIDIA H100 80GB HBM3", capability=(9, 0), liger=True)
         gpu = resolve_device_settings(spec.lora, check_kernels(spec.lora, status, linear_attention=False))

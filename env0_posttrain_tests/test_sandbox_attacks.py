@@ -28,7 +28,7 @@ DOORS = ("package", "shell")
 
 def _containment() -> str | None:
     try:
-        from env0_posttrain.tasks.env0.sandbox import containment_problem
+        from env0_posttrain.sandbox.box import containment_problem
     except ImportError:  # a sandbox without the check (run against an older tree)
         return None if shutil.which("unshare") else "no unshare"
     return containment_problem()
@@ -82,7 +82,7 @@ def attack(door: str, script: str, tmp: Path, task, limits: ShellSpec = LIMITS, 
     printed). Asserts the runner stayed usable."""
     if door == "package":
         if monkeypatch is not None:  # the package door's limits, as small as the shell spec's for the test
-            from env0_posttrain.tasks.env0 import sandbox as sandbox_mod
+            from env0_posttrain.sandbox import box as sandbox_mod
 
             small = sandbox_mod.SandboxLimits(max_processes=limits.max_processes, memory_mb=limits.max_memory_mb,
                                               writable_mb=limits.max_writable_mb,
@@ -206,7 +206,7 @@ def test_the_file_size_cap_is_hard_and_the_cgroups_cannot_be_left(door, tmp_path
 
 
 def _cgroups() -> bool:
-    from env0_posttrain.tasks.env0.sandbox_cgroup import SandboxCgroup
+    from env0_posttrain.sandbox.cgroup import SandboxCgroup
 
     cg = SandboxCgroup.make(64, 64 << 20)
     if cg is None:
@@ -436,7 +436,7 @@ def shell_round(script: str, limits: ShellSpec = LIMITS) -> list:
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """A folder of packages with the clean fixture imported as a task (the hostile ones join it per test)."""
-    from env0_posttrain.tasks.env0.corpus import import_package
+    from env0_posttrain.tasks.env0.corpus.importer import import_package
 
     src = tmp_path_factory.mktemp("corpus")
     shutil.copytree(FIXTURE, src / "env0_invoice")
@@ -448,7 +448,7 @@ def package_round(corpus, script: str) -> list:
     the oracle teacher over it and the clean fixture: each episode judged by its package's test.sh."""
     from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_rollouts_sync
     from env0_posttrain.agent.environment import WorkspaceEnv
-    from env0_posttrain.tasks.env0.corpus import import_package
+    from env0_posttrain.tasks.env0.corpus.importer import import_package
     from env0_posttrain.tasks.task_paths import TaskPaths
 
     src, clean = corpus
@@ -469,7 +469,7 @@ def package_round(corpus, script: str) -> list:
 @pytest.fixture()
 def roots(monkeypatch):
     """The folders of the sandboxes made during the test."""
-    from env0_posttrain.tasks.env0.sandbox import Sandbox
+    from env0_posttrain.sandbox.box import Sandbox
 
     made: list[Path] = []
     real = Sandbox._lay_out
@@ -643,7 +643,7 @@ def test_the_writable_space_has_a_total_size_and_file_count_cap(door, tmp_path, 
     def host_usage(root: Path) -> int:
         return sum(os.lstat(os.path.join(d, f)).st_size for d, _, fs in os.walk(root) for f in fs)
 
-    from env0_posttrain.tasks.env0.sandbox import Sandbox
+    from env0_posttrain.sandbox.box import Sandbox
 
     real_exit = Sandbox.__exit__
 
@@ -662,7 +662,7 @@ def test_the_writable_space_has_a_total_size_and_file_count_cap(door, tmp_path, 
     if door == "shell":
         shell_round(FILL, WRITABLE)
     else:
-        from env0_posttrain.tasks.env0 import sandbox as sandbox_mod
+        from env0_posttrain.sandbox import box as sandbox_mod
 
         small = sandbox_mod.SandboxLimits(writable_mb=64, writable_files=2000)
         monkeypatch.setattr(sandbox_mod, "SandboxLimits", lambda: small)

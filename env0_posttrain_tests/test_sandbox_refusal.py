@@ -11,8 +11,8 @@ import pytest
 
 from env0_posttrain.spec.runspec import ShellSpec
 from env0_posttrain.tasks.__main__ import main
-from env0_posttrain.tasks.env0 import sandbox as sandbox_mod
-from env0_posttrain.tasks.env0 import sandbox_root
+from env0_posttrain.sandbox import box as sandbox_mod
+from env0_posttrain.sandbox import root as sandbox_root
 
 FIXTURE = Path(__file__).parent / "fixtures" / "env0_invoice"
 
@@ -32,10 +32,11 @@ def test_a_package_fails_naming_the_setting_for_the_weaker_mode(no_bwrap, tmp_pa
 
 def test_a_bwrap_that_refuses_is_named_too(monkeypatch) -> None:
     monkeypatch.setattr(sandbox_mod, "containment_problem", lambda: "bwrap refused: No permissions to create new namespace")
+    from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
     from env0_posttrain.workspace.environment import Workspace
 
     with pytest.raises(sandbox_mod.SandboxUnavailable, match="No permissions to create new namespace.*ENV0_SANDBOX=unconfined"):
-        sandbox_mod.Sandbox(Workspace.seeded(0), mode="namespaces").__enter__()
+        env0_sandbox(Workspace.seeded(0), mode="namespaces").__enter__()
 
 
 def test_the_shell_surface_refuses_to_run_unconfined_or_unconfinable(no_bwrap, monkeypatch) -> None:
@@ -57,7 +58,7 @@ def test_the_shell_surface_refuses_to_run_unconfined_or_unconfinable(no_bwrap, m
 
 def test_a_machine_without_libseccomp_is_refused_naming_it(monkeypatch, tmp_path: Path) -> None:
     """No seccomp filter, no confined sandbox: the package fails naming libseccomp (never runs without the filter)."""
-    from env0_posttrain.tasks.env0 import sandbox_seccomp
+    from env0_posttrain.sandbox import seccomp as sandbox_seccomp
 
     def missing():
         raise RuntimeError("Unable to find libseccomp")

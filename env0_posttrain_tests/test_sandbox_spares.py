@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from env0_posttrain.tasks.env0.sandbox import Sandbox, containment_problem
+from env0_posttrain.sandbox.box import Sandbox, containment_problem
+from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
 from env0_posttrain.workspace.environment import Workspace
 
 WORKTREE = Path(__file__).resolve().parents[1]
@@ -46,7 +47,7 @@ def _wait_for(cond, seconds: float = 20) -> bool:
 
 @pytest.fixture()
 def sb():
-    with Sandbox(Workspace.seeded(0), mode="namespaces") as box:
+    with env0_sandbox(Workspace.seeded(0), mode="namespaces") as box:
         yield box
 
 
@@ -95,9 +96,9 @@ def test_a_spare_that_died_is_replaced_by_a_fresh_container(sb: Sandbox) -> None
 
 RUNNER = textwrap.dedent("""
     import os, signal, sys, time
-    from env0_posttrain.tasks.env0.sandbox import Sandbox
+    from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
     from env0_posttrain.workspace.environment import Workspace
-    with Sandbox(Workspace.seeded(0), mode="namespaces") as sb:
+    with env0_sandbox(Workspace.seeded(0), mode="namespaces") as sb:
         assert sb.run(["true"], timeout=30, output_cap=100).returncode == 0
         print(sb.root, flush=True)
         sys.stdin.readline()  # the test saw the spare

@@ -26,7 +26,7 @@ LIMITS = ShellSpec(timeout_s=30, max_timeout_s=60, output_cap=2000, max_processe
 def _no_sandbox() -> str | None:
     if shutil.which("curl") is None:
         return "needs curl"
-    from env0_posttrain.tasks.env0.sandbox import containment_problem
+    from env0_posttrain.sandbox.box import containment_problem
 
     return containment_problem()
 
@@ -137,7 +137,7 @@ def test_the_agent_reads_what_confinement_did_and_the_episode_counts_it(task):
 def test_the_oracle_passes_in_the_real_sandbox(monkeypatch, tmp_path):
     from env0_posttrain.tasks import generate_tasks
     from env0_posttrain.agent.environment import WorkspaceEnv
-    from env0_posttrain.tasks.env0.corpus import import_package
+    from env0_posttrain.tasks.env0.corpus.importer import import_package
     from env0_posttrain.tasks.task_paths import TaskPaths
 
     src = tmp_path / "corpus"

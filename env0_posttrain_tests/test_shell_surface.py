@@ -45,7 +45,7 @@ def builtin_tasks():
 def env0_tasks(tmp_path_factory):
     """(two imported env0 tasks, the harness environment that knows where their packages are)."""
     from env0_posttrain.agent.environment import WorkspaceEnv
-    from env0_posttrain.tasks.env0.corpus import import_package
+    from env0_posttrain.tasks.env0.corpus.importer import import_package
     from env0_posttrain.tasks.task_paths import TaskPaths
 
     src = tmp_path_factory.mktemp("corpus")

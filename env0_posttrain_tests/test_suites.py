@@ -85,7 +85,7 @@ def test_seen_and_generated_suites_draw_deterministically_and_exclude_the_traini
 
 @pytest.mark.skipif(shutil.which("curl") is None or shutil.which("bash") is None, reason="env0 scripts need bash")
 def test_a_package_suite_excludes_training_packages_by_name_and_takes_a_symlinked_package(tmp_path, monkeypatch):
-    from env0_posttrain.tasks.env0.verifier import package_of
+    from env0_posttrain.tasks.env0.seed.start import package_of
     from env0_posttrain.tasks.task_paths import TaskPaths
 
     env0 = FIXTURES / "env0_root"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from env0_posttrain.tasks.__main__ import main
-from env0_posttrain.tasks.env0.package import Env0Error, load_needles, load_package
-from env0_posttrain.tasks.env0.runner import run_and_record
+from env0_posttrain.tasks.env0.package.load import Env0Error, load_needles, load_package
+from env0_posttrain.tasks.env0.run.runner import run_and_record
 
 FIXTURE = Path(__file__).parent / "fixtures" / "env0_invoice"
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None or shutil.which("bash") is None,
@@ -134,7 +134,7 @@ def test_seed_pack_without_an_env0_checkout_is_a_named_error(tmp_path: Path, mon
 
 
 def test_gws_shim_usage_errors(capsys, monkeypatch) -> None:
-    from env0_posttrain.tasks.env0 import gws
+    from env0_posttrain.sandbox import gws
 
     monkeypatch.setenv("MOCK_GMAIL_URL", "http://127.0.0.1:9")
     for argv, says in ((["gmail", "users", "messages", "list", "--params", "{bad"], "not valid JSON"),

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from env0_posttrain.tasks.env0.env0_defaults import env0_imports
-from env0_posttrain.tasks.env0.package import Env0Error, load_needles
-from env0_posttrain.tasks.env0.runner import run_and_record
-from env0_posttrain.tasks.env0.seeding import seed_package
-from env0_posttrain.tasks.env0.shapes import slack_state
+from env0_posttrain.tasks.env0.seed.env0_defaults import env0_imports
+from env0_posttrain.tasks.env0.package.load import Env0Error, load_needles
+from env0_posttrain.tasks.env0.run.runner import run_and_record
+from env0_posttrain.tasks.env0.seed.needles import seed_package
+from env0_posttrain.tasks.env0.serve.shapes import slack_state
 from env0_posttrain.workspace.environment import Workspace
 
 FIX = Path(__file__).parent / "fixtures"
@@ -159,7 +159,7 @@ def test_gmail_fill_options_and_no_checkout() -> None:
 
 
 def test_default_files_and_reminders_come_from_the_checkout_and_files_list_carries_content() -> None:
-    from env0_posttrain.tasks.env0.server import Env0Surface
+    from env0_posttrain.tasks.env0.serve.server import Env0Surface
 
     ws = _seed({"base_scenario": "dangerous"})
     st = slack_state(ws)["workspaces"]["workspace_001"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from env0_posttrain.tasks.env0.server import Env0Surface
+from env0_posttrain.tasks.env0.serve.server import Env0Surface
 from env0_posttrain.workspace import Workspace
 
 

@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from env0_posttrain.tasks.env0.auth_seeding import seed_auth
-from env0_posttrain.tasks.env0.corpus import import_package
-from env0_posttrain.tasks.env0.recording import oracle_calls, replay_http
-from env0_posttrain.tasks.env0.runner import run_and_record
-from env0_posttrain.tasks.env0.verifier import replay_tools
-from env0_posttrain.tasks.env0.server import Env0Surface
+from env0_posttrain.tasks.env0.seed.auth import seed_auth
+from env0_posttrain.tasks.env0.corpus.importer import import_package
+from env0_posttrain.tasks.env0.serve.recording import oracle_calls, replay_http
+from env0_posttrain.tasks.env0.run.runner import run_and_record, replay_tools
+from env0_posttrain.tasks.env0.serve.server import Env0Surface
 from env0_posttrain.workspace import Workspace, call_tool
 
 FIXTURE = Path(__file__).parent / "fixtures" / "env0_invoice"

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from env0_posttrain.tasks.env0.env0_defaults import env0_imports
-from env0_posttrain.tasks.env0.runner import run_and_record
-from env0_posttrain.tasks.env0.server import log_entry
-from env0_posttrain.tasks.env0.shapes import STATE
-from env0_posttrain.tasks.env0.stripe_seeding import auth_enabled, scenario, seed_stripe
+from env0_posttrain.tasks.env0.seed.env0_defaults import env0_imports
+from env0_posttrain.tasks.env0.run.runner import run_and_record
+from env0_posttrain.tasks.env0.serve.server import log_entry
+from env0_posttrain.tasks.env0.serve.shapes import STATE
+from env0_posttrain.tasks.env0.seed.stripe import auth_enabled, scenario, seed_stripe
 from env0_posttrain.workspace import TOOLS, Workspace, call_tool
 
 FIXTURE = Path(__file__).parent / "fixtures" / "env0_stripe_refund"

@@ -71,7 +71,7 @@ def test_a_ledger_stored_before_used_and_dropped_were_counted_still_loads() -> N
     from env0_posttrain.tasks import LedgerRow
 
     old = {"family": "mail", "tasks": 12, "oracle_pass": 12, "noop_pass": 0, "mean_oracle_reward": 1.0,
-           "mean_noop_reward": 0.0, "oracle_pass_rate": 1.0, "noop_pass_rate": 0.0}  # as run/task_set.py stored it
+           "mean_noop_reward": 0.0, "oracle_pass_rate": 1.0, "noop_pass_rate": 0.0}  # as stages/task_set.py stored it
     row = LedgerRow.model_validate({k: v for k, v in old.items() if not k.endswith("_rate")})
     assert (row.used, row.dropped, row.dropped_reasons) == (None, 0, {})
     [entry] = parse_ledger([old])

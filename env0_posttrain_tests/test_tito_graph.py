@@ -175,7 +175,7 @@ def test_chat_rows_report_the_drift_check_as_not_applicable(world):
 def test_the_runs_own_student_is_a_token_id_returning_teacher(tmp_path):
     """`teacher.model: env0-local/student` serves the run's base student in-process; its replies carry ids."""
     from env0_posttrain.train.synthetic_rows import make_synthetic_set
-    from env0_posttrain.train.tiny_student import ensure_tiny_student
+    from env0_posttrain.train.tiny_student.build import ensure_tiny_student
     from env0_posttrain_tests.test_train_lora import STUDENT
 
     data = make_synthetic_set(8, 2, seed=2)

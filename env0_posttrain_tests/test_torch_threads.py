@@ -95,7 +95,7 @@ import json, sys
 import torch
 from transformers import AutoModelForCausalLM
 from env0_posttrain.util import torch_threads
-from env0_posttrain.train.tiny_student import TinyStudentConfig, build_model_config
+from env0_posttrain.train.tiny_student.build import TinyStudentConfig, build_model_config
 threads = torch_threads.apply(torch).threads
 c = TinyStudentConfig()
 cfg = build_model_config(c, vocab_size=2000)

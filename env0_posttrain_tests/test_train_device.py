@@ -14,9 +14,9 @@ import types
 import pytest
 
 from env0_posttrain.spec.runspec import LoraSpec, RunSpec
-from env0_posttrain.train.patch_scope import kernel_patches_undone
+from env0_posttrain.train.gpu.patch_scope import kernel_patches_undone
 from env0_posttrain.train.synthetic_rows import make_synthetic_set
-from env0_posttrain.train.tiny_student import TinyStudentConfig, ensure_tiny_student
+from env0_posttrain.train.tiny_student.build import TinyStudentConfig, ensure_tiny_student
 
 STUDENT = TinyStudentConfig(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1, intermediate_size=64,
                             vocab_size=320, pretrain_steps=2, pretrain_batch_size=2, pretrain_seq_len=32)
@@ -210,7 +210,7 @@ def _scalars(log_dir) -> set[str]:
 
 def test_training_curves_go_to_tensorboard_beside_the_adapter(tmp_path, base, data):
     from env0_posttrain.train import lora_sft
-    from env0_posttrain.train.tracking import event_files
+    from env0_posttrain.train.tracking.trackers import event_files
 
     result = lora_sft.train_lora(data.train[:4], [], LORA.model_copy(update={"report_to": ["tensorboard"]}), base,
                                  tmp_path / "tb")
@@ -222,7 +222,7 @@ def test_training_curves_go_to_tensorboard_beside_the_adapter(tmp_path, base, da
 
 
 def test_the_base_pretraining_reports_to_tensorboard_in_the_students_folder(tmp_path, data):
-    from env0_posttrain.train.tracking import event_files
+    from env0_posttrain.train.tracking.trackers import event_files
 
     built = ensure_tiny_student(tmp_path, data.corpus, data.entities, STUDENT, report_to=["tensorboard"])
     assert event_files(built / "tensorboard") and "train/loss" in _scalars(built / "tensorboard")

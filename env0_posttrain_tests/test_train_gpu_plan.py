@@ -12,7 +12,7 @@ import pytest
 
 from env0_posttrain.spec.runspec import LoraSpec, RunSpec
 from env0_posttrain.train import lora_sft
-from env0_posttrain.train.gpu_kernels import (
+from env0_posttrain.train.gpu.kernels import (
     KernelChoice,
     KernelError,
     KernelStatus,
@@ -20,7 +20,7 @@ from env0_posttrain.train.gpu_kernels import (
     probe_kernels,
     uses_linear_attention,
 )
-from env0_posttrain.train.memory_plan import (
+from env0_posttrain.train.gpu.memory_plan import (
     headroom_gib,
     memory_budget_gib,
     MemoryPlan,
@@ -264,7 +264,7 @@ def test_any_k_of_n_layers_checkpointed_gives_the_same_gradients_and_keeps_less(
     import torch
     from peft import get_peft_model
 
-    from env0_posttrain.train.layer_checkpointing import decoder_layers, set_checkpointed_layers
+    from env0_posttrain.train.gpu.layer_checkpointing import decoder_layers, set_checkpointed_layers
 
     lora = LoraSpec(r=4, alpha=8, dropout=0.0)
     ids = torch.randint(2, 512, (1, 48), generator=torch.Generator().manual_seed(1))
@@ -301,8 +301,8 @@ def test_the_trainer_checkpoints_the_plans_layers(tmp_path):
     from peft import get_peft_model
     from trl import SFTTrainer
 
-    from env0_posttrain.train.layer_checkpointing import LayerCheckpointing, decoder_layers
-    from env0_posttrain.train.tokenizer_build import build_tokenizer
+    from env0_posttrain.train.gpu.layer_checkpointing import LayerCheckpointing, decoder_layers
+    from env0_posttrain.train.tiny_student.tokenizer import build_tokenizer
 
     lora = LoraSpec(r=4, alpha=8, dropout=0.0, max_steps=1, grad_accumulation=1, save_steps=10, logging_steps=1,
                     eval_fraction=0.0, max_seq_length=64, report_to=[])

@@ -142,7 +142,7 @@ def test_grpo_continues_the_sft_adapter_and_logs_reward_kl_entropy(tiny_dir, tmp
     after = load_file(str(result.adapter_dir / "adapter_model.safetensors"))
     assert before.keys() == after.keys()  # only the trained adapter is saved, not TRL's frozen "ref" copy
     assert any(not torch.equal(before[k], after[k]) for k in before)
-    from env0_posttrain.train.tracking import event_files
+    from env0_posttrain.train.tracking.trackers import event_files
 
     assert result.device == "cpu" and event_files(result.tensorboard_dir)  # rl.report_to's default: TensorBoard
 

@@ -16,7 +16,7 @@ from env0_posttrain.train import (
 from env0_posttrain.train.lora_sft import build_sft_config, resolve_device_settings
 from env0_posttrain.train.rows import RowError, rows_to_dataset
 from env0_posttrain.train.synthetic_rows import make_synthetic_set
-from env0_posttrain.train.tiny_student import TinyStudentConfig, ensure_tiny_student
+from env0_posttrain.train.tiny_student.build import TinyStudentConfig, ensure_tiny_student
 
 STUDENT = TinyStudentConfig(hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2, intermediate_size=128,
                             vocab_size=400, pretrain_steps=8, pretrain_batch_size=4, pretrain_seq_len=64)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from env0_posttrain.tasks import company
 from env0_posttrain.tasks.vocabulary import entity_classes
-from env0_posttrain.train.practice_tools import PRACTICE_TOOLS, practice_chats, practice_schemas
-from env0_posttrain.train.student_corpus import people_emails
+from env0_posttrain.train.tiny_student.practice_tools import PRACTICE_TOOLS, practice_chats, practice_schemas
+from env0_posttrain.train.tiny_student.corpus import people_emails
 from env0_posttrain.workspace import TOOLS
 
 

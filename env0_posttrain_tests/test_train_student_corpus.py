@@ -16,8 +16,8 @@ from env0_posttrain.tasks import (
 from env0_posttrain.spec.runspec import CorpusMix
 from env0_posttrain.tasks import company, vocabulary
 from env0_posttrain.tasks.vocabulary import entity_classes
-from env0_posttrain.train.practice_tools import practice_schemas
-from env0_posttrain.train.student_corpus import (
+from env0_posttrain.train.tiny_student.practice_tools import practice_schemas
+from env0_posttrain.train.tiny_student.corpus import (
     copy_drills,
     oracle_row,
     people_emails,

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from env0_posttrain.train.synthetic_rows import TOOLS, make_synthetic_set
-from env0_posttrain.train.tiny_student import (
+from env0_posttrain.train.tiny_student.build import (
     MARKER_FILE,
     pretrain_blocks,
     TinyStudentConfig,
     ensure_tiny_student,
     student_info,
 )
-from env0_posttrain.train.tokenizer_build import (
+from env0_posttrain.train.tiny_student.tokenizer import (
     build_tokenizer,
     check_round_trip,
     qwen3_5_chat_template,
@@ -131,7 +131,7 @@ def test_the_base_model_stage_builds_once_and_later_stages_read_its_record(tmp_p
     import logging
 
     import env0_posttrain.train as train
-    import env0_posttrain.train.student_corpus as sc
+    import env0_posttrain.train.tiny_student.corpus as sc
     from env0_posttrain.util.paths import Paths
     from env0_posttrain.stages.base_model import base_student, build_base_model
     from env0_posttrain.stages.context import StageContext

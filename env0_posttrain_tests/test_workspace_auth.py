@@ -17,10 +17,10 @@ import jwt
 import pytest
 from fastapi.testclient import TestClient
 
-from env0_posttrain.tasks.env0.auth_seeding import seed_auth
-from env0_posttrain.tasks.env0.corpus import family_of
-from env0_posttrain.tasks.env0.runner import run_package
-from env0_posttrain.tasks.env0.server import Env0Surface, serve_services
+from env0_posttrain.tasks.env0.seed.auth import seed_auth
+from env0_posttrain.tasks.env0.corpus.importer import family_of
+from env0_posttrain.tasks.env0.run.runner import run_package
+from env0_posttrain.tasks.env0.serve.server import Env0Surface, serve_services
 from env0_posttrain.workspace.auth_http import ROUTES
 from env0_posttrain.workspace.environment import Workspace
 from env0_posttrain.workspace.http_app import create_app

@@ -9,8 +9,8 @@ import types
 
 import pytest
 
-from env0_posttrain.tasks.env0.auth_seeding import seed_auth
-from env0_posttrain.tasks.env0.server import Env0Surface
+from env0_posttrain.tasks.env0.seed.auth import seed_auth
+from env0_posttrain.tasks.env0.serve.server import Env0Surface
 from env0_posttrain.tasks.env0.services import PREFIXES
 from env0_posttrain.workspace.environment import Workspace
 from env0_posttrain.workspace.services.auth.gate import SLACK, google_scopes, required_scopes

@@ -11,8 +11,8 @@ import types
 import pytest
 from googleapiclient.errors import HttpError
 
-from env0_posttrain.tasks.env0.auth_seeding import seed_auth
-from env0_posttrain.tasks.env0.server import Env0Surface
+from env0_posttrain.tasks.env0.seed.auth import seed_auth
+from env0_posttrain.tasks.env0.serve.server import Env0Surface
 from env0_posttrain.workspace.environment import Workspace
 from env0_posttrain_tests.google_clients import local_service
 from env0_posttrain_tests.live_workspace import reseed, server_fixture

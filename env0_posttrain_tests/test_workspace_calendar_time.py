@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from env0_posttrain.tasks.env0.server import _local_times
-from env0_posttrain.tasks.env0.shapes import calendar_state
+from env0_posttrain.tasks.env0.serve.server import _local_times
+from env0_posttrain.tasks.env0.serve.shapes import calendar_state
 from env0_posttrain.workspace import Workspace
 from env0_posttrain_tests.test_workspace_support import err, ok
 

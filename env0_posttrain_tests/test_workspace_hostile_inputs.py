@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from env0_posttrain.tasks.env0.server import Env0Surface
+from env0_posttrain.tasks.env0.serve.server import Env0Surface
 from env0_posttrain.tasks.env0.services import PREFIXES
 from env0_posttrain.workspace import TOOLS, Workspace, call_tool
 from env0_posttrain_tests.test_workspace_support import assert_not_a_server_error

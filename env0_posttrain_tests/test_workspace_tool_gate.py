@@ -10,7 +10,7 @@ import json
 import types
 from pathlib import Path
 
-from env0_posttrain.tasks.env0.auth_seeding import seed_auth
+from env0_posttrain.tasks.env0.seed.auth import seed_auth
 from env0_posttrain.workspace import Workspace, call_tool
 
 

@@ -23,7 +23,6 @@ from .provider_base import Env0Provider, fill_response
 INFRA_FAULTS = ("timeout", "rate_limit", "server_error", "connection")
 REPLY_FAULTS = ("malformed_json", "empty_reply")
 FAULT_KINDS = INFRA_FAULTS + REPLY_FAULTS
-_OWN_OPTIONS = ("env0_fault_rate", "env0_fault_kinds", "env0_fault_seed")
 
 
 def raise_infra_fault(kind: str, model: str) -> None:

@@ -233,10 +233,5 @@ class OracleProvider(Env0Provider):
         return fill_response(model_response, model, message)
 
 
-def oracle_solution_messages(task: Task, surface: str = "tools") -> list[dict[str, Any]]:
-    """The skill-1 plan as assistant messages (handy for checking a task end to end)."""
-    return [t.message(f"call_{i}") for i, t in enumerate(plan_episode(task, 1.0, 0, surface).turns)]
-
-
 def install_oracle() -> None:
     register_provider("env0-oracle", OracleProvider())

@@ -1,4 +1,4 @@
-"""The episode's sandbox: env0's container layout around the task's workspace (tasks/env0/sandbox.py), with the
+"""The episode's sandbox: env0's container layout around the task's workspace (sandbox/box.py), with the
 shell spec's limits, plus what an agent's commands need beyond a package's own scripts.
 
 The sandbox itself confines every command (a bubblewrap container per command: allowlist root, no capabilities,
@@ -46,7 +46,8 @@ class ConfinedSandbox:
 
 @contextmanager
 def open_task_sandbox(task: Any, ws: Any, limits: ShellSpec, paths: TaskPaths) -> Iterator[ConfinedSandbox]:
-    from env0_posttrain.tasks.env0.sandbox import Sandbox, SandboxLimits, containment_problem, sandbox_mode
+    from env0_posttrain.sandbox.box import SandboxLimits, containment_problem, sandbox_mode
+    from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
 
     if sandbox_mode() != "namespaces":
         raise RuntimeError("the shell surface runs an agent's commands only inside the confined sandbox; unset "
@@ -59,5 +60,5 @@ def open_task_sandbox(task: Any, ws: Any, limits: ShellSpec, paths: TaskPaths) -
     package_dir, manifest, extras = package_parts(task, paths)
     box_limits = SandboxLimits(max_processes=limits.max_processes, memory_mb=limits.max_memory_mb, file_cap=FILE_CAP,
                                writable_mb=limits.max_writable_mb, writable_files=limits.max_writable_files)
-    with Sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras, limits=box_limits) as sb:
+    with env0_sandbox(ws, package_dir=package_dir, manifest=manifest, extras=extras, limits=box_limits) as sb:
         yield ConfinedSandbox(sb)

@@ -1,6 +1,6 @@
 """One episode's sandbox on the shell surface, and what a command's result looks like to the agent.
 
-The sandbox (tasks/env0/sandbox.py) gives env0's container layout and a private loopback with the services at
+The sandbox (sandbox/box.py) gives env0's container layout and a private loopback with the services at
 env0's ports; this layer adds what a command needs on top: its time limit and output cap, a limit on the
 processes the sandbox may hold (a pids cgroup when the machine lets us make one), and a report of what
 confinement did, both in the text the agent reads and as counts in the episode's error_counts.

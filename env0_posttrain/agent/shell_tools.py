@@ -16,7 +16,6 @@ SURFACES: tuple[str, ...] = ("tools", "shell", "both")
 TERMINAL = "terminal"
 FINISH = "finish"
 SHELL_TOOLS = (TERMINAL, FINISH)
-OPENHANDS_PIN = "openhands-sdk/openhands-tools 1.28.1 (benchflow's `openhands` agent)"
 
 _SUMMARY = {"type": "string", "description": "Optional: about ten words on what this call does."}
 

@@ -2,7 +2,7 @@
 
 Shared by the trajectory explorer and the notebook dataframes, so both show the rounds the report counts: the
 newest finished round of each (run, round arm). A round arm is the arm, or `arm@suite` for a named eval suite;
-rounds without a suite belong to the run's default eval suite (suite_spec.DEFAULT_SUITE). Episodes are read as JSON dicts
+rounds without a suite belong to the run's default eval suite (spec/suites.py DEFAULT_SUITE). Episodes are read as JSON dicts
 (the store validated them on write) and streamed in task order, a chunk of tasks per connection.
 """
 

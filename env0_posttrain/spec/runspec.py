@@ -237,7 +237,7 @@ class LoraSpec(_Section):
     gpu_memory_gb: float | None = Field(
         default=None, gt=0.0, le=100_000,
         description="GPU memory budget in GiB (as torch reports it); None = the device's. "
-        "The plan checkpoints the fewest layers that fit (any k of n), offloading their inputs where faster (train/memory_plan.py)",
+        "The plan checkpoints the fewest layers that fit (any k of n), offloading their inputs where faster (train/gpu/memory_plan.py)",
     )
     report_to: list[Tracker] = trackers()
     seed: int = Field(default=0, ge=0, le=MAX_SEED)

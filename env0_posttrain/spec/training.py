@@ -1,6 +1,6 @@
 """Value types that several run-spec sections share: where local models run, where training curves go.
 
-Kept apart from runspec.py so each section reads one line per field (util/devices.py and train/tracking.py act on them).
+Kept apart from runspec.py so each section reads one line per field (util/devices.py and train/tracking/trackers.py act on them).
 """
 
 from __future__ import annotations

@@ -55,6 +55,6 @@ def train_adapter(ctx: StageContext) -> StageResult:
 
 
 def _checkpointing_note(plan: dict | None) -> str:
-    from env0_posttrain.train.memory_plan import MemoryPlan
+    from env0_posttrain.train.gpu.memory_plan import MemoryPlan
 
     return MemoryPlan.model_validate(plan).describe() if plan else "none (CPU)"

@@ -107,7 +107,7 @@ def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Path
     training = store.latest_training(run_id) if arm == "sft" else None
     if arm == "sft" and training is None:
         raise RuntimeError(f"run {run_id}: no finished training; materialize lora_adapter first")
-    if arm == "rl":  # the GRPO adapter is stored under <run_id>:rl (see run/rl.py)
+    if arm == "rl":  # the GRPO adapter is stored under <run_id>:rl (see stages/rl.py)
         training = store.latest_training(f"{run_id}:rl")
         if training is None:
             raise RuntimeError(f"run {run_id}: no finished RL training; materialize rl_adapter first")

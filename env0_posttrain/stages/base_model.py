@@ -41,7 +41,7 @@ def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) 
         return spec.student.model
     from env0_posttrain.tasks.model import Task
     from env0_posttrain.train import TINY_DEMO_STUDENT, ensure_tiny_student
-    from env0_posttrain.train.student_corpus import student_corpus
+    from env0_posttrain.train.tiny_student.corpus import student_corpus
 
     rows = [j for _, j in store.load_tasks(run_id, "train")]
     if not rows:
@@ -77,8 +77,8 @@ def build_base_model(ctx: StageContext) -> StageResult:
         name = spec.hosting.base_model_name or spec.student.model
         source, path, revision = "served", f"{name}@{spec.hosting.api_base}", None
     elif spec.student.model in TINY_STUDENTS:
-        from env0_posttrain.train.tiny_student import student_info
-        from env0_posttrain.train.tracking import TENSORBOARD_DIRNAME
+        from env0_posttrain.train.tiny_student.build import student_info
+        from env0_posttrain.train.tracking.trackers import TENSORBOARD_DIRNAME
 
         built = Path(ensure_base_student(spec, ctx.store, ctx.run_id, ctx.paths))
         source, path, revision = "tiny", str(built), built.name.rsplit("-", 1)[-1]
@@ -102,7 +102,7 @@ def base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) -> Path
     """The base weights later stages load: the base_model asset's record (a hub id or path needs no build)."""
     if spec.student.model not in TINY_STUDENTS:
         return spec.student.model
-    from env0_posttrain.train.tiny_student import MARKER_FILE
+    from env0_posttrain.train.tiny_student.build import MARKER_FILE
 
     record = store.base_model(run_id)
     if record is None or record["source"] != "tiny":

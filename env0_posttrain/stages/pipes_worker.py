@@ -5,7 +5,7 @@ It imports `dagster_pipes` (a small dependency-free package), never `dagster`, s
 needs only this project and its ML stack. Run as `python -m env0_posttrain.stages.pipes_worker`; the
 run id, data root and stage come as Pipes extras from `env0_posttrain.defs.pipes`.
 
-The project's own log lines (training progress at a steady interval, `train/progress.py`) go to the
+The project's own log lines (training progress at a steady interval, `train/tracking/progress.py`) go to the
 orchestrator's event log through Pipes, as they do for a stage that runs in the step's process.
 A path under the data dir's served folders is reported as a URL on the artifact server.
 """

@@ -1,5 +1,5 @@
 """The sft_rows stage: the teacher round converted, curated and validated into training rows (chat rows
-here; `sft.format: tito` hands over to run/sft_tito.py)."""
+here; `sft.format: tito` hands over to stages/sft_tito.py)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     ep.add_argument("package_dir", type=Path)
     ep.add_argument("--oracle", action="store_true", help="run solution/solve.sh as the agent")
     ep.add_argument("--calls", type=Path, help="JSON list of {name, arguments} (our tool names)")
-    ep.add_argument("--record", type=Path, help="with --oracle: write solve.sh's requests (recording.py) here as JSON")
+    ep.add_argument("--record", type=Path, help="with --oracle: write solve.sh's requests (serve/recording.py) here as JSON")
     ep.add_argument("--replay", type=Path, help="send a --record file's requests through the services instead of "
                     "running solve.sh")
     ep.add_argument("--reward-file", type=Path, help="where to write env0's reward.json (or the verifier_error)")
@@ -64,8 +64,8 @@ def _env0(args: argparse.Namespace) -> int:
 
     from pydantic import TypeAdapter, ValidationError
 
-    from env0_posttrain.tasks.env0.recording import RecordedRequest
-    from env0_posttrain.tasks.env0.runner import run_and_record
+    from env0_posttrain.tasks.env0.serve.recording import RecordedRequest
+    from env0_posttrain.tasks.env0.run.runner import run_and_record
 
     replay, now = None, None
     if args.replay is not None:

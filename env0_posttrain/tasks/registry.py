@@ -132,7 +132,7 @@ def make_task_set(
     (imported from the env0 packages in ``selection.source`` when set, seeded on the env0 checkout ``env0_root``;
     ``import_cache`` keeps those imports)."""
     if selection.source is not None:
-        from env0_posttrain.tasks.env0.corpus import source_task_set
+        from env0_posttrain.tasks.env0.corpus.importer import source_task_set
 
         return source_task_set(selection, company_seed=company_seed, include_noop_pass=include_noop_pass,
                                cache_dir=import_cache, progress=progress, env0_root=env0_root)

@@ -90,7 +90,7 @@ TEMPLATE_SOURCE = TemplateSource()
 
 
 def _env0() -> TaskSource:
-    from env0_posttrain.tasks.env0.source import ENV0_SOURCE  # env0's modules load on first use
+    from env0_posttrain.tasks.env0.corpus.source import ENV0_SOURCE  # env0's modules load on first use
 
     return ENV0_SOURCE
 

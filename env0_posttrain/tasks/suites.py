@@ -1,4 +1,4 @@
-"""A named eval suite's tasks (suite_spec.SuiteSpec) and its boundary with the training set.
+"""A named eval suite's tasks (spec/suites.py SuiteSpec) and its boundary with the training set.
 
 Suites draw from the seen training tasks, the built-in generator or a folder of env0 packages. Within a suite,
 distinct packages are distinct tasks (two packages sharing an instruction but not their content both stay); only
@@ -82,8 +82,8 @@ def _generated(suite: SuiteSpec, train: list[Task], families: list[str], templat
 
 def _packages(suite: SuiteSpec, train: list[Task], source: Path, anchor: Path, cache_dir: Path | None,
               rng: random.Random, progress: Progress, env0_root: Path | None) -> SuiteTasks:
-    from env0_posttrain.tasks.env0.corpus import family_of, import_cached, package_dirs
-    from env0_posttrain.tasks.env0.package import Env0Error, load_package
+    from env0_posttrain.tasks.env0.corpus.importer import family_of, import_cached, package_dirs
+    from env0_posttrain.tasks.env0.package.load import Env0Error, load_package
 
     if not source.is_dir():
         raise ValueError(f"suite {suite.name}: source {source} is not a directory")

@@ -1,4 +1,8 @@
-"""LoRA SFT with TRL + PEFT, and the tiny offline student.
+"""LoRA SFT with TRL + PEFT and GRPO, and the tiny offline student.
+
+The trainers, their rows and the adapter's card sit here; `gpu/` holds what a CUDA run checks and plans (kernels,
+memory plan, layer checkpointing, patch scope), `probe/` the sanity probe, `tiny_student/` the locally built base
+model (tokenizer, corpus, practice tools) and `tracking/` the curves, metrics and progress of a run.
 
     from env0_posttrain.train import ensure_tiny_student, TinyStudentConfig, train_lora, sanity_probe
 
@@ -12,15 +16,15 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "TINY_DEMO_LORA": "demo_recipe", "TINY_DEMO_STUDENT": "demo_recipe", "tiny_demo_task_selection": "demo_recipe", "ensure_task_student": "student_corpus",
+    "TINY_DEMO_LORA": "demo_recipe", "TINY_DEMO_STUDENT": "demo_recipe", "tiny_demo_task_selection": "demo_recipe", "ensure_task_student": "tiny_student.corpus",
     "TrainResult": "lora_sft", "train_lora": "lora_sft", "last_checkpoint": "lora_sft",
-    "MetricsCallback": "metrics_callback", "plot_training_curves": "plots",
-    "ProbeResult": "probe", "sanity_probe": "probe",
+    "MetricsCallback": "tracking.metrics", "plot_training_curves": "tracking.plots",
+    "ProbeResult": "probe.chat_rows", "sanity_probe": "probe.chat_rows",
     "CardInfo": "publish", "PublishError": "publish", "adapter_revision": "publish", "adapter_serving_name": "publish",
     "push_adapter": "publish", "render_model_card": "publish",
     "RowError": "rows", "rows_to_dataset": "rows",
-    "TinyStudentConfig": "tiny_student", "ensure_tiny_student": "tiny_student", "student_info": "tiny_student",
-    "student_corpus": "student_corpus", "oracle_row": "student_corpus",
+    "TinyStudentConfig": "tiny_student.build", "ensure_tiny_student": "tiny_student.build", "student_info": "tiny_student.build",
+    "student_corpus": "tiny_student.corpus", "oracle_row": "tiny_student.corpus",
 }
 __all__ = list(_EXPORTS)
 

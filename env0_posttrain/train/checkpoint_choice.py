@@ -41,7 +41,7 @@ def first_call_scores(base_path: str | Path, checkpoints: Sequence[Path], rows: 
     where the adapter trained)."""
     from env0_posttrain.util.devices import load_causal_lm
     from env0_posttrain.train.generation import first_call_prompt, greedy_completions, load_tokenizer_with_parser
-    from env0_posttrain.train.probe_verdict import first_call_matches
+    from env0_posttrain.train.probe.verdict import first_call_matches
     from env0_posttrain.train.rows import rows_to_dataset
 
     tok = load_tokenizer_with_parser(base_path)

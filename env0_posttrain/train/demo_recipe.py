@@ -14,7 +14,7 @@ pre-trained on copy drills and calls to made-up practice tools gives, after 300 
 
 from __future__ import annotations
 
-from env0_posttrain.train.tiny_student import TinyStudentConfig
+from env0_posttrain.train.tiny_student.build import TinyStudentConfig
 
 TINY_DEMO_LORA: dict = {
     "r": 32,

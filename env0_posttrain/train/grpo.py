@@ -189,8 +189,8 @@ def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft
 
     from env0_posttrain.agent.endpoint import DEFAULT_SYSTEM_PROMPT
     from env0_posttrain.util.devices import model_dtype, resolve_device
-    from env0_posttrain.train.patch_scope import kernel_patches_undone
-    from env0_posttrain.train.tracking import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
+    from env0_posttrain.train.gpu.patch_scope import kernel_patches_undone
+    from env0_posttrain.train.tracking.trackers import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
     from env0_posttrain.util import torch_threads
 
     torch_threads.apply(torch)
@@ -235,7 +235,7 @@ def train_rl(tasks: list, rl: RLSpec, eval_spec: EvalSpec, base: str | Path, sft
                               train_dataset=Dataset.from_list(rows), processing_class=trl_tokenizer,
                               rollout_func=rollouts, callbacks=[_Log()])
         tensorboard_dir = route_tensorboard(trainer, out_dir / TENSORBOARD_DIRNAME)
-        from .progress import show_progress
+        from .tracking.progress import show_progress
 
         show_progress(trainer, "GRPO", lambda: {"episodes": rollouts.calls * rl.prompts_per_step * rl.num_generations})
         trainer.train()

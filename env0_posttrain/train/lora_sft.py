@@ -20,8 +20,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from env0_posttrain.spec.runspec import LoraSpec
-from env0_posttrain.train.gpu_kernels import KernelChoice, check_kernels, probe_kernels, uses_linear_attention
-from env0_posttrain.train.memory_plan import (
+from env0_posttrain.train.gpu.kernels import KernelChoice, check_kernels, probe_kernels, uses_linear_attention
+from env0_posttrain.train.gpu.memory_plan import (
     MemoryPlan,
     ModelShape,
     checkpointing_settings,
@@ -30,10 +30,10 @@ from env0_posttrain.train.memory_plan import (
     plan_memory,
 )
 from env0_posttrain.train.checkpoint_choice import CheckpointChoice, checkpoint_step, first_call_scores, pick_best
-from env0_posttrain.train.metrics_callback import MetricsCallback
-from env0_posttrain.train.patch_scope import kernel_patches_undone
+from env0_posttrain.train.tracking.metrics import MetricsCallback
+from env0_posttrain.train.gpu.patch_scope import kernel_patches_undone
 from env0_posttrain.train.rows import rows_to_dataset
-from env0_posttrain.train.tracking import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
+from env0_posttrain.train.tracking.trackers import TENSORBOARD_DIRNAME, report_to_list, route_tensorboard
 from env0_posttrain.util.fsutil import replace_dir
 from env0_posttrain.train.model_card import CardInfo, finish_adapter_dir
 
@@ -126,7 +126,7 @@ def padding_free_supported(lora: LoraSpec, kernels: KernelChoice) -> bool:
 
 def apply_memory_plan(lora: LoraSpec, device: dict[str, Any], model, kernels: KernelChoice) -> MemoryPlan | None:
     """On CUDA, choose the checkpointing for `lora.gpu_memory_gb` (default: the device's) and put it in `device`:
-    which layers are checkpointed and whether their inputs are offloaded (memory_plan.py)."""
+    which layers are checkpointed and whether their inputs are offloaded (gpu/memory_plan.py)."""
     if device["use_cpu"]:
         return None
     shape = ModelShape.of(model, lora.per_device_batch_size * lora.max_seq_length, 2 if device["bf16"] else 4,
@@ -261,7 +261,7 @@ def train_lora(
     `student.device` ('auto', 'cpu', 'cuda'; None = 'auto'): training and the first-call scoring run there.
 
     The kernels the trainer patches in (Liger) stay with this model: transformers' modules are put back when
-    training ends (patch_scope.py), so a model loaded later in this process runs plain torch."""
+    training ends (gpu/patch_scope.py), so a model loaded later in this process runs plain torch."""
     import torch
     from peft import get_peft_model
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, set_seed
@@ -299,7 +299,7 @@ def train_lora(
     callback = MetricsCallback(on_log)
     callbacks: list[Any] = [callback]
     if device.get("checkpoint_layers") is not None:
-        from env0_posttrain.train.layer_checkpointing import LayerCheckpointing
+        from env0_posttrain.train.gpu.layer_checkpointing import LayerCheckpointing
 
         callbacks.append(LayerCheckpointing(device["checkpoint_layers"]))
     weighted = "weight" in train_ds.column_names  # TITO rows with per-turn loss weights
@@ -307,7 +307,7 @@ def train_lora(
         from env0_posttrain.train.weighted_loss import WeightedSFTTrainer as trainer_class
     else:
         trainer_class = SFTTrainer
-    from .progress import show_progress
+    from .tracking.progress import show_progress
 
     resume_from = last_checkpoint(out_dir / CHECKPOINTS_DIRNAME) if resume else None
     with kernel_patches_undone(log):  # the trainer applies Liger here; put transformers back afterwards

@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from env0_posttrain.train.tokenizer_build import format_primer
+from env0_posttrain.train.tiny_student.tokenizer import format_primer
 
 SYSTEM = "You are the Acme Corp workspace assistant. Use the tools to do what the user asks, then reply briefly."
 FIRST = ["ana", "ben", "chloe", "dev", "emma", "farid", "grace", "hugo", "iris", "jon", "kira", "liam"]

@@ -1,5 +1,5 @@
 """The one error a package step raises: it names the step and the file, so a bad package in a corpus of thousands
-is found at once (every module of the package pipeline raises it; package.py re-exports it)."""
+is found at once (every module of the package pipeline raises it; package/load.py re-exports it)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """env0's services as its packages reach them: the port each has in env0's image, the URL variables scripts read,
 and which of our services answers. Registering a service is one row of SERVICES (no imports here on purpose:
-package.py, server.py and sandbox.py all read this table).
+package/load.py, serve/server.py and serve/listeners.py all read this table).
 
 The ports are the scripts' own defaults (`${GMAIL_URL:-http://localhost:9001}` in test.sh / solve.sh). In a
 sandbox each service listens on its port of the sandbox's private loopback; unconfined, on a free port.
@@ -14,8 +14,8 @@ from typing import NamedTuple
 class Env0Service(NamedTuple):
     name: str  # env0's name: task.toml `services`, the Dockerfile's seed command (`gmail --db ...`), `mock-<name>`
     port: int  # env0's port (localhost:<port> in the scripts)
-    prefix: str  # the path prefix Env0Surface answers it under (server.py)
-    ours: str  # our workspace service (its state / diff shapes in shapes.py)
+    prefix: str  # the path prefix Env0Surface answers it under (serve/server.py)
+    ours: str  # our workspace service (its state / diff shapes in serve/shapes.py)
     env: tuple[str, ...]  # the URL variables packages read (env0's MOCK_*_URL, env-0's *_URL)
 
 
@@ -30,7 +30,7 @@ SERVICES: tuple[Env0Service, ...] = (
 )
 
 # Not env0's: one more listener answering every API of the workspace at its real path (the Admin SDK, which env0
-# has no port for, is reached only there), each method behind its own service's gate (auth_surface.py). The shell
+# has no port for, is reached only there), each method behind its own service's gate (serve/auth_surface.py). The shell
 # surface names it to agents as $WORKSPACE_URL.
 WORKSPACE = Env0Service("workspace", 9099, "workspace", "*", ("WORKSPACE_URL",))
 LISTENERS: tuple[Env0Service, ...] = (*SERVICES, WORKSPACE)

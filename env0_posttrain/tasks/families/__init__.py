@@ -1,6 +1,5 @@
 """Task families; importing this package registers every template."""
 
-from env0_posttrain.tasks.families import auth, auth_bulk, calendar, docs, drive, mail, multi_app, multi_app_more  # noqa: F401
-from env0_posttrain.tasks.families import calendar_sharing  # noqa: F401,E402  (ACL and secondary-calendar templates)
-from env0_posttrain.tasks.families import slack_workspace  # noqa: F401,E402  (pins, reminders, channel reorg, status, scheduling)
-from env0_posttrain.tasks.families import google_more  # noqa: F401,E402  (Gmail filters/threads/vacation, Drive comment replies)
+from env0_posttrain.tasks.families import auth, auth_bulk, calendar, calendar_sharing, docs, docs_comments  # noqa: F401
+from env0_posttrain.tasks.families import drive, mail, mail_settings  # noqa: F401
+from env0_posttrain.tasks.families.multi_app import handoffs, jobs, slack, slack_housekeeping  # noqa: F401

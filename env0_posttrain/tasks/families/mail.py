@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import random
+from datetime import timedelta
 from typing import Any
 
 from env0_posttrain.tasks.families.common import Script, pick_people, person_params
@@ -388,4 +389,50 @@ register(Template(
     judge=lambda j, p: (j.answer_mentions("subject", [_latest_subject(j.start, p)]), standard_gates(j)),
     phrasings=("What is the subject of the most recent email from {name}?",
                "Tell me the subject line of {first}'s latest message."),
+))
+
+
+# -- thread triage: archive a whole conversation and mark it read -------------------------------------------
+
+def _plant_thread(ws: Any, p: dict[str, Any]) -> None:
+    person = ws.person(p["email"])
+    header = f"{person.name} <{person.email}>"
+    body = BODIES.get(p["subject"], p["subject"])
+    first = ws.gmail.add_message(sender=header, subject=p["subject"], body=body, date=ws.now - timedelta(hours=30))
+    ws.gmail.add_message(sender=f"{ws.me.name} <{ws.me.email}>", to=[person.email], subject=f"Re: {p['subject']}",
+                         body="Thanks, looking at it.", labels=["SENT"], unread=False, thread_id=first.threadId,
+                         date=ws.now - timedelta(hours=26))
+    ws.gmail.add_message(sender=header, subject=f"Re: {p['subject']}", body="One more detail attached inline.",
+                         thread_id=first.threadId, date=ws.now - timedelta(hours=3))
+
+
+def _thread_ids(ws: Any, p: dict[str, Any]) -> tuple[str, set[str]]:
+    tid = find_mail(ws, p["email"], p["subject"]).threadId
+    return tid, {m.id for m in ws.gmail.mailbox() if m.threadId == tid}
+
+
+def _solve_thread(ws: Any, p: dict[str, Any]) -> list:
+    s = Script(ws)
+    tid = s("gmail_messages_list", q=query_for(p["email"], p["subject"]))["messages"][0]["threadId"]
+    s("gmail_threads_modify", id=tid, body={"removeLabelIds": ["INBOX", "UNREAD"]})
+    return s.calls
+
+
+def _judge_thread(j: Judge, p: dict[str, Any]) -> None:
+    tid, ids = _thread_ids(j.start, p)
+    msgs = [j.end.gmail.db.messages.get(i) for i in ids]
+    j.check("thread_archived", all(m is not None and "INBOX" not in m.labelIds for m in msgs))
+    j.check("thread_read", all(m is not None and "UNREAD" not in m.labelIds for m in msgs))
+    j.guard("kept_not_trashed", all(m is not None and "TRASH" not in m.labelIds for m in msgs))
+    j.guard("other_mail_untouched", not labels_changed_elsewhere(j.start, j.end, ids))
+    standard_gates(j)
+
+
+register(Template(
+    id="mail_archive_thread_read", family=F, sample=sample_mail, plant=_plant_thread, solve=_solve_thread,
+    judge=_judge_thread, tools=("gmail_messages_list", "gmail_threads_modify"),
+    distractors=("gmail_threads_trash", "gmail_messages_modify", "gmail_threads_get"),
+    phrasings=('Archive the whole "{subject}" conversation with {name} and mark all of it as read.',
+               'Clear the "{subject}" thread from {first} out of my inbox (every message in it), marked read.',
+               'I am done with the {subject} thread ({email}): mark it read and archive it, all messages.'),
 ))
