@@ -10,7 +10,7 @@ from .data_model import SYSTEM_LABELS, Attachment, GmailDB, HistoryRecord, Label
 from .mime import address_of, b64url, headers_of, payload, size_estimate, snippet, to_raw
 from .query import Query
 
-
+P = "gmail/v1/users/{userId}"  # the path prefix of every users.* method
 HISTORY_KEPT = 1000  # history records kept (every write's savepoint copies the log, so it must not grow forever)
 
 
