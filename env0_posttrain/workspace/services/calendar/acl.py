@@ -14,6 +14,7 @@ from ...errors import bad_request, forbidden, not_found
 from ...paging import check_size, page
 from .calendars import etag
 from .data_model import AclRule, CalendarRow
+from ..push_channels import CHANNEL_PARAMS
 
 C = "calendar/v3"
 ACL_ROLES = ("none", "freeBusyReader", "reader", "writer", "owner")
@@ -160,3 +161,9 @@ class AclMixin:
         rule = AclRule(calendarId=cal.id, id=rid, scopeType=scope_type, scopeValue=value, role=role)
         self.db.acl[f"{cal.id}/{rid}"] = rule
         return rule
+
+    @api("calendar.acl.watch", f"POST {C}/calendars/{{calendarId}}/acl/watch",
+         "Watch a calendar's access rules for changes.", writes=True, params={"calendarId": "", **CHANNEL_PARAMS})
+    def acl_watch(self, calendarId: str, body: dict) -> dict[str, Any]:
+        cal = self._acl_cal(calendarId)
+        return self.open_channel(body, f"https://www.googleapis.com/calendar/v3/calendars/{cal.id}/acl?alt=json")  # type: ignore[attr-defined]

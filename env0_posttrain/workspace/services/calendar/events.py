@@ -19,6 +19,7 @@ from . import event_fields, recurrence, sync
 from .colors import EVENT_COLORS
 from .data_model import Attendee, CalendarRow, Event
 from .quick_add import parse_quick
+from ..push_channels import CHANNEL_PARAMS
 from .times import event_time, fmt, merged, parse_rfc3339, rendered, stored
 
 C = "calendar/v3"
@@ -490,6 +491,13 @@ class EventsMixin:
         ev = self.save(Event(id=self.new_id("event", BASE32HEX, 26), calendarId=cal.id, summary=summary, start=st,
                              end=en, organizerEmail=cal.id, creatorEmail=self.ws.me.email, created=now, updated=now))
         return self.render(ev, cal.id)
+
+    @api("calendar.events.watch", f"POST {C}/calendars/{{calendarId}}/events/watch",
+         "Watch a calendar's events for changes (registers a push channel).", writes=True,
+         params={"calendarId": "", **CHANNEL_PARAMS})
+    def events_watch(self, body: dict, calendarId: str = "primary") -> dict[str, Any]:
+        cal = self._cal(calendarId)
+        return self.open_channel(body, f"https://www.googleapis.com/calendar/v3/calendars/{cal.id}/events?alt=json")  # type: ignore[attr-defined]
 
 
 def _recurrence(rec: Any) -> tuple[str, ...] | None:

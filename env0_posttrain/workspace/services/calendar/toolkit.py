@@ -1,5 +1,5 @@
-"""Calendar v3: the service, assembled from one mixin per API resource (events, calendars and calendarList, acl,
-freebusy, settings), plus what they share: access to a calendar, finding an event (an occurrence of a recurring
+"""Calendar v3: the service, assembled from one mixin per API resource (events, calendars, calendarList, acl,
+freebusy, settings, colors, channels), plus what they share: access to a calendar, finding an event (an occurrence of a recurring
 one included), storing a change, the zone answers are given in, and the seeding helpers."""
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ from ...base import BASE32HEX, Service
 from ...errors import forbidden, not_found
 from . import recurrence
 from .acl import AclMixin
+from .calendar_list import CalendarListMixin
 from .calendars import CalendarsMixin
+from .channels import ChannelsMixin
+from .colors import ColorsMixin
 from .data_model import Attendee, CalendarDB, CalendarRow, Event, ListEntry
 from .events import EventsMixin
 from .freebusy import FreeBusyMixin
@@ -34,7 +37,8 @@ def event_times(e: Event) -> tuple[datetime, datetime]:
     return start, end
 
 
-class Calendar(CalendarsMixin, AclMixin, EventsMixin, FreeBusyMixin, SettingsMixin, Service):
+class Calendar(CalendarsMixin, CalendarListMixin, AclMixin, EventsMixin, FreeBusyMixin, SettingsMixin, ColorsMixin,
+               ChannelsMixin, Service):
     name = "calendar"
     DB = CalendarDB
     db: CalendarDB

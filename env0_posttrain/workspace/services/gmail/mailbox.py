@@ -212,7 +212,7 @@ class Mailbox(Service):
             if addr == sent.userId:
                 self.relabel(self.db.messages[sent.id], add=("INBOX", "UNREAD"))
             elif person is not None:
-                self.filtered(person.email, self.store(person.email, sender=sent.sender, to=sent.to, cc=sent.cc, subject=sent.subject,
+                self.filtered(person.email, self.store(person.email, sender=sent.sender, to=sent.to, cc=sent.cc, subject=sent.subject,  # type: ignore[attr-defined]
                            body=sent.body, in_reply_to=sent.inReplyTo, references=sent.references,
                            attachments=[a.model_dump() for a in sent.attachments],
                            message_id_header=sent.messageIdHeader))
