@@ -70,10 +70,6 @@ COHESION_TODO: dict[str, str] = {
     "tasks/families/multi_app.py": "docstring",
     "tasks/families/multi_app_more.py": "name, docstring",
     "workspace/services/admin/toolkit.py": "resources",
-    "workspace/services/stripe/money.py": "resources",
-    "workspace/services/stripe/payments.py": "resources",
-    "workspace/services/stripe/search.py": "resources",
-    "workspace/services/stripe/toolkit.py": "resources",
 }
 
 
