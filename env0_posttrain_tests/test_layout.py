@@ -69,7 +69,6 @@ COHESION_TODO: dict[str, str] = {
     "tasks/families/google_more.py": "name",
     "tasks/families/multi_app.py": "docstring",
     "tasks/families/multi_app_more.py": "name, docstring",
-    "workspace/services/admin/toolkit.py": "resources",
 }
 
 

@@ -21,7 +21,6 @@ D = "drive/v3"
 
 
 class Changes(DriveState):
-
     @api("drive.changes.getStartPageToken", f"GET {D}/changes/startPageToken",
          "A page token for changes.list: changes after now.")
     def changes_getStartPageToken(self, driveId: str | None = None, supportsAllDrives: bool | None = None,

@@ -17,7 +17,6 @@ from .data_model import Reply
 
 
 class Replies(Comments):
-
     # -- replies ----------------------------------------------------------------------------------
     @api("drive.replies.list", f"GET {C}/replies", "List a comment's replies.",
          params={"fileId": "", "commentId": "", "fields": "required, e.g. replies(id,content,action)", "pageSize": "",

@@ -24,7 +24,6 @@ _ROLES = ("owner", "organizer", "fileOrganizer", "writer", "commenter", "reader"
 class Drive(Files, Permissions, Replies, Revisions, Changes, SharedDrives, About, Channels):
     """Seeding helpers (not tools) on top of every resource."""
 
-
     # -- seeding helpers ------------------------------------------------------------------------
     def add_file(self, *, name: str, content: str | None = "", mime_type: str = "text/plain",
                  parent: str | None = None, owner: str | None = None, shared_with: dict[str, str] | None = None,

@@ -32,7 +32,6 @@ SETTINGS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 
 
 class MailPrefs(Mailbox):
-
     # -- single-resource settings -------------------------------------------------------------------
     def setting(self, owner: str, name: str) -> dict[str, Any]:
         """The current value of vacation / autoForwarding / imap / pop / language (verifier helper)."""

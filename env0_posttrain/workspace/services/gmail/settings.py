@@ -42,7 +42,6 @@ def check_fields(where: str, body: Any, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 class MailSettings(Mailbox):
-
     def _email(self, value: Any, field: str) -> str:
         if not isinstance(value, str) or "@" not in value or " " in value.strip():
             raise bad_request(f"Invalid {field}", "invalidArgument")

@@ -47,7 +47,6 @@ def _kind_matches(f: SlackFile, types: set[str]) -> bool:
 
 
 class Files(SlackState):
-
     def _visible(self, f: SlackFile) -> bool:
         if f.pending:
             return False

@@ -77,7 +77,6 @@ def parse_time(value: str, now: datetime, tz: str) -> tuple[int, bool]:
 
 
 class Reminders(SlackState):
-
     def reminder_json(self, r: Reminder) -> dict[str, Any]:
         out: dict[str, Any] = {"id": r.id, "creator": r.creator, "user": r.user, "text": r.text,
                                "recurring": r.recurring}

@@ -27,7 +27,6 @@ def _post_at(value: str) -> int:
 
 
 class Scheduled(SlackState):
-
     @api("chat.scheduleMessage", "POST api/chat.scheduleMessage",
          "Schedule a message to post in a channel later (post_at: Unix time).", writes=True,
          params={"channel": "channel id or #name", "post_at": "Unix timestamp, in the future", "text": "",

@@ -22,7 +22,6 @@ def fee_for_charge(amount: int) -> int:
 
 
 class Payments(StripeState):
-
     def _amount(self, amount: int, currency: str) -> str:
         cur = (currency or "").lower()
         if len(cur) != 3 or not cur.isalpha():

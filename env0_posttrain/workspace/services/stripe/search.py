@@ -64,7 +64,6 @@ def _predicate(attr: str, meta_key: str | None, op: str, value: str, neg: bool) 
 
 
 class Search(StripeState):
-
     def _search(self, resource: str, query: str, limit: int | None, page: str | None,
                 to_json: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
         if limit is not None and not 1 <= limit <= 100:
