@@ -1,4 +1,5 @@
-"""Calendar v3 calendarList: the user's entries for the calendars they see (colour, reminders, hidden), and its watch."""
+"""Calendar v3 calendarList: the agent user's entries for the calendars they see (colour, reminders,
+summaryOverride, hidden), and its watch. Deleting an entry hides a calendar from the list."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from typing import Any
 from ...base import api
 from ...errors import bad_request, not_found
 from ...paging import check_size, page
+from ..push_channels import CHANNEL_PARAMS
 from .calendars import etag
 from .colors import CALENDAR_COLORS, default_color
 from .data_model import CalendarRow, ListEntry
-from ..push_channels import CHANNEL_PARAMS
+from .state import CalendarState
 
 C = "calendar/v3"
 
@@ -36,9 +38,7 @@ def _reminders(v: Any) -> tuple[dict[str, Any], ...]:
     return tuple(out)
 
 
-class CalendarListMixin:
-    ws: Any
-    db: Any
+class CalendarListMixin(CalendarState):
 
     def render_entry(self, entry: ListEntry, cal: CalendarRow) -> dict[str, Any]:
         color = entry.colorId or default_color(cal.id)
@@ -61,7 +61,7 @@ class CalendarListMixin:
             out["hidden"] = True
         if entry.selected:
             out["selected"] = True
-        out["accessRole"] = self.role(cal)  # type: ignore[attr-defined]
+        out["accessRole"] = self.role(cal)
         out["defaultReminders"] = [dict(r) for r in entry.defaultReminders]
         if cal.id == self.ws.me.email:
             out["notificationSettings"] = {"notifications": [
@@ -85,7 +85,7 @@ class CalendarListMixin:
             cal = self.db.calendars.get(entry.id)
             if cal is None or (entry.hidden and not showHidden):
                 continue
-            if ROLES.index(self.role(cal)) < max(floor, 1):  # type: ignore[attr-defined]
+            if ROLES.index(self.role(cal)) < max(floor, 1):
                 continue
             items.append(self.render_entry(entry, cal))
         chunk, nxt = page(items, pageToken, check_size(maxResults, 100, 250, "maxResults"))
@@ -96,7 +96,7 @@ class CalendarListMixin:
         return out
 
     def _entry(self, calendarId: str) -> tuple[ListEntry, CalendarRow]:
-        cid = self.cal_id(calendarId)  # type: ignore[attr-defined]
+        cid = self.cal_id(calendarId)
         entry, cal = self.db.calendarList.get(cid), self.db.calendars.get(cid)
         if entry is None or cal is None:
             raise not_found("Not Found")
@@ -143,7 +143,7 @@ class CalendarListMixin:
         cid = body.get("id")
         if not isinstance(cid, str) or not cid:
             raise bad_request("Required parameter: id", "required", "id")
-        cal = self._cal(cid)  # 404 unless the user can read it  # type: ignore[attr-defined]
+        cal = self._cal(cid)  # 404 unless the user can read it
         prev = self.db.calendarList.get(cal.id) or ListEntry(id=cal.id)
         entry = prev.model_copy(update=self._entry_fields(body, colorRgbFormat, False))
         self.db.calendarList[cal.id] = entry
@@ -179,4 +179,4 @@ class CalendarListMixin:
     @api("calendar.calendarList.watch", f"POST {C}/users/me/calendarList/watch",
          "Watch your calendar list for changes.", writes=True, params=dict(CHANNEL_PARAMS))
     def calendarList_watch(self, body: dict) -> dict[str, Any]:
-        return self.open_channel(body, "https://www.googleapis.com/calendar/v3/users/me/calendarList?alt=json")  # type: ignore[attr-defined]
+        return self.open_channel(body, "https://www.googleapis.com/calendar/v3/users/me/calendarList?alt=json")

@@ -1,8 +1,7 @@
-"""Calendar v3 calendars.* and calendarList.* (the agent user's list of calendars with their overrides).
+"""Calendar v3 calendars.*.
 
-A calendar is metadata shared by everyone; a calendarList entry is one user's view of it (colour,
-summaryOverride, hidden). Deleting an entry hides a calendar from the list; deleting the calendar
-removes it, its events and its ACL rules.
+A calendar is metadata shared by everyone; a calendarList entry (calendar_list.py) is one user's view of it
+(colour, summaryOverride, hidden). Deleting the calendar removes it, its events and its ACL rules.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from typing import Any
 from ...base import BASE32HEX, api
 from ...errors import bad_request, forbidden
 from .data_model import CalendarRow, ListEntry
+from .state import CalendarState
 
 C = "calendar/v3"
 
@@ -25,11 +25,8 @@ def etag(*parts: Any) -> str:
     return '"' + str(int.from_bytes(digest, "big") % 10**16).zfill(16) + '"'
 
 
-class CalendarsMixin:
-    """calendars.get/insert/update/patch/delete/clear and calendarList.list/get/insert/update/patch/delete."""
-
-    ws: Any
-    db: Any
+class CalendarsMixin(CalendarState):
+    """calendars.get/insert/update/patch/delete/clear."""
 
     # -- rendering ------------------------------------------------------------------------------
     def render_calendar(self, cal: CalendarRow) -> dict[str, Any]:
@@ -46,8 +43,8 @@ class CalendarsMixin:
         return out
 
     def _owned(self, calendarId: str) -> CalendarRow:
-        cal = self._cal(calendarId)  # type: ignore[attr-defined]
-        if self.role(cal) != "owner":  # type: ignore[attr-defined]
+        cal = self._cal(calendarId)
+        if self.role(cal) != "owner":
             raise forbidden("You need to have owner access to this calendar.", "requiredAccessLevel")
         return cal
 
@@ -80,14 +77,14 @@ class CalendarsMixin:
     @api("calendar.calendars.get", f"GET {C}/calendars/{{calendarId}}", "Get a calendar's metadata.",
          params={"calendarId": "'primary' or a calendar id"})
     def calendars_get(self, calendarId: str) -> dict[str, Any]:
-        return self.render_calendar(self._cal(calendarId))  # type: ignore[attr-defined]
+        return self.render_calendar(self._cal(calendarId))
 
     @api("calendar.calendars.insert", f"POST {C}/calendars",
          "Create a secondary calendar you own. body: summary, description, location, timeZone.", writes=True,
          params={"body": "Calendar: summary (required), description, location, timeZone"})
     def calendars_insert(self, body: dict) -> dict[str, Any]:
         fields = self._calendar_fields(body, None, True)
-        cid = self.new_id("calendar", BASE32HEX, 26) + "@group.calendar.google.com"  # type: ignore[attr-defined]
+        cid = self.new_id("calendar", BASE32HEX, 26) + "@group.calendar.google.com"
         cal = CalendarRow(id=cid, owner=self.ws.me.email, **fields)
         self.db.calendars[cid] = cal
         self.db.calendarList[cid] = ListEntry(id=cid)
@@ -133,7 +130,7 @@ class CalendarsMixin:
             raise bad_request("Invalid Value", "invalid", "calendarId")  # only the primary calendar can be cleared
         now = self.ws.now_rfc3339()
         for e in [e for e in self.db.events.values() if e.calendarId == cal.id and e.status != "cancelled"]:
-            self.save(e.model_copy(update={"status": "cancelled", "updated": now,  # type: ignore[attr-defined]
+            self.save(e.model_copy(update={"status": "cancelled", "updated": now,
                                            "sequence": e.sequence + 1}))
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-
 from ...base import api
-from ..push_channels import PushChannels
+from .state import CalendarState
 
 C = "calendar/v3"
 
 
-class ChannelsMixin(PushChannels):
+class ChannelsMixin(CalendarState):
     @api("calendar.channels.stop", f"POST {C}/channels/stop", "Stop a push channel. body: {id, resourceId}.",
          writes=True, status=204, params={"body": "{id, resourceId}"})
     def channels_stop(self, body: dict) -> None:

@@ -10,9 +10,10 @@ from typing import Any
 from ...base import api
 from ...errors import not_found
 from ...paging import check_size, page
-from .calendars import etag
 from ..push_channels import CHANNEL_PARAMS
+from .calendars import etag
 from .data_model import Setting
+from .state import CalendarState
 
 C = "calendar/v3"
 DEFAULT_SETTINGS = {"autoAddHangouts": "true", "dateFieldOrder": "MDY", "defaultEventLength": "60",
@@ -25,9 +26,7 @@ def render_setting(s: Setting) -> dict[str, Any]:
     return {"kind": "calendar#setting", "etag": etag(s.canonical()), "id": s.id, "value": s.value}
 
 
-class SettingsMixin:
-    ws: Any
-    db: Any
+class SettingsMixin(CalendarState):
 
     def bootstrap_settings(self) -> None:
         for k, v in DEFAULT_SETTINGS.items():
@@ -60,4 +59,4 @@ class SettingsMixin:
     @api("calendar.settings.watch", f"POST {C}/users/me/settings/watch", "Watch your settings for changes.",
          writes=True, params=dict(CHANNEL_PARAMS))
     def settings_watch(self, body: dict) -> dict[str, Any]:
-        return self.open_channel(body, "https://www.googleapis.com/calendar/v3/users/me/settings?alt=json")  # type: ignore[attr-defined]
+        return self.open_channel(body, "https://www.googleapis.com/calendar/v3/users/me/settings?alt=json")

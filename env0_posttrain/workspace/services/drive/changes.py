@@ -1,6 +1,6 @@
 """Drive v3 changes (getStartPageToken / list / watch).
 
-Every write to a file appends to the change log (`record_change`, called by the toolkit); a page
+Every write to a file appends to the change log (`record_change`, state.py); a page
 token is a change id, and changes.list reports each file once, at its latest change after the token,
 with the file as it is now (or `removed` once it is gone), as Drive does.
 """
