@@ -29,7 +29,6 @@ class Calendar(CalendarsMixin, CalendarListMixin, AclMixin, EventsMixin, FreeBus
             {"method": "popup", "minutes": 10},))
         self.bootstrap_settings()
 
-
     # -- seeding helpers ------------------------------------------------------------------------
     def add_event(self, *, summary: str, start: datetime, end: datetime, organizer: str | None = None,
                   attendees: list[str] | None = None, description: str | None = None, location: str | None = None,
