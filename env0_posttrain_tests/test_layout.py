@@ -17,6 +17,10 @@
   resource of the real API; and a size ceiling far above any cohesive module today, as a backstop.
   Dynamic imports (`importlib.import_module`) are not seen.
 - The store owns the schema and every SQL statement: no string outside `store/` (docstrings aside) holds one.
+- What differs on the wire between API families (Google, Slack, Stripe, auth) is a dialect (`workspace/dialects/`),
+  chosen once by service name: no module outside the services and the dialects compares a value with a service
+  name (`service == "slack"`, `svc != "auth"`, `spec.service in ("stripe", "auth")`). Asking whether a collection
+  holds a service (`"gmail" in services`) is not such a branch.
 """
 
 from __future__ import annotations
@@ -67,23 +71,6 @@ OVERFLOW_DOC = re.compile(r"\bpart (\d+|two|three|ii)\b|\bcontinued\b|\bthe rest
 # What the cohesion rule flags today, by path under env0_posttrain/: each entry leaves this table when its module
 # is split or renamed by role. The test fails on a new offender and on an entry that no longer offends.
 COHESION_TODO: dict[str, str] = {
-    "workspace/services/gmail/mail_more.py": "name, resources",
-    "workspace/services/slack/message_extras.py": "name, resources",
-    "workspace/services/admin/toolkit.py": "resources",
-    "workspace/services/calendar/calendars.py": "resources",
-    "workspace/services/calendar/settings.py": "resources",
-    "workspace/services/drive/changes.py": "resources",
-    "workspace/services/drive/replies.py": "resources",
-    "workspace/services/drive/shared_drives.py": "resources",
-    "workspace/services/drive/toolkit.py": "resources",
-    "workspace/services/gmail/toolkit.py": "resources",
-    "workspace/services/slack/channel_admin.py": "resources",
-    "workspace/services/slack/profile.py": "resources",
-    "workspace/services/slack/toolkit.py": "resources",
-    "workspace/services/stripe/money.py": "resources",
-    "workspace/services/stripe/payments.py": "resources",
-    "workspace/services/stripe/search.py": "resources",
-    "workspace/services/stripe/toolkit.py": "resources",
 }
 
 
@@ -277,3 +264,53 @@ def test_sql_lives_only_in_the_store():
     assert SQL.search("SELECT count(*) FROM rounds WHERE run_id = ?") and SQL.search("UPDATE rounds SET x = 1")
     assert not SQL.search("select the rows from the table")  # prose is not a statement
     assert _sql_outside_the_store() == []
+
+
+SERVICE_NAMES = frozenset({"gmail", "calendar", "drive", "docs", "slack", "admin", "stripe", "auth"})
+WIRE_HOMES = ("workspace/services/", "workspace/dialects/")  # where a service's name may decide behaviour
+
+
+def _service_literals(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value} & SERVICE_NAMES
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)} & SERVICE_NAMES
+    return set()
+
+
+def _service_branches(tree: ast.AST) -> list[int]:
+    """Lines comparing a value with a service name: `x == "slack"`, `"slack" != x`, `x in ("stripe", "auth")`."""
+    out = []
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Compare) or len(n.ops) != 1:
+            continue
+        left, op, right = n.left, n.ops[0], n.comparators[0]
+        if isinstance(op, (ast.Eq, ast.NotEq)) and (_service_literals(right) and not _service_literals(left)
+                                                    or _service_literals(left) and not _service_literals(right)):
+            out.append(n.lineno)
+        elif isinstance(op, (ast.In, ast.NotIn)) and _service_literals(right) and not _service_literals(left):
+            out.append(n.lineno)
+    return out
+
+
+def _wire_branches_outside_dialects() -> list[str]:
+    return [f"{path.relative_to(PKG).as_posix()}:{line}" for path in sorted(PKG.rglob("*.py"))
+            if not path.relative_to(PKG).as_posix().startswith(WIRE_HOMES)
+            for line in _service_branches(ast.parse(path.read_text()))]
+
+
+def test_service_branches_are_read():
+    src = """
+if spec.service == "slack": pass
+if "stripe" != svc: pass
+if spec.service in ("stripe", "auth"): pass
+if svc not in ["gmail"]: pass
+if "gmail" in services: pass
+if prefix == "gcal": pass
+if kind == "integer": pass
+"""
+    assert _service_branches(ast.parse(src)) == [2, 3, 4, 5]
+
+
+def test_wire_differences_live_in_dialects():
+    assert _wire_branches_outside_dialects() == []

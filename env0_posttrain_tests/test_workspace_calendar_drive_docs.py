@@ -66,7 +66,7 @@ def test_events_list_window_order_and_paging(ws):
 
 def test_event_times_are_memoised_per_row_and_a_moved_event_is_seen_at_its_new_time(ws):
     from env0_posttrain.workspace.services.calendar.times import event_time
-    from env0_posttrain.workspace.services.calendar.toolkit import event_times
+    from env0_posttrain.workspace.services.calendar.state import event_times
 
     for e in ws.calendar.db.events.values():
         assert event_times(e) == (event_time(e.start, "start"), event_time(e.end, "end"))

@@ -82,11 +82,11 @@ def test_every_env0_google_route_is_served():
 
 
 def test_history_and_change_logs_are_bounded(monkeypatch):
-    from env0_posttrain.workspace.services.drive import changes
+    from env0_posttrain.workspace.services.drive import state
     from env0_posttrain.workspace.services.gmail import mailbox
 
     monkeypatch.setattr(mailbox, "HISTORY_KEPT", 5)
-    monkeypatch.setattr(changes, "CHANGES_KEPT", 3)
+    monkeypatch.setattr(state, "CHANGES_KEPT", 3)
     ws = Workspace.seeded(3)
     start = ok(ws, "gmail_getProfile", {})["historyId"]
     mid = ws.gmail.mailbox()[0].id

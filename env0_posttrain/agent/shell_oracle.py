@@ -18,6 +18,7 @@ import shlex
 from typing import Any
 
 from env0_posttrain.tasks.model import Task
+from env0_posttrain.workspace.dialects import dialect
 from env0_posttrain.tasks.task_paths import NO_PATHS, TaskPaths
 
 GWS_SERVICES = ("gmail", "calendar", "drive", "docs")
@@ -45,7 +46,7 @@ def command_for_call(name: str, arguments: dict[str, Any]) -> str:
     var = URL_VARS.get(spec.service)
     if var is None:
         raise ValueError(f"tool {name}: no shell form for service {spec.service!r}")
-    if spec.service == "slack":  # Slack takes every method's arguments as a JSON body
+    if dialect(spec.service).args_in_body:  # Slack takes every method's arguments as a JSON body
         return (f"curl -sS -X POST \"${var}/{spec.path}\" -H 'content-type: application/json' "
                 f"-d {_json(arguments)}")
     from urllib.parse import quote, urlencode

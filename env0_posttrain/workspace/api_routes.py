@@ -29,6 +29,7 @@ from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute, Match, Mount, Route, Router
 
 from .auth_http import gate
+from .dialects import dialect
 from .environment import Workspace
 from .errors import ApiError, bad_request, google_error
 from .http_routes import Upload, google_kwargs, slack_kwargs, upload_of
@@ -79,9 +80,10 @@ def entries() -> list[_Entry]:
     """Every API route: Google tools at their path (and upload path), Slack methods at /api/<method>."""
     out = []
     for spec in TOOLS.values():
-        if spec.service == "auth":  # form posts, redirects and cookies: served by auth_http.py (mounted at /auth)
+        d = dialect(spec.service)
+        if d.own_http_surface:  # form posts, redirects and cookies: served by auth_http.py (mounted at /auth)
             continue
-        if spec.service == "slack":
+        if d.args_in_body:
             out.append(_Entry(("api", spec.method_id), ("GET", "POST"), spec.name, Target(spec)))
             continue
         out.append(_Entry(tuple(spec.path.split("/")), (spec.http_method,), spec.name, Target(spec)))
@@ -207,12 +209,13 @@ def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: d
     if gated(scope) and (denied := gate(ws, spec, scope, {**dict(query), **path_params}, body)) is not None:
         return denied
     ctype = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"content-type"), "")
-    if spec.service == "slack":
+    d = dialect(spec.service)
+    if d.args_in_body:
         res = ws.call(spec.name, slack_kwargs(query, body, ctype), source="http")
         if res.ok and spec.method_id == "files.getUploadURLExternal":
             res.body["upload_url"] = f"{_base_url(scope)}/upload/v1/{res.body['file_id']}"
         return 200, json.dumps(res.body).encode(), JSON
-    if spec.service == "stripe":
+    if d.keyed_requests:
         from .services.stripe.wire import answer as stripe_answer
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         status, out = stripe_answer(ws, spec, path_params, query, body, ctype, headers)
@@ -309,7 +312,7 @@ def _doc_route(e: _Entry) -> APIRoute:
                         tags=["slack"], response_class=Response)
     props = spec.parameters.get("properties", {})
     extra: dict[str, Any] = {}
-    if spec.service == "slack":  # Slack takes its arguments as a form or JSON body (GET with a query string works too)
+    if dialect(spec.service).args_in_body:  # a form or JSON body (GET with a query string works too)
         schema = {"type": "object", **{k: v for k, v in spec.parameters.items() if k in ("properties", "required")}}
         extra["requestBody"] = {"content": {"application/x-www-form-urlencoded": {"schema": schema},
                                             "application/json": {"schema": schema}}}

@@ -15,6 +15,7 @@ from http.cookies import SimpleCookie
 from typing import Any, Callable
 from urllib.parse import parse_qsl
 
+from .dialects import dialect
 from .environment import Workspace
 from .request_limits import read_body
 from .services.auth.gate import Refusal, authorize, google_refusal, slack_refusal
@@ -182,30 +183,20 @@ def register_local_client(ws: Workspace) -> dict[str, Any]:
     return {"client_id": LOCAL_CLIENT, "client_secret": LOCAL_SECRET, "user": ws.me.email}
 
 
-def slack_bearer(headers: dict[str, str], query: bytes, body: bytes) -> str | None:
-    """Slack takes its token as a Bearer header or a `token` argument (query string or form body)."""
-    if headers.get("authorization"):
-        return headers["authorization"]
-    args = dict(parse_qsl(query.decode("latin-1")))
-    if "token" not in args and headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
-        args = dict(parse_qsl(body.decode("utf-8", "replace")))
-    return f"Bearer {args['token']}" if args.get("token") else None
-
-
 def gate(ws: Workspace, spec: ToolSpec, scope: dict[str, Any], params: dict[str, Any],
          body: bytes) -> tuple[int, bytes, str] | None:
     """The API's refusal (status, body, content type) of a Google or Slack request without a good Bearer token;
     None lets it through. Stripe checks its own API keys (services/stripe/wire.py)."""
-    if spec.service in ("stripe", "auth"):
+    d = dialect(spec.service)
+    if d.keyed_requests or d.own_http_surface:
         return None
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-    token = slack_bearer(headers, scope.get("query_string", b""), body) if spec.service == "slack" else \
-        headers.get("authorization")
+    token = d.bearer(headers, scope.get("query_string", b""), body)
     try:
         with ws.lock:
             authorize(ws, spec, token, params)
     except Refusal as r:
-        if spec.service == "slack":
+        if d.errors_in_ok_body:
             return 200, json.dumps(slack_refusal(r)).encode(), JSON_TYPE
         e = google_refusal(r)
         return e.status, json.dumps(e.body).encode(), JSON_TYPE

@@ -42,10 +42,6 @@ def bad_request(message: str, reason: str = "badRequest", location: str | None =
     return google_error(400, message, reason, location)
 
 
-def invalid_value(param: str, message: str | None = None) -> ApiError:
-    return google_error(400, message or f"Invalid value for parameter: {param}", "invalid", param)
-
-
 def required(param: str) -> ApiError:
     return google_error(400, f"Required parameter: {param}", "required", param)
 

@@ -9,6 +9,7 @@ from email.parser import BytesParser
 from typing import Any
 
 from . import multipart
+from .dialects import dialect
 from .errors import ApiError, bad_request, google_error
 from .media import encode
 from .request_limits import loads
@@ -91,12 +92,9 @@ def upload_of(query: list[tuple[str, str]], body: bytes, content_type: str) -> U
 
 def _upload_kwargs(spec: ToolSpec, upload: Upload, kwargs: dict[str, Any]) -> None:
     meta = upload.meta
-    if spec.service == "gmail":
-        import base64
-
-        inner = dict(meta.get("message", meta)) if spec.name.startswith("gmail_drafts") else dict(meta)
-        inner["raw"] = base64.urlsafe_b64encode(upload.media).decode()
-        kwargs["body"] = {"message": inner} if spec.name.startswith("gmail_drafts_create") else inner
+    body = dialect(spec.service).upload_body(spec.name, spec.service, meta, upload.media)
+    if body is not None:
+        kwargs["body"] = body
     else:
         kwargs["body"] = meta
         kwargs["media_body"] = encode(upload.media)

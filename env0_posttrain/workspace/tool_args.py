@@ -8,8 +8,8 @@ validation of what the agent or an HTTP client sends. Pydantic's lax mode does t
 
 from __future__ import annotations
 
+import functools
 import inspect
-import json
 import re
 import types
 import typing
@@ -19,8 +19,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
-from .errors import ApiError, google_error, slack_error
-from .request_limits import loads
+from .dialects import Dialect, dialect
+from .errors import ApiError
 
 if TYPE_CHECKING:
     from .tools import ToolSpec
@@ -32,15 +32,6 @@ _INT_LITERAL = re.compile(r"\s*[+-]?[0-9](_?[0-9])*\s*")  # Python's int(): "10"
 
 def _invalid(v: Any) -> PydanticCustomError:
     return PydanticCustomError("wire_value", "not a valid wire value: {v}", {"v": str(v)[:60]})
-
-
-def _string(v: Any) -> Any:
-    """A list of strings is one comma-separated value (to=["a@x", "b@x"]); booleans are spelled as in JSON."""
-    if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
-        return ", ".join(v)
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return v  # numbers: coerce_numbers_to_str; dicts and other lists: rejected by str
 
 
 def _integer(v: Any) -> Any:
@@ -97,32 +88,17 @@ def _int_range(v: Any) -> Any:
     return out
 
 
-def _slack_object(v: Any) -> Any:
-    """Slack forms carry structured arguments (`profile`, `files`) as JSON strings: accept either form."""
-    if isinstance(v, str):
-        try:
-            return loads(v)
-        except ValueError:
-            return v
-    return v
-
-
-def _slack_string(v: Any) -> Any:
-    if isinstance(v, dict) or (isinstance(v, list) and not all(isinstance(x, str) for x in v)):
-        return json.dumps(v)
-    return _string(v)
-
-
-_GOOGLE: dict[Any, Any] = {
-    str: Annotated[str, BeforeValidator(_string)],
-    int: Annotated[int, BeforeValidator(_integer)],
-    bool: Annotated[bool, BeforeValidator(_boolean)],
-    dict: dict,
-    list: Annotated[list[str], BeforeValidator(_array)],
-    IntRange: Annotated[dict, BeforeValidator(_int_range)],
-}
-_SLACK = {**_GOOGLE, str: Annotated[str, BeforeValidator(_slack_string)],
-          dict: Annotated[dict, BeforeValidator(_slack_object)]}
+@functools.cache
+def _wire_types(d: Dialect) -> dict[Any, Any]:
+    """The annotated type of each handler annotation in a dialect: its own string and object coercion."""
+    return {
+        str: Annotated[str, BeforeValidator(d.string_arg)],
+        int: Annotated[int, BeforeValidator(_integer)],
+        bool: Annotated[bool, BeforeValidator(_boolean)],
+        dict: dict if d.object_arg is None else Annotated[dict, BeforeValidator(d.object_arg)],
+        list: Annotated[list[str], BeforeValidator(_array)],
+        IntRange: Annotated[dict, BeforeValidator(_int_range)],
+    }
 
 
 class GoogleArgs(BaseModel):
@@ -138,7 +114,7 @@ class GoogleArgs(BaseModel):
         return data
 
 
-class SlackArgs(GoogleArgs):
+class LenientArgs(GoogleArgs):
     """Slack ignores arguments it does not know."""
 
     model_config = ConfigDict(extra="ignore")
@@ -154,7 +130,7 @@ def _wire_type(hint: Any, where: str, service: str) -> Any:
     base = typing.get_origin(hint) or hint
     if base is list and typing.get_args(hint) not in ((), (str,)):
         raise TypeError(f"{where}: arrays are lists of strings, not {hint!r}")
-    table = _SLACK if service == "slack" else _GOOGLE
+    table = _wire_types(dialect(service))
     if base not in table:
         raise TypeError(f"{where}: no wire rule for {hint!r}")
     return table[base]
@@ -174,7 +150,7 @@ def arg_fields(service: str, qualname: str, fn: Callable, shown: dict[str, str])
 
 
 def args_model(service: str, name: str, fields: dict[str, tuple[Any, FieldInfo]]) -> type[GoogleArgs]:
-    return create_model(name, __base__=SlackArgs if service == "slack" else GoogleArgs, **fields)
+    return create_model(name, __base__=LenientArgs if dialect(service).ignores_unknown_args else GoogleArgs, **fields)
 
 
 def _compact(prop: dict[str, Any]) -> dict[str, Any]:
@@ -200,13 +176,7 @@ def tool_schema(model: type[BaseModel], shown: Iterable[str]) -> tuple[dict[str,
 
 
 def arg_error(spec: "ToolSpec", message: str, param: str | None, code: str | None = None) -> ApiError:
-    if spec.service == "stripe":
-        from .services.stripe.errors import stripe_error
-
-        return stripe_error(400, message, param=param, code=code)
-    if spec.service == "slack":
-        return slack_error("invalid_arguments", response_metadata={"messages": [f"[ERROR] {message}"]})
-    return google_error(400, message, "invalid" if param else "badRequest", param)
+    return dialect(spec.service).arg_error(message, param, code)
 
 
 def api_error(spec: "ToolSpec", args: Any, exc: ValidationError) -> ApiError:
@@ -219,25 +189,9 @@ def api_error(spec: "ToolSpec", args: Any, exc: ValidationError) -> ApiError:
               else order.get(e["loc"][0], last))
     if not err["loc"]:
         return arg_error(spec, "arguments must be a JSON object", None)
-    name = err["loc"][0]
+    name, d = err["loc"][0], dialect(spec.service)
     if err["type"] == "missing":
-        if spec.service == "stripe":
-            return arg_error(spec, f"Missing required param: {name}.", name, "parameter_missing")
-        if spec.service == "slack":
-            return arg_error(spec, f"missing required field: {name}", name)
-        return google_error(400, f"Required parameter: {name}", "required", name)
+        return d.missing_arg(name)
     if err["type"] in ("extra_forbidden", "invalid_key"):
-        if spec.service == "stripe":
-            return arg_error(spec, f"Received unknown parameter: {name}", name, "parameter_unknown")
-        return arg_error(spec, f'Invalid JSON payload received. Unknown name "{name}": Cannot bind query parameter.',
-                         name)
-    value = err["input"] if len(err["loc"]) == 1 else args[name]
-    if spec.service == "stripe":  # Stripe's own wording and codes for a value of the wrong type
-        kind = spec.kinds.get(name)
-        if kind == "integer":
-            return arg_error(spec, f"Invalid integer: {str(value)[:60]}", name, "parameter_invalid_integer")
-        if kind == "boolean":
-            return arg_error(spec, f"Invalid boolean: {str(value)[:60]}", name)
-        if kind in ("object", "array"):
-            return arg_error(spec, f"Invalid {'hash' if kind == 'object' else 'array'}", name)
-    return arg_error(spec, f"Invalid value for {spec.kinds[name]} parameter {name}: {str(value)[:60]!r}", name)
+        return d.unknown_arg(name)
+    return d.bad_value(spec.kinds.get(name), name, err["input"] if len(err["loc"]) == 1 else args[name])

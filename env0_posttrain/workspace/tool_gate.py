@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .dialects import dialect
 from .errors import ApiError
 from .services.auth.gate import GUARDED, Refusal, authorize, google_refusal, slack_refusal
 from .services.stripe.wire import check_access
@@ -24,7 +25,7 @@ ISSUERS = ("auth_token", "auth_admin_issueToken")  # the auth tools whose answer
 
 
 def gated(ws: "Workspace", spec: "ToolSpec") -> bool:
-    if spec.service == "stripe":
+    if dialect(spec.service).keyed_requests:  # Stripe: its own API keys (wire.py), behind `auth_required`
         return ws.stripe.db.auth_required
     return spec.service in GUARDED and ws.auth.db.resource_gate
 
@@ -34,7 +35,8 @@ def refusal(ws: "Workspace", spec: "ToolSpec", arguments: Any) -> tuple[int, Any
     account with a mailbox here runs the call as that account (Gmail's userId), as the HTTP gate does. Caller holds
     the workspace lock."""
     token = ws.tool_credential
-    if spec.service == "stripe":
+    d = dialect(spec.service)
+    if d.keyed_requests:
         try:
             check_access(ws, spec, token)
         except ApiError as e:
@@ -44,7 +46,7 @@ def refusal(ws: "Workspace", spec: "ToolSpec", arguments: Any) -> tuple[int, Any
     try:
         other = authorize(ws, spec, f"Bearer {token}" if token else None, args)
     except Refusal as r:
-        if spec.service == "slack":
+        if d.errors_in_ok_body:
             return 200, slack_refusal(r), arguments
         e = google_refusal(r)
         return e.status, e.body, arguments

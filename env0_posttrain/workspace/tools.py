@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import ApiError, google_error, slack_error
+from .dialects import dialect
+from .errors import ApiError, google_error
 from .media import Media
 from .request_limits import hostile
 from .tool_args import api_error, arg_error, arg_fields, args_model, tool_schema
@@ -76,13 +77,7 @@ TOOLS: dict[str, ToolSpec] = {}
 
 
 def tool_name(service: str, method_id: str) -> str:
-    parts = method_id.split(".")
-    if service == "slack":
-        return "slack_" + "_".join(parts)
-    rest = parts[1:]
-    if service == "gmail" and rest[:1] == ["users"] and len(rest) >= 2:
-        rest = rest[1:]
-    return "_".join([service, *rest])
+    return dialect(service).tool_name(service, method_id)
 
 
 def register(cls: type) -> None:
@@ -133,11 +128,7 @@ def coerce_args(spec: ToolSpec, args: Any) -> dict[str, Any]:
 
 
 def internal_error(spec: ToolSpec) -> ApiError:
-    if spec.service == "slack":
-        return slack_error("internal_error")
-    if spec.service == "stripe":
-        return ApiError(500, {"error": {"type": "api_error", "message": "An unknown error occurred."}})
-    return google_error(500, "Internal error encountered.", "backendError")
+    return dialect(spec.service).internal_error()
 
 
 def call_tool(ws: "Workspace", name: str, arguments: Any, *, source: str = "tool") -> dict[str, Any]:
@@ -186,7 +177,7 @@ def dispatch(ws: "Workspace", spec: ToolSpec, args: Any) -> CallResult:
             ws._rollback(saved)
         err = internal_error(spec)
         return CallResult(False, err.status, err.body, spec)
-    if isinstance(body, dict) and spec.service == "slack" and body.get("ok") is False:
+    if isinstance(body, dict) and dialect(spec.service).errors_in_ok_body and body.get("ok") is False:
         if saved is not None:
             ws._rollback(saved)
         return CallResult(False, 200, body, spec)

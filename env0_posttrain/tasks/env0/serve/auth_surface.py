@@ -17,10 +17,11 @@ from typing import Any
 from urllib.parse import quote
 
 from ....workspace import auth_http
+from ....workspace.dialects import dialect
 from ....workspace.api_routes import api_routes, resolve, targets
 from ....workspace.services.auth.gate import GUARDED, Refusal, authorize, google_refusal, slack_refusal
 from ....workspace.tools import TOOLS
-from .doc_compat import DOC_COMPAT, drive_call
+from .doc_compat import DOC_COMPAT, DOC_SERVICE, drive_call
 from ..services import PREFIXES, WORKSPACE
 
 GWS_SERVICES = {"gmail": "gmail", "calendar": "calendar", "drive": "drive", "docs": "docs"}  # gws's names -> ours
@@ -79,7 +80,7 @@ def _method(svc: str, scope: dict[str, Any], rest: str, body: bytes) -> tuple[st
         spec = BY_METHOD.get((named, str(req.get("method_id"))))
         params = req.get("params")
         return named, spec, params if isinstance(params, dict) else {}
-    if svc == "docs" and DOC_COMPAT.fullmatch(rest):
+    if svc == DOC_SERVICE and DOC_COMPAT.fullmatch(rest):
         try:
             req = json.loads(body or b"{}")
         except ValueError:
@@ -116,12 +117,12 @@ def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: byt
     if not surface.extras.get("auth_enabled") or svc not in GUARDED or spec is None:
         return None
     headers = _headers(scope)
-    token = auth_http.slack_bearer(headers, scope.get("query_string", b""), body) if svc == "slack" else \
-        headers.get("authorization")
+    d = dialect(svc)
+    token = d.bearer(headers, scope.get("query_string", b""), body)
     try:
         other = authorize(surface.ws, spec, token, params)
     except Refusal as r:
-        if svc == "slack":
+        if d.errors_in_ok_body:
             status, extra, out = 200, [], slack_refusal(r)
         else:
             e = google_refusal(r)

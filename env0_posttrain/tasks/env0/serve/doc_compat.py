@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+DOC_SERVICE = "docs"  # the service whose port serves these routes (mock-gdoc's)
 DOC_COMPAT = re.compile(r"/v1/documents/([^/]+)/(comments|permissions)(?:/([^/]+))?(?:/(resolve|reopen|replies))?"
                         r"(?:/([^/]+))?")
 

@@ -24,12 +24,13 @@ from urllib.parse import quote, urlencode
 import uvicorn
 
 from ....workspace import batch, request_errors
+from ....workspace.dialects import dialect
 from ....workspace.environment import Workspace
 from ....workspace.api_routes import handle
 from ....workspace.http_app import create_app
 from ....workspace.request_limits import read_body
 from .auth_surface import AUTH_READS, BY_METHOD, GWS_SERVICES, answer_auth, guard, service_prefix
-from .doc_compat import DOC_COMPAT, drive_call
+from .doc_compat import DOC_COMPAT, DOC_SERVICE, drive_call
 from .recording import SURFACE_READS, RecordedRequest, recorded
 from ..services import LISTENERS, PREFIXES, WORKSPACE
 from .shapes import DIFF, STATE
@@ -84,7 +85,8 @@ class Env0Surface:
         if prefix == "gcal" and body.strip():
             body = _local_times(body)
         # Stripe reads its key and Idempotency-Key from the headers; the Google and Slack paths need the type only
-        sent = [(k, v) for k, v in headers or [] if k != b"content-type"] if prefix == "stripe" else []
+        sent = [(k, v) for k, v in headers or [] if k != b"content-type"] if dialect(PREFIXES.get(prefix)).keyed_requests \
+            else []
         scope = {"path": path, "method": method, "query_string": query,
                  "headers": [(b"content-type", ctype.encode()), *sent]}
         status, payload, _ = handle(self.ws, scope, body)
@@ -95,7 +97,8 @@ class Env0Surface:
         try:
             req_body = json.loads(body) if body.strip() else None
         except ValueError:
-            req_body = _form(body) if prefix == "stripe" else {"_raw": body.decode("utf-8", "replace")[:2000]}
+            req_body = _form(body) if dialect(PREFIXES.get(prefix)).form_bodies else \
+                {"_raw": body.decode("utf-8", "replace")[:2000]}
         self.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": method,
                                  "path": path + (("?" + query.decode()) if query else ""),
                                  "user_id": "user1", "request_body": req_body, "response_status": status})
@@ -204,7 +207,7 @@ class Env0Surface:
         svc = PREFIXES[prefix]
         method, rest, query, headers = scope["method"], scope["path"], scope["query_string"], scope["headers"]
         out = [(b"content-type", b"application/json")]
-        if svc == "auth" and rest not in AUTH_READS:
+        if dialect(svc).own_http_surface and rest not in AUTH_READS:
             return answer_auth(self, scope, rest, body)
         if batch.is_batch_path(rest):  # each part through the same dispatch: this port's gate, the API, the action log
             ctype = next((v.decode("latin-1") for k, v in headers if k == b"content-type"), "")
@@ -228,7 +231,7 @@ class Env0Surface:
                                                        "reason": "parseError"}}).encode()
             status, payload = self.gws_call(prefix, req)
             return status, out, payload
-        if svc == "docs" and DOC_COMPAT.fullmatch(rest):
+        if svc == DOC_SERVICE and DOC_COMPAT.fullmatch(rest):
             status, payload = self.doc_comments(prefix, method, rest, body)
             return status, out, payload
         ctype = next((v.decode("latin-1") for k, v in headers if k == b"content-type"), "")
@@ -248,9 +251,10 @@ def log_entry(spec: Any, arguments: dict[str, Any], status: int) -> tuple[str, d
     # query string, a write a POST with a JSON body. env0 verifiers read both (e.g. `q=`, `channel=C..` in the path).
     method, body = spec.http_method, arguments.get("body")
     in_query = {k: v for k, v in arguments.items() if k != "body" and k not in spec.path_params}
-    if spec.service == "slack":
+    d = dialect(spec.service)
+    if d.args_in_body:
         method, body, in_query = ("GET", None, arguments) if not spec.writes else ("POST", arguments, {})
-    elif spec.service == "stripe" and spec.http_method == "POST":  # Stripe: a POST's parameters are its form body
+    elif d.form_bodies and spec.http_method == "POST":  # Stripe: a POST's parameters are its form body
         body, in_query = in_query, {}
     query = urlencode([(k, v if not isinstance(v, bool) else str(v).lower()) for k, v in in_query.items()
                        for v in (v if isinstance(v, list) else [v]) if not isinstance(v, (dict, list))])

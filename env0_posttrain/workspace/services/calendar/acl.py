@@ -12,8 +12,10 @@ from typing import Any
 from ...base import api
 from ...errors import bad_request, forbidden, not_found
 from ...paging import check_size, page
+from ..push_channels import CHANNEL_PARAMS
 from .calendars import etag
 from .data_model import AclRule, CalendarRow
+from .state import CalendarState
 
 C = "calendar/v3"
 ACL_ROLES = ("none", "freeBusyReader", "reader", "writer", "owner")
@@ -30,22 +32,20 @@ def render_rule(rule: AclRule) -> dict[str, Any]:
             "role": rule.role}
 
 
-class AclMixin:
-    ws: Any
-    db: Any
+class AclMixin(CalendarState):
 
     def owner_rule(self, cal: CalendarRow) -> AclRule:
         return AclRule(calendarId=cal.id, id=f"user:{cal.owner}", scopeType="user", scopeValue=cal.owner, role="owner")
 
     def acl_of(self, calendar_id: str) -> list[AclRule]:
         """Every rule of a calendar, the owner's first (verifier helper; no access check)."""
-        cal = self.db.calendars[self.cal_id(calendar_id)]  # type: ignore[attr-defined]
+        cal = self.db.calendars[self.cal_id(calendar_id)]
         rest = sorted((r for r in self.db.acl.values() if r.calendarId == cal.id), key=lambda r: r.id)
         return [self.owner_rule(cal), *rest]
 
     def _acl_cal(self, calendarId: str) -> CalendarRow:
-        cal = self._cal(calendarId)  # type: ignore[attr-defined]
-        if self.role(cal) != "owner":  # type: ignore[attr-defined]
+        cal = self._cal(calendarId)
+        if self.role(cal) != "owner":
             raise forbidden("You need to have owner access to this calendar.", "requiredAccessLevel")
         return cal
 
@@ -153,10 +153,16 @@ class AclMixin:
     # -- seeding helper -------------------------------------------------------------------------
     def add_acl(self, calendar_id: str, *, role: str, scope_type: str = "user", value: str | None = None) -> AclRule:
         """Plant a sharing rule on a calendar (any owner; no access check)."""
-        cal = self.db.calendars[self.cal_id(calendar_id)]  # type: ignore[attr-defined]
+        cal = self.db.calendars[self.cal_id(calendar_id)]
         if role not in ACL_ROLES or scope_type not in SCOPES:
             raise ValueError(f"bad ACL role/scope {role!r}/{scope_type!r}")
         rid = "default" if scope_type == "default" else f"{scope_type}:{value}"
         rule = AclRule(calendarId=cal.id, id=rid, scopeType=scope_type, scopeValue=value, role=role)
         self.db.acl[f"{cal.id}/{rid}"] = rule
         return rule
+
+    @api("calendar.acl.watch", f"POST {C}/calendars/{{calendarId}}/acl/watch",
+         "Watch a calendar's access rules for changes.", writes=True, params={"calendarId": "", **CHANNEL_PARAMS})
+    def acl_watch(self, calendarId: str, body: dict) -> dict[str, Any]:
+        cal = self._acl_cal(calendarId)
+        return self.open_channel(body, f"https://www.googleapis.com/calendar/v3/calendars/{cal.id}/acl?alt=json")

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from typing import Any
+
+from ...base import api
+
+C = "calendar/v3"
 
 _CAL_BG = ("#ac725e", "#d06b64", "#f83a22", "#fa573c", "#ff7537", "#ffad46", "#42d692", "#16a765", "#7bd148",
            "#b3dc6c", "#fbe983", "#fad165", "#92e1c0", "#9fe1e7", "#9fc6e7", "#4986e7", "#9a9cff", "#b99aff",
@@ -26,3 +31,9 @@ def colors_resource(updated: str) -> dict:
         return {k: {"background": bg, "foreground": fg} for k, (bg, fg) in table.items()}
     return {"kind": "calendar#colors", "updated": updated, "calendar": block(CALENDAR_COLORS),
             "event": block(EVENT_COLORS)}
+
+
+class ColorsMixin:
+    @api("calendar.colors.get", f"GET {C}/colors", "The colour palette for calendars and events (colorId values).")
+    def colors_get(self) -> dict[str, Any]:
+        return colors_resource("2012-02-14T00:00:00.000Z")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...base import DB, Row, table
+from ..push_channels import Channel
 
 
 class CalendarRow(Row):
@@ -86,14 +87,6 @@ class AclRule(Row):
 class Setting(Row):
     id: str
     value: str
-
-
-class Channel(Row):
-    id: str
-    resourceId: str
-    resourceUri: str
-    expiration: str | None = None
-    token: str | None = None
 
 
 class CalendarDB(DB):

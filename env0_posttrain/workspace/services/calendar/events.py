@@ -15,10 +15,12 @@ from typing import Any
 from ...base import BASE32HEX, api
 from ...errors import bad_request, conflict, forbidden, google_error
 from ...paging import check_size, page
+from ..push_channels import CHANNEL_PARAMS
 from . import event_fields, recurrence, sync
 from .colors import EVENT_COLORS
 from .data_model import Attendee, CalendarRow, Event
 from .quick_add import parse_quick
+from .state import CalendarState
 from .times import event_time, fmt, merged, parse_rfc3339, rendered, stored
 
 C = "calendar/v3"
@@ -44,20 +46,7 @@ def _times(start: Any, end: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     return s, e
 
 
-class EventsMixin:
-    ws: Any
-    db: Any
-    # the Calendar's own helpers (toolkit.py)
-    _cal: Any
-    _event: Any
-    role: Any
-    on_calendar: Any
-    timeline: Any
-    series: Any
-    series_zone: Any
-    zone_of: Any
-    save: Any
-    new_id: Any
+class EventsMixin(CalendarState):
 
     # -- rendering ------------------------------------------------------------------------------
     def render(self, e: Event, viewer: str, tz: tzinfo | None = None) -> dict[str, Any]:
@@ -490,6 +479,13 @@ class EventsMixin:
         ev = self.save(Event(id=self.new_id("event", BASE32HEX, 26), calendarId=cal.id, summary=summary, start=st,
                              end=en, organizerEmail=cal.id, creatorEmail=self.ws.me.email, created=now, updated=now))
         return self.render(ev, cal.id)
+
+    @api("calendar.events.watch", f"POST {C}/calendars/{{calendarId}}/events/watch",
+         "Watch a calendar's events for changes (registers a push channel).", writes=True,
+         params={"calendarId": "", **CHANNEL_PARAMS})
+    def events_watch(self, body: dict, calendarId: str = "primary") -> dict[str, Any]:
+        cal = self._cal(calendarId)
+        return self.open_channel(body, f"https://www.googleapis.com/calendar/v3/calendars/{cal.id}/events?alt=json")
 
 
 def _recurrence(rec: Any) -> tuple[str, ...] | None:

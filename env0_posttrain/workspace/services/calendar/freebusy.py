@@ -11,19 +11,14 @@ from ...base import api
 from ...errors import bad_request
 from . import recurrence
 from .data_model import Event
+from .state import CalendarState
 from .times import UTC, event_time, local, parse_rfc3339, zone
 
 C = "calendar/v3"
 
 
-class FreeBusyMixin:
-    ws: Any
-    db: Any
+class FreeBusyMixin(CalendarState):
     cal_id: Any  # the Calendar's own helpers
-    timeline: Any
-    series: Any
-    series_zone: Any
-    on_calendar: Any
 
     @api("calendar.freebusy.query", f"POST {C}/freeBusy", "Busy intervals of people/calendars in a time range.",
          params={"body": "{timeMin, timeMax, items: [{id: email}]}"})

@@ -27,10 +27,6 @@ def _zone(name: str) -> tzinfo | None:
         return None
 
 
-def known_zone(name: Any) -> bool:
-    return isinstance(name, str) and bool(name) and _zone(name) is not None
-
-
 def zone(name: Any, message: str = "Invalid time zone definition.", param: str = "timeZone") -> tzinfo:
     """The zone an IANA name names; 400 (as Calendar answers an unknown name) otherwise."""
     tz = _zone(name) if isinstance(name, str) and name else None

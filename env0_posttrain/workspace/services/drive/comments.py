@@ -1,6 +1,7 @@
-"""Drive comments (comments.list / comments.create): env0 task packages read and leave comments on files.
+"""Drive v3 comments (list, get, create, update, delete): env0 task packages read and leave comments on files.
 
-A mixin of `Drive`: the handlers use its `_file` access check; `fields` is required, as in Drive v3.
+A comment's JSON carries its replies; only its author may edit or delete it, and a deleted comment stays as a
+`deleted: true` stub with no content. `fields` is required on every comments/replies method, as in Drive v3.
 """
 
 from __future__ import annotations
@@ -9,24 +10,33 @@ from datetime import datetime
 from typing import Any
 
 from ...base import DRIVE_ALPHABET, api
-from ...errors import bad_request
+from ...errors import bad_request, forbidden, google_error
 from ...paging import check_size, page, select_fields
-from .data_model import Comment
+from .data_model import Comment, Reply
+from .state import DriveState
 
 D = "drive/v3"
 
 
-class Comments:
-    db: Any
-    ws: Any
+C = f"{D}/files/{{fileId}}/comments/{{commentId}}"
 
+_FIELDS = "required, e.g. id,content,resolved"
+
+
+def _need_fields(fields: str | None) -> str:
+    if not fields:
+        raise bad_request("The 'fields' parameter is required for this operation.", "required", "fields")
+    return fields
+
+
+class Comments(DriveState):
     def comment_json(self, c: Comment) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "drive#comment", "id": c.id, "createdTime": c.createdTime,
                                "modifiedTime": c.modifiedTime, "author": {"kind": "drive#user", "displayName": c.authorName,
                                                                           "me": c.authorEmail == self.ws.me.email},
                                "content": c.content, "htmlContent": c.content, "deleted": bool(c.deleted),
                                "resolved": c.resolved,
-                               "replies": [self.reply_json(r) for r in self.replies_of(c.id)]}  # type: ignore[attr-defined]
+                               "replies": [self.reply_json(r) for r in self.replies_of(c.id)]}
         if c.deleted:
             del out["content"], out["htmlContent"]
         if c.quotedText is not None:
@@ -73,3 +83,69 @@ class Comments:
                     createdTime=stamp, modifiedTime=stamp)
         self.db.comments[c.id] = c
         return c
+
+    def _comment(self, fileId: str, commentId: str, need: int = 1) -> Comment:
+        self._file(fileId, need=need)
+        c = self.db.comments.get(commentId)
+        if c is None or c.fileId != fileId:
+            raise google_error(404, f"Comment not found: {commentId}.", "notFound", "commentId")
+        return c
+
+    def _author_only(self, email: str) -> None:
+        if email != self.ws.me.email:
+            raise forbidden("The user does not have sufficient permissions for this comment.",
+                            "insufficientFilePermissions")
+
+    @api("drive.comments.get", f"GET {C}", "Get a comment with its replies.",
+         params={"fileId": "", "commentId": "", "fields": _FIELDS})
+    def comments_get(self, fileId: str, commentId: str, fields: str | None = None,
+                     includeDeleted: bool = False) -> dict[str, Any]:
+        fields = _need_fields(fields)
+        c = self._comment(fileId, commentId)
+        if c.deleted and not includeDeleted:
+            raise google_error(404, f"Comment not found: {commentId}.", "notFound", "commentId")
+        return select_fields(self.comment_json(c), fields)
+
+    @api("drive.comments.update", f"PATCH {C}", "Edit your comment's text.", writes=True,
+         params={"fileId": "", "commentId": "", "fields": _FIELDS, "body": "{content}"})
+    def comments_update(self, fileId: str, commentId: str, body: dict, fields: str | None = None) -> dict[str, Any]:
+        fields = _need_fields(fields)
+        c = self._comment(fileId, commentId, need=2)
+        if c.deleted:
+            raise google_error(404, f"Comment not found: {commentId}.", "notFound", "commentId")
+        self._author_only(c.authorEmail)
+        if set(body) - {"content"}:
+            raise bad_request(f"The resource body includes fields which are not directly writable: "
+                              f"{sorted(set(body) - {'content'})}", "fieldNotWritable")
+        content = body.get("content")
+        if not isinstance(content, str) or not content.strip():
+            raise bad_request("The comment content field is required.", "required", "content")
+        c = c.model_copy(update={"content": content.strip(), "modifiedTime": self.ws.now_rfc3339()})
+        self.db.comments[c.id] = c
+        return select_fields(self.comment_json(c), fields)
+
+    @api("drive.comments.delete", f"DELETE {C}", "Delete your comment (its replies go with it).", writes=True,
+         status=204, params={"fileId": "", "commentId": ""})
+    def comments_delete(self, fileId: str, commentId: str) -> None:
+        c = self._comment(fileId, commentId, need=2)
+        if c.deleted:
+            raise google_error(404, f"Comment not found: {commentId}.", "notFound", "commentId")
+        self._author_only(c.authorEmail)
+        self.db.comments[c.id] = c.model_copy(update={"deleted": True, "content": "",
+                                                      "modifiedTime": self.ws.now_rfc3339()})
+
+    def replies_of(self, comment_id: str, include_deleted: bool = False) -> list[Reply]:
+        """A comment's replies, oldest first (verifier helper)."""
+        rows = [r for r in self.db.replies.values() if r.commentId == comment_id and (include_deleted or not r.deleted)]
+        return sorted(rows, key=lambda r: r.createdTime)  # stable: ties (a frozen clock) keep creation order
+
+    def reply_json(self, r: Reply) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "drive#reply", "id": r.id, "createdTime": r.createdTime,
+                               "modifiedTime": r.modifiedTime, "author": {"kind": "drive#user", "displayName": r.authorName,
+                                                                          "me": r.authorEmail == self.ws.me.email},
+                               "deleted": bool(r.deleted)}
+        if not r.deleted:
+            out.update(content=r.content, htmlContent=r.content)
+        if r.action:
+            out["action"] = r.action
+        return out

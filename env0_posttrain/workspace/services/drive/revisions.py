@@ -14,6 +14,7 @@ from ...errors import bad_request, forbidden, google_error
 from ...media import Media
 from ...paging import check_size, page, select_fields
 from .data_model import FOLDER, GOOGLE_PREFIX, File, Revision, content_fields
+from .state import DriveState
 
 D = "drive/v3"
 _DEFAULT = "kind,id,mimeType,modifiedTime"
@@ -23,10 +24,7 @@ def _not_found(rid: str) -> Exception:
     return google_error(404, f"Revision not found: {rid}.", "notFound", "revisionId")
 
 
-class Revisions:
-    db: Any
-    ws: Any
-
+class Revisions(DriveState):
     def revisions_of(self, f: File) -> list[Revision]:
         """Every revision of a file, oldest first (verifier helper); the implied one when none is stored."""
         rows = sorted((r for k, r in self.db.revisions.items() if k.startswith(f"{f.id}/")), key=lambda r: int(r.id))
@@ -38,19 +36,6 @@ class Revisions:
             doc = self.ws.docs.db.documents.get(f.id)
             return doc.text if doc else ""
         return f.data
-
-    def record_revision(self, before: File, old: str | bytes, new: str | bytes) -> None:
-        """A file's content changed from `old` to `new` (text or bytes; `before` is the file's row before the
-        change)."""
-        rows = sorted((r for k, r in self.db.revisions.items() if k.startswith(f"{before.id}/")), key=lambda r: int(r.id))
-        if not rows:
-            rows = [Revision(id="1", fileId=before.id, mimeType=before.mimeType, modifiedTime=before.modifiedTime,
-                             lastModifyingEmail=before.ownerEmail, **content_fields(old))]
-            self.db.revisions[f"{before.id}/1"] = rows[0]
-        rid = str(int(rows[-1].id) + 1)
-        self.db.revisions[f"{before.id}/{rid}"] = Revision(
-            id=rid, fileId=before.id, mimeType=before.mimeType, modifiedTime=self.ws.now_rfc3339(),
-            lastModifyingEmail=self.ws.me.email, **content_fields(new))
 
     def _rev_json(self, r: Revision) -> dict[str, Any]:
         person = self.ws.person(r.lastModifyingEmail)
@@ -66,7 +51,7 @@ class Revisions:
         return out
 
     def _revision(self, fileId: str, revisionId: str, need: int = 1) -> tuple[File, Revision, list[Revision]]:
-        f = self._file(fileId, need=need)  # type: ignore[attr-defined]
+        f = self._file(fileId, need=need)
         if f.mimeType == FOLDER:
             raise bad_request("Folders have no revisions.", "badRequest")
         rows = self.revisions_of(f)
@@ -80,7 +65,7 @@ class Revisions:
          params={"fileId": "", "pageSize": "", "pageToken": "", "fields": ""})
     def revisions_list(self, fileId: str, pageSize: int | None = None, pageToken: str | None = None,
                        fields: str | None = None) -> dict[str, Any]:
-        f = self._file(fileId)  # type: ignore[attr-defined]
+        f = self._file(fileId)
         if f.mimeType == FOLDER:
             raise bad_request("Folders have no revisions.", "badRequest")
         chunk, nxt = page([self._rev_json(r) for r in self.revisions_of(f)], pageToken,

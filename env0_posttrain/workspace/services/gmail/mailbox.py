@@ -10,7 +10,7 @@ from .data_model import SYSTEM_LABELS, Attachment, GmailDB, HistoryRecord, Label
 from .mime import address_of, b64url, headers_of, payload, size_estimate, snippet, to_raw
 from .query import Query
 
-
+P = "gmail/v1/users/{userId}"  # the path prefix of every users.* method
 HISTORY_KEPT = 1000  # history records kept (every write's savepoint copies the log, so it must not grow forever)
 
 
@@ -212,7 +212,7 @@ class Mailbox(Service):
             if addr == sent.userId:
                 self.relabel(self.db.messages[sent.id], add=("INBOX", "UNREAD"))
             elif person is not None:
-                self.filtered(person.email, self.store(person.email, sender=sent.sender, to=sent.to, cc=sent.cc, subject=sent.subject,
+                self.filtered(person.email, self.store(person.email, sender=sent.sender, to=sent.to, cc=sent.cc, subject=sent.subject,  # type: ignore[attr-defined]
                            body=sent.body, in_reply_to=sent.inReplyTo, references=sent.references,
                            attachments=[a.model_dump() for a in sent.attachments],
                            message_id_header=sent.messageIdHeader))

@@ -11,6 +11,7 @@ from typing import Any
 from ...base import api
 from ...errors import bad_request
 from .data_model import MailSetting
+from .mailbox import Mailbox
 from .mime import address_of
 from .settings import S, check_fields
 
@@ -30,10 +31,7 @@ SETTINGS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 }
 
 
-class MailPrefs:
-    db: Any
-    ws: Any
-
+class MailPrefs(Mailbox):
     # -- single-resource settings -------------------------------------------------------------------
     def setting(self, owner: str, name: str) -> dict[str, Any]:
         """The current value of vacation / autoForwarding / imap / pop / language (verifier helper)."""
@@ -41,7 +39,7 @@ class MailPrefs:
         return dict(row.value) if row is not None else dict(SETTINGS[name][0])
 
     def _put_setting(self, userId: str, name: str, body: dict) -> dict[str, Any]:
-        owner = self.owner(userId)  # type: ignore[attr-defined]
+        owner = self.owner(userId)
         defaults, spec = SETTINGS[name]
         value = {**defaults, **check_fields(name, body, spec)}
         if name == "vacation" and value.get("startTime") and value.get("endTime") \
@@ -60,7 +58,7 @@ class MailPrefs:
 
     @api("gmail.users.settings.getVacation", f"GET {S}/vacation", "Get the vacation auto-reply.")
     def settings_getVacation(self, userId: str = "me") -> dict[str, Any]:
-        return self.setting(self.owner(userId), "vacation")  # type: ignore[attr-defined]
+        return self.setting(self.owner(userId), "vacation")
 
     @api("gmail.users.settings.updateVacation", f"PUT {S}/vacation",
          "Set the vacation auto-reply: body {enableAutoReply, responseSubject, responseBodyPlainText, "
@@ -70,7 +68,7 @@ class MailPrefs:
 
     @api("gmail.users.settings.getAutoForwarding", f"GET {S}/autoForwarding", "Get the auto-forwarding setting.")
     def settings_getAutoForwarding(self, userId: str = "me") -> dict[str, Any]:
-        return self.setting(self.owner(userId), "autoForwarding")  # type: ignore[attr-defined]
+        return self.setting(self.owner(userId), "autoForwarding")
 
     @api("gmail.users.settings.updateAutoForwarding", f"PUT {S}/autoForwarding",
          "Turn auto-forwarding on/off: body {enabled, emailAddress (a verified forwarding address), "
@@ -80,7 +78,7 @@ class MailPrefs:
 
     @api("gmail.users.settings.getImap", f"GET {S}/imap", "Get the IMAP settings.")
     def settings_getImap(self, userId: str = "me") -> dict[str, Any]:
-        return self.setting(self.owner(userId), "imap")  # type: ignore[attr-defined]
+        return self.setting(self.owner(userId), "imap")
 
     @api("gmail.users.settings.updateImap", f"PUT {S}/imap", "Change the IMAP settings.", writes=True,
          params={"body": "{enabled, autoExpunge, expungeBehavior, maxFolderSize}"})
@@ -89,7 +87,7 @@ class MailPrefs:
 
     @api("gmail.users.settings.getPop", f"GET {S}/pop", "Get the POP settings.")
     def settings_getPop(self, userId: str = "me") -> dict[str, Any]:
-        return self.setting(self.owner(userId), "pop")  # type: ignore[attr-defined]
+        return self.setting(self.owner(userId), "pop")
 
     @api("gmail.users.settings.updatePop", f"PUT {S}/pop", "Change the POP settings.", writes=True,
          params={"body": "{accessWindow: disabled|fromNowOn|allMail, disposition}"})
@@ -98,7 +96,7 @@ class MailPrefs:
 
     @api("gmail.users.settings.getLanguage", f"GET {S}/language", "Get the display language.")
     def settings_getLanguage(self, userId: str = "me") -> dict[str, Any]:
-        return self.setting(self.owner(userId), "language")  # type: ignore[attr-defined]
+        return self.setting(self.owner(userId), "language")
 
     @api("gmail.users.settings.updateLanguage", f"PUT {S}/language", "Change the display language.", writes=True,
          params={"body": "{displayLanguage: e.g. en, fr, de}"})

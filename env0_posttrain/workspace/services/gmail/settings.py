@@ -14,6 +14,7 @@ from typing import Any
 from ...base import api
 from ...errors import bad_request, conflict, not_found
 from .data_model import Delegate, Filter, ForwardingAddress, MailSetting, Message, SendAs
+from .mailbox import Mailbox
 from .mime import size_estimate
 from .query import Query
 
@@ -40,10 +41,7 @@ def check_fields(where: str, body: Any, spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class MailSettings:
-    db: Any
-    ws: Any
-
+class MailSettings(Mailbox):
     def _email(self, value: Any, field: str) -> str:
         if not isinstance(value, str) or "@" not in value or " " in value.strip():
             raise bad_request(f"Invalid {field}", "invalidArgument")
@@ -63,12 +61,12 @@ class MailSettings:
 
     @api("gmail.users.settings.filters.list", f"GET {S}/filters", "List the mailbox's filters.")
     def settings_filters_list(self, userId: str = "me") -> dict[str, Any]:
-        rows = [self._filter_json(f) for f in self.filters_of(self.owner(userId))]  # type: ignore[attr-defined]
+        rows = [self._filter_json(f) for f in self.filters_of(self.owner(userId))]
         return {"filter": rows} if rows else {}
 
     @api("gmail.users.settings.filters.get", f"GET {S}/filters/{{id}}", "Get a filter.", params={"id": "filter id"})
     def settings_filters_get(self, id: str, userId: str = "me") -> dict[str, Any]:
-        f = self.db.filters.get(f"{self.owner(userId)}/{id}")  # type: ignore[attr-defined]
+        f = self.db.filters.get(f"{self.owner(userId)}/{id}")
         if f is None:
             raise not_found("Filter not found")
         return self._filter_json(f)
@@ -78,7 +76,7 @@ class MailSettings:
          "action: {addLabelIds, removeLabelIds, forward}}.", writes=True,
          params={"body": "Filter: criteria, action"})
     def settings_filters_create(self, body: dict, userId: str = "me") -> dict[str, Any]:
-        owner = self.owner(userId)  # type: ignore[attr-defined]
+        owner = self.owner(userId)
         criteria = check_fields("filter.criteria", body.get("criteria") or {}, _CRITERIA)
         action = body.get("action") or {}
         if not isinstance(action, dict) or set(action) - {"addLabelIds", "removeLabelIds", "forward"}:
@@ -89,7 +87,7 @@ class MailSettings:
         add, remove = action.get("addLabelIds") or [], action.get("removeLabelIds") or []
         if not isinstance(add, list) or not isinstance(remove, list):
             raise bad_request("Invalid JSON payload received. addLabelIds must be a list", "invalidArgument")
-        self.check_labels(owner, add + remove)  # type: ignore[attr-defined]
+        self.check_labels(owner, add + remove)
         act: dict[str, Any] = {k: v for k, v in (("addLabelIds", add), ("removeLabelIds", remove)) if v}
         if action.get("forward"):
             fwd = self.db.forwardingAddresses.get(f"{owner}/{self._email(action['forward'], 'forward')}")
@@ -99,14 +97,14 @@ class MailSettings:
         for f in self.filters_of(owner):
             if f.criteria == criteria and f.action == act:
                 raise bad_request("Filter already exists", "failedPrecondition")
-        f = Filter(id="ANe1Bm" + self.new_id("filter", length=28), userId=owner, criteria=criteria, action=act)  # type: ignore[attr-defined]
+        f = Filter(id="ANe1Bm" + self.new_id("filter", length=28), userId=owner, criteria=criteria, action=act)
         self.db.filters[f"{owner}/{f.id}"] = f
         return self._filter_json(f)
 
     @api("gmail.users.settings.filters.delete", f"DELETE {S}/filters/{{id}}", "Delete a filter.", writes=True,
          status=204, params={"id": "filter id"})
     def settings_filters_delete(self, id: str, userId: str = "me") -> None:
-        if self.db.filters.pop(f"{self.owner(userId)}/{id}", None) is None:  # type: ignore[attr-defined]
+        if self.db.filters.pop(f"{self.owner(userId)}/{id}", None) is None:
             raise not_found("Filter not found")
 
     def filter_matches(self, f: Filter, m: Message) -> bool:
@@ -123,7 +121,7 @@ class MailSettings:
             size = size_estimate(m)
             if (size < c["size"]) != (c["sizeComparison"] == "smaller"):
                 return False
-        names = self.label_ids_by_name(m.userId)  # type: ignore[attr-defined]
+        names = self.label_ids_by_name(m.userId)
         if c.get("query") and not Query(c["query"], self.ws.now, names).matches(m):
             return False
         return not (c.get("negatedQuery") and Query(c["negatedQuery"], self.ws.now, names).matches(m))
@@ -132,8 +130,8 @@ class MailSettings:
         """Apply the owner's filters to a message that just arrived."""
         for f in self.filters_of(owner):
             if self.filter_matches(f, m):  # a label deleted since the filter was made is skipped
-                add = [lid for lid in f.action.get("addLabelIds", ()) if self.valid_label(owner, lid)]  # type: ignore[attr-defined]
-                m = self.relabel(m, add, f.action.get("removeLabelIds", ()))  # type: ignore[attr-defined]
+                add = [lid for lid in f.action.get("addLabelIds", ()) if self.valid_label(owner, lid)]
+                m = self.relabel(m, add, f.action.get("removeLabelIds", ()))
         return m
 
     # -- forwarding addresses -----------------------------------------------------------------------
@@ -143,14 +141,14 @@ class MailSettings:
     @api("gmail.users.settings.forwardingAddresses.list", f"GET {S}/forwardingAddresses",
          "List addresses mail may be forwarded to.")
     def settings_forwardingAddresses_list(self, userId: str = "me") -> dict[str, Any]:
-        owner = self.owner(userId)  # type: ignore[attr-defined]
+        owner = self.owner(userId)
         rows = [self._fwd_json(f) for k, f in sorted(self.db.forwardingAddresses.items()) if f.userId == owner]
         return {"forwardingAddresses": rows} if rows else {}
 
     @api("gmail.users.settings.forwardingAddresses.get", f"GET {S}/forwardingAddresses/{{forwardingEmail}}",
          "Get a forwarding address.", params={"forwardingEmail": ""})
     def settings_forwardingAddresses_get(self, forwardingEmail: str, userId: str = "me") -> dict[str, Any]:
-        f = self.db.forwardingAddresses.get(f"{self.owner(userId)}/{forwardingEmail.strip().lower()}")  # type: ignore[attr-defined]
+        f = self.db.forwardingAddresses.get(f"{self.owner(userId)}/{forwardingEmail.strip().lower()}")
         if f is None:
             raise not_found()
         return self._fwd_json(f)
@@ -159,7 +157,7 @@ class MailSettings:
          "Add a forwarding address (an address outside the company stays pending verification).", writes=True,
          params={"body": "{forwardingEmail}"})
     def settings_forwardingAddresses_create(self, body: dict, userId: str = "me") -> dict[str, Any]:
-        owner = self.owner(userId)  # type: ignore[attr-defined]
+        owner = self.owner(userId)
         email = self._email(body.get("forwardingEmail"), "forwardingEmail")
         if f"{owner}/{email}" in self.db.forwardingAddresses:
             raise conflict("Forwarding address already exists", "alreadyExists")
@@ -171,7 +169,7 @@ class MailSettings:
          "Remove a forwarding address (and turn off auto-forwarding to it).", writes=True, status=204,
          params={"forwardingEmail": ""})
     def settings_forwardingAddresses_delete(self, forwardingEmail: str, userId: str = "me") -> None:
-        owner = self.owner(userId)  # type: ignore[attr-defined]
+        owner = self.owner(userId)
         email = forwardingEmail.strip().lower()
         if self.db.forwardingAddresses.pop(f"{owner}/{email}", None) is None:
             raise not_found()
@@ -202,7 +200,7 @@ class MailSettings:
 
     @api("gmail.users.settings.sendAs.list", f"GET {S}/sendAs", "List the addresses you can send as (with signatures).")
     def settings_sendAs_list(self, userId: str = "me") -> dict[str, Any]:
-        owner = self.owner(userId)  # type: ignore[attr-defined]
+        owner = self.owner(userId)
         rows = [self._send_as(owner, owner)] + [r for k, r in sorted(self.db.sendAs.items())
                                                 if r.userId == owner and r.sendAsEmail != owner]
         return {"sendAs": [self._send_as_json(r) for r in rows]}
@@ -210,7 +208,7 @@ class MailSettings:
     @api("gmail.users.settings.sendAs.get", f"GET {S}/sendAs/{{sendAsEmail}}", "Get a send-as address.",
          params={"sendAsEmail": ""})
     def settings_sendAs_get(self, sendAsEmail: str, userId: str = "me") -> dict[str, Any]:
-        return self._send_as_json(self._send_as(self.owner(userId), sendAsEmail))  # type: ignore[attr-defined]
+        return self._send_as_json(self._send_as(self.owner(userId), sendAsEmail))
 
     def _put_send_as(self, owner: str, row: SendAs, body: dict) -> dict[str, Any]:
         upd = check_fields("sendAs", {k: v for k, v in body.items() if k not in ("sendAsEmail", "isPrimary",
@@ -233,7 +231,7 @@ class MailSettings:
          "Add a send-as alias (outside the company it stays pending verification).", writes=True,
          params={"body": "{sendAsEmail, displayName, replyToAddress, signature, isDefault}"})
     def settings_sendAs_create(self, body: dict, userId: str = "me") -> dict[str, Any]:
-        owner = self.owner(userId)  # type: ignore[attr-defined]
+        owner = self.owner(userId)
         email = self._email(body.get("sendAsEmail"), "sendAsEmail")
         if email == owner or f"{owner}/{email}" in self.db.sendAs:
             raise conflict("Send-as address already exists", "alreadyExists")
@@ -244,7 +242,7 @@ class MailSettings:
          "Replace a send-as address's settings (display name, signature, reply-to, default).", writes=True,
          params={"sendAsEmail": "", "body": "SendAs"})
     def settings_sendAs_update(self, sendAsEmail: str, body: dict, userId: str = "me") -> dict[str, Any]:
-        owner = self.owner(userId)  # type: ignore[attr-defined]
+        owner = self.owner(userId)
         row = self._send_as(owner, sendAsEmail)
         blank = row.model_copy(update={"displayName": "", "replyToAddress": None, "signature": ""})
         return self._put_send_as(owner, blank, body)
@@ -253,13 +251,13 @@ class MailSettings:
          "Change some of a send-as address's settings, e.g. {signature}.", writes=True,
          params={"sendAsEmail": "", "body": "SendAs fields to change"})
     def settings_sendAs_patch(self, sendAsEmail: str, body: dict, userId: str = "me") -> dict[str, Any]:
-        owner = self.owner(userId)  # type: ignore[attr-defined]
+        owner = self.owner(userId)
         return self._put_send_as(owner, self._send_as(owner, sendAsEmail), body)
 
     @api("gmail.users.settings.sendAs.delete", f"DELETE {S}/sendAs/{{sendAsEmail}}", "Remove a send-as alias.",
          writes=True, status=204, params={"sendAsEmail": ""})
     def settings_sendAs_delete(self, sendAsEmail: str, userId: str = "me") -> None:
-        owner = self.owner(userId)  # type: ignore[attr-defined]
+        owner = self.owner(userId)
         row = self._send_as(owner, sendAsEmail)
         if row.sendAsEmail == owner:
             raise bad_request("Cannot delete the primary send-as address", "invalidArgument")
@@ -269,14 +267,14 @@ class MailSettings:
          "Re-send the verification mail for a pending send-as alias.", writes=True, status=204,
          params={"sendAsEmail": ""})
     def settings_sendAs_verify(self, sendAsEmail: str, userId: str = "me") -> None:
-        row = self._send_as(self.owner(userId), sendAsEmail)  # type: ignore[attr-defined]
+        row = self._send_as(self.owner(userId), sendAsEmail)
         if row.verificationStatus != "pending":
             raise bad_request("Send-as address does not need verification", "failedPrecondition")
 
     # -- delegates ----------------------------------------------------------------------------------
     @api("gmail.users.settings.delegates.list", f"GET {S}/delegates", "List who may read and send as you.")
     def settings_delegates_list(self, userId: str = "me") -> dict[str, Any]:
-        owner = self.owner(userId)  # type: ignore[attr-defined]
+        owner = self.owner(userId)
         rows = [{"delegateEmail": d.delegateEmail, "verificationStatus": d.verificationStatus}
                 for k, d in sorted(self.db.delegates.items()) if d.userId == owner]
         return {"delegates": rows} if rows else {}
@@ -284,7 +282,7 @@ class MailSettings:
     @api("gmail.users.settings.delegates.get", f"GET {S}/delegates/{{delegateEmail}}", "Get a delegate.",
          params={"delegateEmail": ""})
     def settings_delegates_get(self, delegateEmail: str, userId: str = "me") -> dict[str, Any]:
-        d = self.db.delegates.get(f"{self.owner(userId)}/{delegateEmail.strip().lower()}")  # type: ignore[attr-defined]
+        d = self.db.delegates.get(f"{self.owner(userId)}/{delegateEmail.strip().lower()}")
         if d is None:
             raise not_found()
         return {"delegateEmail": d.delegateEmail, "verificationStatus": d.verificationStatus}
@@ -293,7 +291,7 @@ class MailSettings:
          "Let a colleague (same company) read, send and delete your mail.", writes=True,
          params={"body": "{delegateEmail}"})
     def settings_delegates_create(self, body: dict, userId: str = "me") -> dict[str, Any]:
-        owner = self.owner(userId)  # type: ignore[attr-defined]
+        owner = self.owner(userId)
         email = self._email(body.get("delegateEmail"), "delegateEmail")
         if email == owner or self.ws.person(email) is None:
             raise bad_request("Invalid delegate: the delegate must be another user in your organization",
@@ -306,14 +304,14 @@ class MailSettings:
     @api("gmail.users.settings.delegates.delete", f"DELETE {S}/delegates/{{delegateEmail}}", "Remove a delegate.",
          writes=True, status=204, params={"delegateEmail": ""})
     def settings_delegates_delete(self, delegateEmail: str, userId: str = "me") -> None:
-        if self.db.delegates.pop(f"{self.owner(userId)}/{delegateEmail.strip().lower()}", None) is None:  # type: ignore[attr-defined]
+        if self.db.delegates.pop(f"{self.owner(userId)}/{delegateEmail.strip().lower()}", None) is None:
             raise not_found()
 
     # -- seeding helpers ----------------------------------------------------------------------------
     def add_filter(self, criteria: dict[str, Any], action: dict[str, Any], owner: str | None = None) -> Filter:
         """Plant a filter (label ids as stored; no validation beyond the field names)."""
         owner = owner or self.ws.me.email
-        f = Filter(id="ANe1Bm" + self.new_id("filter", length=28), userId=owner,  # type: ignore[attr-defined]
+        f = Filter(id="ANe1Bm" + self.new_id("filter", length=28), userId=owner,
                    criteria=check_fields("filter.criteria", criteria, _CRITERIA), action=dict(action))
         self.db.filters[f"{owner}/{f.id}"] = f
         return f

@@ -18,8 +18,8 @@ from ...base import SLACK_ALPHABET, api
 from ...errors import slack_error
 from ...request_limits import loads
 from .data_model import Message, SlackFile
+from .state import SlackState
 
-TEAM = "T0ENV0WRK"
 BY_EXT = {"md": "markdown", "markdown": "markdown", "txt": "text", "json": "json", "csv": "csv", "py": "python",
           "html": "html", "htm": "html", "yml": "yaml", "yaml": "yaml", "pdf": "pdf", "png": "png", "jpg": "jpg",
           "jpeg": "jpg", "gif": "gif", "zip": "zip", "js": "javascript", "sh": "shell", "log": "text"}
@@ -27,10 +27,7 @@ MIME = {"markdown": "text/markdown", "text": "text/plain", "json": "application/
         "python": "text/x-python", "html": "text/html", "yaml": "text/yaml", "pdf": "application/pdf",
         "png": "image/png", "jpg": "image/jpeg", "gif": "image/gif", "zip": "application/zip",
         "javascript": "text/javascript", "shell": "text/x-sh"}
-PRETTY = {"markdown": "Markdown (raw)", "text": "Plain Text", "json": "JSON", "csv": "CSV", "python": "Python",
-          "html": "HTML", "yaml": "YAML", "javascript": "JavaScript", "shell": "Shell"}
 _TYPES = {"all", "spaces", "snippets", "images", "gdocs", "zips", "pdfs"}
-PREVIEW_LINES = 5
 
 
 def filetype_of(name: str, given: str | None = None) -> str:
@@ -49,45 +46,7 @@ def _kind_matches(f: SlackFile, types: set[str]) -> bool:
             or ("snippets" in types and not m.startswith("image/") and m not in ("application/pdf", "application/zip")))
 
 
-class Files:
-    db: Any
-    me: str
-    ws: Any
-
-    # -- rendering and access ---------------------------------------------------------------------------
-    def file_json(self, f: SlackFile) -> dict[str, Any]:
-        lines = f.content.split("\n") if f.content else []
-        buckets: dict[str, list[str]] = {"channels": [], "groups": [], "ims": []}
-        shares: dict[str, dict[str, list[dict[str, Any]]]] = {}
-        for cid in f.channels:
-            c = self.db.channels.get(cid)
-            if c is None:
-                continue
-            kind = "ims" if c.is_im else ("groups" if c.is_private else "channels")
-            buckets[kind].append(cid)
-            scope = "public" if kind == "channels" else "private"
-            for ch, ts in f.shares:
-                if ch == cid:
-                    entry = {"ts": ts, "channel_name": c.name, "team_id": TEAM, "share_user_id": f.user,
-                             "reply_count": 0}
-                    shares.setdefault(scope, {}).setdefault(cid, []).append(entry)
-        base = f"https://files.slack.com/files-pri/{TEAM}-{f.id}"
-        out: dict[str, Any] = {
-            "id": f.id, "created": f.created, "timestamp": f.created, "name": f.name, "title": f.title,
-            "mimetype": f.mimetype, "filetype": f.filetype, "pretty_type": PRETTY.get(f.filetype, f.filetype.upper()),
-            "user": f.user, "user_team": TEAM, "editable": False, "size": f.size, "mode": "hosted",
-            "is_external": False, "external_type": "", "is_public": bool(buckets["channels"]),
-            "public_url_shared": False, "display_as_bot": False, "username": "",
-            "url_private": f"{base}/{f.name}", "url_private_download": f"{base}/download/{f.name}",
-            "permalink": f"https://env0.slack.com/files/{f.user}/{f.id}/{f.name}",
-            "permalink_public": f"https://slack-files.com/{TEAM}-{f.id}-env0", "comments_count": 0,
-            "is_starred": False, "shares": shares, **buckets, "has_rich_preview": False}
-        if f.mimetype.startswith("text/") or f.mimetype == "application/json":
-            out.update({"preview": "\n".join(lines[:PREVIEW_LINES]), "lines": len(lines),
-                        "lines_more": max(0, len(lines) - PREVIEW_LINES),
-                        "preview_is_truncated": len(lines) > PREVIEW_LINES})
-        return out
-
+class Files(SlackState):
     def _visible(self, f: SlackFile) -> bool:
         if f.pending:
             return False
@@ -108,7 +67,7 @@ class Files:
     def _targets(self, channels: list[str]) -> list[Any]:
         out = []
         for ch in channels:
-            c = self._im_with(ch) if ch.startswith("U") else self._chan(ch)  # type: ignore[attr-defined]
+            c = self._im_with(ch) if ch.startswith("U") else self._chan(ch)
             if c.is_archived:
                 raise slack_error("is_archived")
             if not c.is_im and self.me not in c.members:
@@ -122,7 +81,7 @@ class Files:
         for c in targets:
             if thread_ts and f"{c.id}/{thread_ts}" not in self.db.messages:
                 raise slack_error("invalid_thread_ts")
-            m = Message(channel=c.id, ts=self._next_ts(), user=self.me, text=comment or "",  # type: ignore[attr-defined]
+            m = Message(channel=c.id, ts=self._next_ts(), user=self.me, text=comment or "",
                         thread_ts=thread_ts, files=tuple(rows))
             self.db.messages[f"{c.id}/{m.ts}"] = m
             for fid, f in rows.items():
@@ -133,7 +92,7 @@ class Files:
 
     def _new_file(self, name: str, title: str | None, filetype: str | None, content: str, **extra: Any) -> SlackFile:
         ft = filetype_of(name, filetype)
-        fid = "F" + self.new_id("file", SLACK_ALPHABET, 10)  # type: ignore[attr-defined]
+        fid = "F" + self.new_id("file", SLACK_ALPHABET, 10)
         return SlackFile(id=fid, name=name, title=title or name, filetype=ft, mimetype=MIME.get(ft, "text/plain"),
                          user=self.me, created=int(self.ws.now.timestamp()), content=content,
                          size=len(content.encode()), **extra)
@@ -233,7 +192,7 @@ class Files:
             raise slack_error("unknown_type")
         if user and user not in self.db.users:
             raise slack_error("user_not_found")
-        cid = self._chan(channel).id if channel else None  # type: ignore[attr-defined]
+        cid = self._chan(channel).id if channel else None
         try:
             lo = int(float(ts_from)) if ts_from else None
             hi = int(float(ts_to)) if ts_to else None
@@ -264,14 +223,14 @@ class Files:
                  filetype: str | None = None, when: datetime | None = None, post: bool = False) -> SlackFile:
         """Plant a file uploaded by `user` (a Slack user id) into `channel` (id or name; None: not shared).
         post=True also plants the share message in the channel (env0's seeded files have none)."""
-        c = (self.db.channels.get(channel) or self.channel_by_name(channel)) if channel else None  # type: ignore[attr-defined]
+        c = (self.db.channels.get(channel) or self.channel_by_name(channel)) if channel else None
         ft = filetype_of(name, filetype)
-        fid = "F" + self.new_id("file", SLACK_ALPHABET, 10)  # type: ignore[attr-defined]
+        fid = "F" + self.new_id("file", SLACK_ALPHABET, 10)
         f = SlackFile(id=fid, name=name, title=title or name, filetype=ft, mimetype=MIME.get(ft, "text/plain"),
                       user=user, created=int((when or self.ws.now).timestamp()), content=content,
                       size=len(content.encode()), channels=(c.id,) if c else ())
         if c is not None and post:
-            m = Message(channel=c.id, ts=self._next_ts(when), user=user, text="", files=(fid,))  # type: ignore[attr-defined]
+            m = Message(channel=c.id, ts=self._next_ts(when), user=user, text="", files=(fid,))
             self.db.messages[f"{c.id}/{m.ts}"] = m
             f = f.model_copy(update={"shares": ((c.id, m.ts),)})
         self.db.files[fid] = f

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 from ...base import SLACK_ALPHABET, api
 from ...errors import slack_error
 from .data_model import Reminder
+from .state import SlackState
 
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _UNITS = {"minute": 60, "min": 60, "hour": 3600, "day": 86400, "week": 604800}
@@ -75,11 +76,7 @@ def parse_time(value: str, now: datetime, tz: str) -> tuple[int, bool]:
     return int(cand.timestamp()), bool(every)
 
 
-class Reminders:
-    db: Any
-    me: str
-    ws: Any
-
+class Reminders(SlackState):
     def reminder_json(self, r: Reminder) -> dict[str, Any]:
         out: dict[str, Any] = {"id": r.id, "creator": r.creator, "user": r.user, "text": r.text,
                                "recurring": r.recurring}
@@ -115,7 +112,7 @@ class Reminders:
             raise slack_error("cannot_parse") from None
         if recurring and uid != self.me:
             raise slack_error("cannot_add_others_recurring")
-        rid = "Rm" + self.new_id("reminder", SLACK_ALPHABET, 9)  # type: ignore[attr-defined]
+        rid = "Rm" + self.new_id("reminder", SLACK_ALPHABET, 9)
         r = Reminder(id=rid, creator=self.me, user=uid, text=text, time=when, recurring=recurring)
         self.db.reminders[rid] = r
         return {"ok": True, "reminder": self.reminder_json(r)}
@@ -153,7 +150,7 @@ class Reminders:
     def add_reminder(self, text: str, *, time: datetime, user: str | None = None, creator: str | None = None,
                      complete: bool = False) -> Reminder:
         """Plant a reminder (user and creator: Slack user ids, default the agent user)."""
-        rid = "Rm" + self.new_id("reminder", SLACK_ALPHABET, 9)  # type: ignore[attr-defined]
+        rid = "Rm" + self.new_id("reminder", SLACK_ALPHABET, 9)
         r = Reminder(id=rid, creator=creator or self.me, user=user or self.me, text=text, time=int(time.timestamp()),
                      complete_ts=int(self.ws.now.timestamp()) if complete else 0)
         self.db.reminders[rid] = r

@@ -14,6 +14,7 @@ from ...base import DIGITS, api
 from ...errors import slack_error
 from ...paging import page
 from .data_model import ScheduledMessage
+from .state import SlackState
 
 _MAX_AHEAD = 120 * 24 * 3600
 
@@ -25,11 +26,7 @@ def _post_at(value: str) -> int:
         raise slack_error("invalid_time") from None
 
 
-class Scheduled:
-    db: Any
-    me: str
-    ws: Any
-
+class Scheduled(SlackState):
     @api("chat.scheduleMessage", "POST api/chat.scheduleMessage",
          "Schedule a message to post in a channel later (post_at: Unix time).", writes=True,
          params={"channel": "channel id or #name", "post_at": "Unix timestamp, in the future", "text": "",
@@ -37,7 +34,7 @@ class Scheduled:
     def chat_scheduleMessage(self, channel: str, post_at: str, text: str | None = None, thread_ts: str | None = None,
                              blocks: str | None = None, unfurl_links: bool | None = None,
                              as_user: bool | None = None, reply_broadcast: bool | None = None) -> dict[str, Any]:
-        c = self._chan(channel)  # type: ignore[attr-defined]
+        c = self._chan(channel)
         if c.is_archived:
             raise slack_error("is_archived")
         if not c.is_im and self.me not in c.members:
@@ -52,7 +49,7 @@ class Scheduled:
             raise slack_error("no_text")
         if len(text) > 40000:
             raise slack_error("msg_too_long")
-        sid = "Q" + self.new_id("scheduled", DIGITS, 10)  # type: ignore[attr-defined]
+        sid = "Q" + self.new_id("scheduled", DIGITS, 10)
         row = ScheduledMessage(id=sid, channel=c.id, post_at=when, date_created=now, text=text, thread_ts=thread_ts)
         self.db.scheduled[sid] = row
         return {"ok": True, "channel": c.id, "scheduled_message_id": sid, "post_at": str(when),
@@ -72,7 +69,7 @@ class Scheduled:
         cid = None
         if channel:
             try:
-                cid = self._chan(channel).id  # type: ignore[attr-defined]
+                cid = self._chan(channel).id
             except Exception:
                 raise slack_error("invalid_channel") from None
         try:
@@ -92,7 +89,7 @@ class Scheduled:
          params={"channel": "", "scheduled_message_id": "id from chat.scheduleMessage"})
     def chat_deleteScheduledMessage(self, channel: str, scheduled_message_id: str,
                                     as_user: bool | None = None) -> dict[str, Any]:
-        c = self._chan(channel)  # type: ignore[attr-defined]
+        c = self._chan(channel)
         s = self.db.scheduled.get(scheduled_message_id)
         if s is None or s.channel != c.id:
             raise slack_error("invalid_scheduled_message_id")
@@ -102,8 +99,8 @@ class Scheduled:
     # -- seeding helper ---------------------------------------------------------------------------------
     def add_scheduled(self, channel: str, *, text: str, post_at: datetime) -> ScheduledMessage:
         """Plant a pending scheduled message of the agent user's (channel: id or name)."""
-        c = self.db.channels.get(channel) or self.channel_by_name(channel)  # type: ignore[attr-defined]
-        sid = "Q" + self.new_id("scheduled", DIGITS, 10)  # type: ignore[attr-defined]
+        c = self.db.channels.get(channel) or self.channel_by_name(channel)
+        sid = "Q" + self.new_id("scheduled", DIGITS, 10)
         row = ScheduledMessage(id=sid, channel=c.id, post_at=int(post_at.timestamp()),
                                date_created=int(self.ws.now.timestamp()), text=text)
         self.db.scheduled[sid] = row

@@ -8,9 +8,9 @@ import json
 import re
 from typing import Any, Callable
 
-from ...base import api
-from .errors import invalid
 from . import serialize as ser
+from .errors import invalid
+from .state import StripeState
 
 _CLAUSE = re.compile(r"""\s*(-?)(metadata\[['"]([^'"]+)['"]\]|[a-z_]+)\s*(>=|<=|:|~|>|<)\s*('([^']*)'|"([^"]*)"|-?\d+)\s*""")
 # the fields Stripe lets each resource be searched by -> the row attribute
@@ -63,9 +63,7 @@ def _predicate(attr: str, meta_key: str | None, op: str, value: str, neg: bool) 
     return test
 
 
-class Search:
-    """Mixed into Stripe (toolkit.py)."""
-
+class Search(StripeState):
     def _search(self, resource: str, query: str, limit: int | None, page: str | None,
                 to_json: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
         if limit is not None and not 1 <= limit <= 100:
@@ -84,25 +82,3 @@ class Search:
         return {"object": "search_result", "data": [to_json(r) for r in chunk], "has_more": more,
                 "next_page": json.dumps({"offset": start + n}) if more else None,
                 "url": f"/v1/{resource}/search", "total_count": len(hits)}
-
-    @api("stripe.customers.search", "GET v1/customers/search", "Search customers: email:'a@b.com', name~'acme', "
-         "metadata['k']:'v', created>1700000000; AND / OR.", params={"query": "Stripe search query", "limit": "",
-                                                                   "page": "next_page of the last answer"})
-    def customers_search(self, query: str, limit: int | None = None, page: str | None = None,
-                         expand: list[str] | None = None) -> dict[str, Any]:
-        return self.expand(self._search("customers", query, limit, page, lambda c: ser.customer(c, self.db)), expand)
-
-    @api("stripe.charges.search", "GET v1/charges/search", "Search charges: customer:'cus_..', amount>1000, "
-         "status:'succeeded', refunded:'true', metadata['order_id']:'1234'; AND / OR.",
-         params={"query": "Stripe search query", "limit": "", "page": "next_page of the last answer"})
-    def charges_search(self, query: str, limit: int | None = None, page: str | None = None,
-                       expand: list[str] | None = None) -> dict[str, Any]:
-        return self.expand(self._search("charges", query, limit, page, lambda c: ser.charge(c, self.db)), expand)
-
-    @api("stripe.paymentIntents.search", "GET v1/payment_intents/search", "Search PaymentIntents: customer:'cus_..', "
-         "status:'succeeded', amount:4999, metadata['order_id']:'1234'; AND / OR.",
-         params={"query": "Stripe search query", "limit": "", "page": "next_page of the last answer"})
-    def payment_intents_search(self, query: str, limit: int | None = None, page: str | None = None,
-                               expand: list[str] | None = None) -> dict[str, Any]:
-        return self.expand(self._search("payment_intents", query, limit, page,
-                                        lambda p: ser.payment_intent(p, self.db)), expand)

@@ -1,4 +1,4 @@
-"""team.info, users.profile.get / set and users.getPresence / setPresence. A mixin of `Slack`.
+"""Slack users.*: the people directory, profiles and presence.
 
 Profile edits and the manual presence are fields of the user's row (None until set, so seeded dumps do not
 change). As in Slack, a member edits their own profile; an admin may edit a non-admin's
@@ -12,34 +12,35 @@ from typing import Any
 
 from ...base import api
 from ...errors import slack_error
-from .data_model import TEAM
+from ...paging import page
+from .state import SlackState, _limit
 
 EDITABLE = {"display_name": 80, "real_name": 250, "first_name": 250, "last_name": 250, "title": 250, "phone": 250,
             "status_text": 100, "status_emoji": 100, "status_expiration": 0}
 
 
-class Profile:
-    db: Any
-    me: str
-    ws: Any
+class Users(SlackState):
+    @api("users.list", "POST api/users.list", "List workspace members.", params={"limit": "", "cursor": ""})
+    def users_list(self, limit: int | None = None, cursor: str | None = None) -> dict[str, Any]:
+        users = [self.user_json(u) for u in sorted(self.db.users.values(), key=lambda u: u.id)]
+        chunk, nxt = page(users, cursor, _limit(limit, 1000), slack=True)
+        return {"ok": True, "members": chunk, "cache_ts": int(self.ws.now.timestamp()),
+                "response_metadata": {"next_cursor": nxt or ""}}
 
-    def profile_json(self, u: Any) -> dict[str, Any]:
-        first, _, last = u.real_name.partition(" ")
-        display = u.display_name if u.display_name is not None else u.name
-        return {"title": u.title, "phone": u.phone or "", "skype": "", "real_name": u.real_name,
-                "real_name_normalized": u.real_name, "display_name": display, "display_name_normalized": display,
-                "fields": {}, "status_text": u.status_text or "", "status_emoji": u.status_emoji or "",
-                "status_emoji_display_info": [], "status_expiration": u.status_expiration or 0,
-                "avatar_hash": "", "first_name": first, "last_name": last, "email": u.email, "team": "T0ENV0WRK"}
+    @api("users.info", "POST api/users.info", "A member's profile.", params={"user": "user id"})
+    def users_info(self, user: str) -> dict[str, Any]:
+        u = self.db.users.get(user)
+        if u is None:
+            raise slack_error("user_not_found")
+        return {"ok": True, "user": self.user_json(u)}
 
-    @api("team.info", "POST api/team.info", "The workspace (team): id, name, domain.")
-    def team_info(self, team: str | None = None, domain: str | None = None) -> dict[str, Any]:
-        if team and team != TEAM:
-            raise slack_error("team_not_found")
-        sub = self.ws.domain.split(".")[0]
-        return {"ok": True, "team": {"id": TEAM, "name": self.ws.company.name, "url": f"https://{sub}.slack.com/",
-                                     "domain": sub, "email_domain": self.ws.domain,
-                                     "icon": {"image_default": True}, "avatar_base_url": "", "is_verified": False}}
+    @api("users.lookupByEmail", "POST api/users.lookupByEmail", "Find a member by email.", params={"email": ""})
+    def users_lookupByEmail(self, email: str) -> dict[str, Any]:
+        e = email.strip().lower()
+        for u in self.db.users.values():
+            if u.email == e and not u.deleted:
+                return {"ok": True, "user": self.user_json(u)}
+        raise slack_error("users_not_found")
 
     @api("users.profile.get", "POST api/users.profile.get", "A member's profile (default: yours), with status.",
          params={"user": "user id (default: you)"})

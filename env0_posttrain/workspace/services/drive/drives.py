@@ -1,4 +1,4 @@
-"""Drive v3 shared drives (drives.*) and permissions.get / permissions.update.
+"""Drive v3 shared drives (drives.*).
 
 A shared drive is a SharedDrive row plus a root folder row with the same id: files go in it with
 parents=[driveId], and its permissions are the drive's membership (the creator is its organizer,
@@ -12,11 +12,11 @@ from typing import Any
 from ...base import DRIVE_ALPHABET, api, make_id
 from ...errors import bad_request, conflict, forbidden, google_error
 from ...paging import check_size, page, select_fields
-from .access import perm_json, role_of
+from .access import role_of
 from .data_model import FOLDER, SharedDrive
+from .state import DriveState
 
 D = "drive/v3"
-_ROLES = ("owner", "organizer", "fileOrganizer", "writer", "commenter", "reader")
 _RGB = "0123456789abcdef"
 
 
@@ -24,10 +24,7 @@ def _drive_not_found(did: str) -> Exception:
     return google_error(404, f"Shared drive not found: {did}", "notFound", "driveId")
 
 
-class SharedDrives:
-    db: Any
-    ws: Any
-
+class SharedDrives(DriveState):
     def _drive_json(self, d: SharedDrive) -> dict[str, Any]:
         role = role_of(self.ws, self.db.files[d.id])
         organizer = role >= 5
@@ -63,7 +60,7 @@ class SharedDrives:
         did = "0A" + make_id(self.ws.seed, f"drive.shared.{requestId}", self.db.seq, DRIVE_ALPHABET, 17) + "Uk9PVA"
         self.db.seq += 1
         now, me = self.ws.now_rfc3339(), self.ws.me.email
-        root = self._new_file(did, name.strip(), FOLDER, (), me, None, when=now)  # type: ignore[attr-defined]
+        root = self._new_file(did, name.strip(), FOLDER, (), me, None, when=now)
         self.db.files[did] = root.model_copy(update={"driveId": did})
         d = SharedDrive(id=did, name=name.strip(), createdTime=now, requestId=requestId, creatorEmail=me, colorRgb=color)
         self.db.drives[did] = d
@@ -122,7 +119,7 @@ class SharedDrives:
             if not isinstance(body["name"], str) or not body["name"].strip():
                 raise bad_request("Invalid value for name.", "invalid", "name")
             upd["name"] = body["name"].strip()
-            self._touch(self.db.files[d.id], name=upd["name"])  # type: ignore[attr-defined]
+            self._touch(self.db.files[d.id], name=upd["name"])
         if "colorRgb" in body:
             upd["colorRgb"] = self._color(body["colorRgb"])
         d = d.model_copy(update=upd)
@@ -155,47 +152,6 @@ class SharedDrives:
         self.db.drives[d.id] = d
         return self._drive_json(d)
 
-    # -- permissions.get / update -----------------------------------------------------------------
-    @api("drive.permissions.get", f"GET {D}/files/{{fileId}}/permissions/{{permissionId}}", "Get one permission.",
-         params={"fileId": "", "permissionId": ""})
-    def permissions_get(self, fileId: str, permissionId: str, supportsAllDrives: bool | None = None,
-                        useDomainAdminAccess: bool = False, fields: str | None = None) -> dict[str, Any]:
-        f = self._file(fileId)  # type: ignore[attr-defined]
-        hit = next((p for p in f.permissions if p.id == permissionId), None)
-        if hit is None:
-            raise google_error(404, f"Permission not found: {permissionId}.", "notFound", "permissionId")
-        return select_fields(perm_json(hit), fields or "kind,id,type,role")
-
-    @api("drive.permissions.update", f"PATCH {D}/files/{{fileId}}/permissions/{{permissionId}}",
-         "Change someone's role on a file: body {role}.", writes=True,
-         params={"fileId": "", "permissionId": "", "body": "{role: reader|commenter|writer}", "transferOwnership": ""})
-    def permissions_update(self, fileId: str, permissionId: str, body: dict, transferOwnership: bool = False,
-                           removeExpiration: bool = False, supportsAllDrives: bool | None = None,
-                           useDomainAdminAccess: bool = False, fields: str | None = None) -> dict[str, Any]:
-        f = self._file(fileId, need=3)  # type: ignore[attr-defined]
-        hit = next((p for p in f.permissions if p.id == permissionId), None)
-        if hit is None:
-            raise google_error(404, f"Permission not found: {permissionId}.", "notFound", "permissionId")
-        if set(body) - {"role", "expirationTime", "type"} or ("type" in body and body["type"] != hit.type):
-            raise bad_request("The resource body includes fields which are not directly writable.", "fieldNotWritable")
-        role = body.get("role", hit.role)
-        if role not in _ROLES:
-            raise bad_request(f"Invalid permission role: {role}", "invalid", "role")
-        if hit.role == "owner" and role != "owner":
-            raise forbidden("The owner of a file cannot be demoted; transfer ownership instead.", "cannotModifyOwner")
-        if role == "owner" and hit.role != "owner":
-            if not transferOwnership:
-                raise forbidden("The transferOwnership parameter must be enabled when the permission role is 'owner'.",
-                                "forbidden")
-            if hit.type != "user":
-                raise bad_request("Only a user can own a file.", "invalidOwnershipTransfer")
-            return self.permissions_create(fileId, {"type": "user", "role": "owner",  # type: ignore[attr-defined]
-                                                    "emailAddress": hit.emailAddress}, transferOwnership=True,
-                                           fields=fields)
-        new = hit.model_copy(update={"role": role})
-        self._touch(f, permissions=tuple(new if p.id == hit.id else p for p in f.permissions))  # type: ignore[attr-defined]
-        return select_fields(perm_json(new), fields or "kind,id,type,role")
-
     # -- seeding helper ---------------------------------------------------------------------------
     def add_shared_drive(self, name: str, *, creator: str | None = None, members: dict[str, str] | None = None,
                          hidden: bool = False) -> SharedDrive:
@@ -206,11 +162,11 @@ class SharedDrives:
         self.db.seq += 1
         did = "0A" + make_id(self.ws.seed, f"drive.shared.{name}", self.db.seq, DRIVE_ALPHABET, 17) + "Uk9PVA"
         now = self.ws.now_rfc3339()
-        root = self._new_file(did, name, FOLDER, (), creator, None, when=now)  # type: ignore[attr-defined]
+        root = self._new_file(did, name, FOLDER, (), creator, None, when=now)
         perms = list(root.permissions)
         for email, role in (members or {}).items():
             p = self.ws.person(email)
-            perms.append(Permission(id=p.user_id if p else self._perm_id(email), type="user", role=role,  # type: ignore[attr-defined]
+            perms.append(Permission(id=p.user_id if p else self._perm_id(email), type="user", role=role,
                                     emailAddress=email, displayName=p.name if p else None))
         self.db.files[did] = root.model_copy(update={"permissions": tuple(perms), "driveId": did})
         d = SharedDrive(id=did, name=name, createdTime=now, requestId=f"seed-{did}", creatorEmail=creator, hidden=hidden)

@@ -1,31 +1,20 @@
-"""Refunds, the balance and its transactions, and events (mixed into the Stripe toolkit)."""
+"""Stripe refunds: create (in full or in part), list and retrieve."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ...base import api
 from ...tool_args import IntRange
-from .data_model import BalanceTransaction, Event, Refund
-from .errors import invalid, missing, no_such
 from . import serialize as ser
+from .data_model import BalanceTransaction, Refund
+from .errors import invalid, missing, no_such
+from .state import CHARGE_PAGE, StripeState
 
-_PAGE = {"limit": "1 to 100, default 10", "starting_after": "an object id: the page after it",
-         "ending_before": "an object id: the page before it", "expand": "fields to expand, e.g. data.charge",
-         "created": "epoch seconds, or {gt, gte, lt, lte}: only objects created then"}
 REASONS = ("duplicate", "fraudulent", "requested_by_customer")
 
 
-def _event_json(e: Event) -> dict[str, Any]:
-    return {"id": e.id, "object": "event", "api_version": e.api_version, "created": e.created,
-            "data": json.loads(e.data_json), "livemode": False, "pending_webhooks": 0,
-            "request": {"id": None, "idempotency_key": e.request_idempotency_key}, "type": e.type}
-
-
-class Money:
-    """Mixed into Stripe (toolkit.py)."""
-
+class Refunds(StripeState):
     @api("stripe.refunds.create", "POST v1/refunds", "Refund a charge (or a PaymentIntent's charge), in full by "
          "default or `amount` of it.", writes=True,
          params={"charge": "ch_ id", "payment_intent": "pi_ id (instead of charge)",
@@ -85,7 +74,7 @@ class Money:
         return self.expand(out, expand)
 
     @api("stripe.refunds.list", "GET v1/refunds", "List refunds, newest first; filter by charge or payment_intent.",
-         params={"charge": "ch_ id", "payment_intent": "pi_ id", **_PAGE})
+         params={"charge": "ch_ id", "payment_intent": "pi_ id", **CHARGE_PAGE})
     def refunds_list(self, charge: str | None = None, payment_intent: str | None = None, limit: int | None = None,
                      starting_after: str | None = None, ending_before: str | None = None,
                      expand: list[str] | None = None, created: IntRange | None = None) -> dict[str, Any]:
@@ -101,55 +90,3 @@ class Money:
         if r is None:
             raise no_such("refund", refund)
         return self.expand(ser.refund(r, self.db), expand)
-
-    @api("stripe.balance.retrieve", "GET v1/balance", "The account's balance: available and pending funds per "
-         "currency.")
-    def balance_retrieve(self, expand: list[str] | None = None) -> dict[str, Any]:
-        return self.expand(ser.balance(self.db, self.now()), expand)
-
-    @api("stripe.balanceTransactions.list", "GET v1/balance_transactions", "List balance transactions (charges, "
-         "refunds), newest first.", params={"type": "charge or refund", "source": "ch_ / re_ id", **_PAGE})
-    def balance_transactions_list(self, type: str | None = None, source: str | None = None, limit: int | None = None,
-                                  starting_after: str | None = None, ending_before: str | None = None,
-                                  expand: list[str] | None = None, created: IntRange | None = None,
-                                  currency: str | None = None) -> dict[str, Any]:
-        rows = [t for t in self.db.balance_transactions.values()
-                if (type is None or t.type == type) and (source is None or t.source_id == source)
-                and (currency is None or t.currency == currency.lower())]
-        now = self.now()
-        return self.page(rows, lambda t: ser.balance_transaction(t, self.db, now), "/v1/balance_transactions", limit,
-                         starting_after, ending_before, expand, created)
-
-    @api("stripe.balanceTransactions.retrieve", "GET v1/balance_transactions/{id}", "Retrieve a balance transaction.",
-         params={"id": "txn_ id"})
-    def balance_transactions_retrieve(self, id: str, expand: list[str] | None = None) -> dict[str, Any]:
-        t = self.db.balance_transactions.get(id)
-        if t is None:
-            raise no_such("balance_transaction", id)
-        return self.expand(ser.balance_transaction(t, self.db, self.now()), expand)
-
-    @api("stripe.events.list", "GET v1/events", "List events (what happened in the account), newest first.",
-         params={"type": "e.g. charge.refunded", **_PAGE})
-    def events_list(self, type: str | None = None, limit: int | None = None, starting_after: str | None = None,
-                    ending_before: str | None = None, expand: list[str] | None = None, created: IntRange | None = None,
-                    types: list[str] | None = None) -> dict[str, Any]:
-        if type is not None and types:
-            raise invalid("You may only specify one of these parameters: type, types.", "types")
-        wanted = [type] if type is not None else list(types or [])
-        rows = [e for e in self.db.events.values() if not wanted or any(_type_match(e.type, w) for w in wanted)]
-        return self.page(rows, _event_json, "/v1/events", limit, starting_after, ending_before, expand, created)
-
-    @api("stripe.events.retrieve", "GET v1/events/{id}", "Retrieve an event.", params={"id": "evt_ id"})
-    def events_retrieve(self, id: str, expand: list[str] | None = None) -> dict[str, Any]:
-        e = self.db.events.get(id)
-        if e is None:
-            raise no_such("event", id)
-        return self.expand(_event_json(e), expand)
-
-
-def _type_match(event_type: str, wanted: str) -> bool:
-    """Stripe's event type filter: exact, or a `*` wildcard (`charge.*`)."""
-    if "*" in wanted:
-        head = wanted.split("*", 1)[0]
-        return event_type.startswith(head)
-    return event_type == wanted

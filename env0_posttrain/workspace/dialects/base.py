@@ -1,0 +1,55 @@
+"""The questions a shared module asks of an API family: how a tool is named, how arguments coerce and are refused,
+where a request's arguments and token travel, and how a failure is answered."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..errors import ApiError
+
+
+class Dialect:
+    """One API family's wire conventions. Flags say where the family departs from Google's REST conventions."""
+
+    family: str
+    ignores_unknown_args = False  # Slack ignores argument names it does not know; the others refuse them
+    args_in_body = False  # Slack: every argument (the token too) in the query string or a form/JSON body, at /api/<method>
+    errors_in_ok_body = False  # Slack: a refusal is HTTP 200 with {"ok": false, "error": ...}
+    keyed_requests = False  # Stripe: an API key and Idempotency-Key in the headers, checked by the service's wire module
+    form_bodies = False  # Stripe: a POST's parameters are its form body
+    own_http_surface = False  # auth: form posts, redirects and cookies, served by auth_http.py rather than the API routes
+    object_arg: Callable[[Any], Any] | None = None  # a coercion for object-valued arguments (None: as given)
+
+    def tool_name(self, service: str, method_id: str) -> str:
+        raise NotImplementedError
+
+    def string_arg(self, v: Any) -> Any:
+        """A list of strings is one comma-separated value (to=["a@x", "b@x"]); booleans are spelled as in JSON."""
+        if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+            return ", ".join(v)
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return v  # numbers: coerce_numbers_to_str; dicts and other lists: rejected by str
+
+    def arg_error(self, message: str, param: str | None, code: str | None = None) -> ApiError:
+        raise NotImplementedError
+
+    def missing_arg(self, name: str) -> ApiError:
+        raise NotImplementedError
+
+    def unknown_arg(self, name: str) -> ApiError:
+        return self.arg_error(f'Invalid JSON payload received. Unknown name "{name}": Cannot bind query parameter.', name)
+
+    def bad_value(self, kind: str | None, name: str, value: Any) -> ApiError:
+        return self.arg_error(f"Invalid value for {kind} parameter {name}: {str(value)[:60]!r}", name)
+
+    def internal_error(self) -> ApiError:
+        raise NotImplementedError
+
+    def bearer(self, headers: dict[str, str], query: bytes, body: bytes) -> str | None:
+        """The request's credentials (headers: lower-cased names): an Authorization header."""
+        return headers.get("authorization")
+
+    def upload_body(self, tool: str, service: str, meta: dict[str, Any], media: bytes) -> dict[str, Any] | None:
+        """The handler's `body` for an upload whose bytes are the resource itself (None: bytes go as media_body)."""
+        return None
