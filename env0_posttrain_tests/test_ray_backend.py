@@ -33,7 +33,7 @@ def local_ray():
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100 * 2**20, namespace=NAMESPACE,
+    ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=100 * 2**20, namespace=NAMESPACE,
              log_to_driver=False)
     yield
     ray.shutdown()

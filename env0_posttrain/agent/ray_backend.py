@@ -100,7 +100,8 @@ def _node() -> str:
 
 
 def connect(address: str | None) -> bool:
-    """Join `address` (None: start a local Ray on the cores this process may use). True when this call started or
+    """Join `address` (None: start a new local Ray on the cores this process may use, never one already running on
+    this machine, which `ray.init()` alone would join). True when this call started or
     joined Ray, which the round then shuts down; False when this process was already connected (kept)."""
     try:
         import ray
@@ -110,7 +111,7 @@ def connect(address: str | None) -> bool:
         return False
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if address is None:
-        ray.init(num_cpus=len(os.sched_getaffinity(0)), object_store_memory=LOCAL_OBJECT_STORE_BYTES,
+        ray.init(address="local", num_cpus=len(os.sched_getaffinity(0)), object_store_memory=LOCAL_OBJECT_STORE_BYTES,
                  include_dashboard=False, namespace=NAMESPACE, log_to_driver=False)
     else:
         ray.init(address=address, namespace=NAMESPACE, log_to_driver=False)
