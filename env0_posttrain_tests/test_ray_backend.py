@@ -167,10 +167,11 @@ def test_a_model_served_by_this_process_only_runs_here_with_a_warning(caplog):
     assert "running in this process only: model env0-rayhere/x is served by a provider registered" in caplog.text
 
 
-def _driver(code: str) -> subprocess.Popen:
+def _driver(code: str, log: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
-    return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    with open(log, "w") as sink:
+        return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=sink, stderr=subprocess.STDOUT,
+                                start_new_session=True)
 
 
 def _wait_for_episodes(out: Path, proc: subprocess.Popen, n: int) -> None:
@@ -201,7 +202,7 @@ def test_a_driver_stopped_mid_round_leaves_no_ray_behind_and_a_rerun_plays_only_
 
     out = tmp_path / "episodes.jsonl"
     proc = _driver(f"from env0_posttrain_tests.test_agent_support import resume_worker; "
-                   f"resume_worker({str(out)!r}, backend='ray')")
+                   f"resume_worker({str(out)!r}, backend='ray')", tmp_path / "driver.log")
     try:
         _wait_for_episodes(out, proc, 3)
         family = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)
@@ -215,7 +216,8 @@ def test_a_driver_stopped_mid_round_leaves_no_ray_behind_and_a_rerun_plays_only_
             proc.wait()
     assert _gone(family) == [], "a Ray process outlived its driver"
     before = {tuple(r["key"]): r["episode"] for r in read_jsonl_episodes(out)}
-    assert 3 <= len(before) < 12, "the stop must land mid-round"
+    assert 3 <= len(before) < 12, f"the stop must land mid-round (rc {proc.returncode}): " + "".join(
+        (tmp_path / "driver.log").read_text().splitlines(keepends=True)[-15:])
 
     stats = resume_worker(str(out), backend="ray")
     after = read_jsonl_episodes(out)
