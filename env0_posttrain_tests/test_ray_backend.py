@@ -167,7 +167,14 @@ def test_a_model_served_by_this_process_only_runs_here_with_a_warning(caplog):
     assert "running in this process only: model env0-rayhere/x is served by a provider registered" in caplog.text
 
 
+# A driver as a terminal starts it: SIGINT neither blocked nor ignored. A child inherits both from this process,
+# where Ray's threads may hold SIGINT blocked (its own processes are started with it blocked).
+AS_FROM_A_TERMINAL = ("import signal; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+                      "signal.signal(signal.SIGINT, signal.default_int_handler); ")
+
+
 def _driver(code: str, log: Path) -> subprocess.Popen:
+    code = AS_FROM_A_TERMINAL + code
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
     with open(log, "w") as sink:
         return subprocess.Popen([sys.executable, "-c", code], env=env, stdout=sink, stderr=subprocess.STDOUT,
