@@ -135,9 +135,10 @@ def read_jsonl_episodes(path) -> list[dict]:
     return rows
 
 
-def resume_worker(out: str, n_tasks: int = 12) -> dict:
+def resume_worker(out: str, n_tasks: int = 12, backend: str = "processes") -> dict:
     """Real-workspace rollouts that append each finished episode to `out` (one write + fsync) and skip
-    those already there: the store's contract, with a JSONL file standing in for DuckDB."""
+    those already there: the store's contract, with a JSONL file standing in for DuckDB. `backend` is scale.backend
+    (ray: Ray actors play, this process writes; a local Ray is started unless this process is connected to one)."""
     import json
     import os
 
@@ -154,9 +155,11 @@ def resume_worker(out: str, n_tasks: int = 12) -> dict:
         finally:
             os.close(fd)
 
+    from env0_posttrain.spec.scale import ScaleSpec
     from env0_posttrain.tasks import generate_tasks
 
     tasks = generate_tasks(0, per_template=1)[:n_tasks]
-    s = run_rollouts_sync(tasks, "teacher", 1, oracle_endpoint(latency_s=0.15), AgentSettings(max_steps=40, concurrency=2),
-                          "resume-run", done, store, progress=False)
+    settings = AgentSettings(max_steps=40, concurrency=2, scale=ScaleSpec(backend=backend))
+    s = run_rollouts_sync(tasks, "teacher", 1, oracle_endpoint(latency_s=0.15), settings, "resume-run", done, store,
+                          progress=False)
     return {"skipped": s.skipped, "completed": s.completed}

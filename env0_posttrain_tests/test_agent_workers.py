@@ -23,7 +23,7 @@ from env0_posttrain.agent.workers import routable_in_fresh_process, shard_refusa
 from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
 
 TASKS = [notes_task(i, answer=i % 3 == 0) for i in range(12)]
-VOLATILE = {"duration_s", "processes", "worker_cpu_s"}
+VOLATILE = {"duration_s", "processes", "worker_cpu_s", "backend"}  # where the episodes ran, not what they did
 
 
 def settings(processes: int, **kw) -> AgentSettings:

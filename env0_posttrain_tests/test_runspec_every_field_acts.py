@@ -385,6 +385,8 @@ for path, value in {"timeout_s": 5.0, "max_timeout_s": 30.0, "output_cap": 500, 
 P["teacher.surface"] = ("shell", requests, {"compare_across_surfaces": True})
 P["eval.surface"] = ("shell", requests, {"compare_across_surfaces": True})
 P["torch_threads"] = (13, run_threads, {})
+P["scale.backend"] = ("ray", requests, {})  # the settings every round runs under (test_ray_backend.py: where it plays)
+P["scale.ray_address"] = ("ray://head:10001", requests, {"scale": {"backend": "ray"}})
 
 
 def mixed_surfaces(spec: RunSpec, env) -> Any:

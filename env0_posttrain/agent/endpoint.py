@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env0_posttrain.spec.runspec import EvalSpec, ShellSpec, Surface, TeacherSpec
+from env0_posttrain.spec.runspec import EvalSpec, ScaleSpec, ShellSpec, Surface, TeacherSpec
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an assistant working in a company's Google Workspace and Slack through the tools provided. "
@@ -117,6 +117,8 @@ class AgentSettings(BaseModel):
     tool_result_max_chars: int = Field(default=20000, ge=100, description="longer tool results are truncated")
     surface: Surface = Field(default="tools", description="API function tools, OpenHands' terminal + finish, or both")
     shell: ShellSpec = Field(default_factory=ShellSpec, description="per-command limits on the shell surface")
+    scale: ScaleSpec = Field(default_factory=ScaleSpec, description="where the episodes run: worker processes of this "
+                             "host, or Ray actors (`processes` of them, sharing the concurrency)")
 
     @classmethod
     def for_teacher(cls, teacher: TeacherSpec, max_steps: int = 30, **kw: Any) -> "AgentSettings":

@@ -69,7 +69,10 @@ class RolloutSummary(BaseModel):
     model_calls: int = 0
     usage: TokenUsage = Field(default_factory=TokenUsage)
     duration_s: float = 0.0
-    processes: int = Field(default=1, description="processes the episodes ran in (1: this one)")
+    backend: str = Field(default="this process", description="where the episodes ran: this process, (worker) "
+                         "processes or ray (scale.backend)")
+    processes: int = Field(default=1, description="processes (or Ray actors) the episodes ran in (1: this one)")
+    resent: int = Field(default=0, description="jobs sent again after the Ray actor holding them died (each stored once)")
     worker_cpu_s: float = Field(default=0.0, description="CPU seconds the worker processes spent (0 in-process)")
 
     @property
@@ -203,21 +206,29 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
                  f"{ep.reward:.2f}" if ep.verifier else "-", len(ep.exchanges), ep.usage.prompt_tokens,
                  ep.usage.completion_tokens, ep.infra_errors, ep.agent_errors, ep.duration_s)
 
+    on_ray = settings.scale.backend == "ray" and bool(todo)
     processes = settings.processes if len(todo) > 1 and settings.concurrency > 1 else 1
-    if processes > 1:
+    if processes > 1 or on_ray:
         refusal = shard_refusal(endpoint.model, env if env is not None else DEFAULT_ENV)
         if refusal is not None:
             log.warning("rollouts run=%s arm=%s: running in this process only: %s", run_id, arm, refusal)
-            processes = 1
+            processes, on_ray = 1, False
     try:
         with rollout_gc():
-            if processes > 1:
+            if processes > 1 or on_ray:
                 from .faulty import FAULTY
 
                 run = {"endpoint": endpoint, "settings": settings, "arm": arm, "run_id": run_id,
                        "env": env if env is not None else DEFAULT_ENV}
-                stats = await run_sharded(todo, processes, run, deliver)
-                summary.processes, summary.worker_cpu_s = stats.processes, stats.cpu_s
+                if on_ray:
+                    from .ray_backend import run_on_ray
+
+                    stats = await run_on_ray(todo, settings.processes, run, settings.scale.ray_address, deliver)
+                    summary.backend = "ray"
+                else:
+                    stats = await run_sharded(todo, processes, run, deliver)
+                    summary.backend = "processes"
+                summary.processes, summary.worker_cpu_s, summary.resent = stats.processes, stats.cpu_s, stats.resent
                 FAULTY.add_injected(stats.faults)
             else:
                 with fail_fast_scope(min(FAIL_FAST_EPISODES, settings.concurrency, len(todo))):
@@ -233,9 +244,9 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
     summary.mean_reward = sum(rewards) / len(rewards) if rewards else None
     summary.duration_s = time.perf_counter() - t0
     log.info("rollouts run=%s arm=%s done=%d skipped=%d passed=%d refills=%d infra_failed=%d harness_failures=%s "
-             "tokens=%d/%d cost=%s processes=%d", run_id, arm, summary.completed, summary.skipped, summary.passed,
+             "tokens=%d/%d cost=%s backend=%s processes=%d", run_id, arm, summary.completed, summary.skipped, summary.passed,
              summary.refills, summary.counted_failed, summary.harness_failures or {}, summary.usage.prompt_tokens,
-             summary.usage.completion_tokens, summary.usage.cost_usd, summary.processes)
+             summary.usage.completion_tokens, summary.usage.cost_usd, summary.backend, summary.processes)
     return summary
 
 

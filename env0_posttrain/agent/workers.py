@@ -251,6 +251,7 @@ class ShardStats:
     processes: int
     cpu_s: float = 0.0
     faults: Counter = field(default_factory=Counter)
+    resent: int = 0  # jobs sent again after the actor holding them died (ray_backend.py)
 
 
 async def run_sharded(todo: list[tuple[Task, int]], processes: int, run: dict[str, Any],

@@ -314,6 +314,7 @@ class Budget(_Section):
 
 from env0_posttrain.spec.suites import Env0Spec, SuiteSpec, check_suites  # noqa: E402  (after _Section)
 from env0_posttrain.spec.shell import ShellSpec  # noqa: E402
+from env0_posttrain.spec.scale import ScaleSpec  # noqa: E402
 
 
 class RunSpec(_Section):
@@ -330,6 +331,8 @@ class RunSpec(_Section):
     budget: Budget = Field(default_factory=Budget)
     rl: RLSpec | None = Field(default=None, description="None = no RL stage (rl_adapter and rl_eval_trajectories skip)")
     shell: ShellSpec = Field(default_factory=ShellSpec)
+    scale: ScaleSpec = Field(default_factory=ScaleSpec, description="where every rollout round's episodes run: this "
+                             "host's processes or a Ray cluster")
     compare_across_surfaces: bool = Field(default=False, description="allow teacher.surface != eval.surface: the report "
                                           "then sets arms that acted through different surfaces side by side (else refused)")
     torch_threads: int | None = Field(default=None, ge=1, le=4_096, description="torch's threads wherever a model trains or "

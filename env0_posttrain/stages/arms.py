@@ -21,8 +21,9 @@ log = logging.getLogger("env0_posttrain")
 
 def rollout_settings(spec: RunSpec, arm: str) -> AgentSettings:
     if arm in ("teacher", "teacher_eval"):
-        return AgentSettings.for_teacher(spec.teacher, max_steps=spec.teacher_limits()[0], shell=spec.shell)
-    return AgentSettings.for_eval(spec.eval, max_steps=spec.eval_limits()[0], shell=spec.shell)
+        return AgentSettings.for_teacher(spec.teacher, max_steps=spec.teacher_limits()[0], shell=spec.shell,
+                                         scale=spec.scale)
+    return AgentSettings.for_eval(spec.eval, max_steps=spec.eval_limits()[0], shell=spec.shell, scale=spec.scale)
 
 
 # Concurrent episodes' model calls batched into one generate: a GPU's decode step costs about the same for 64 rows as

@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS eval_reuse_keys (
 """
 REUSED_ARMS = ("base",)
 # Settings that change how failures are retried or how fast episodes run, never what a healthy episode does.
-NOT_IN_KEY = {"concurrency", "processes", "request_timeout_s", "max_retries", "backoff_base_s", "backoff_max_s",
+NOT_IN_KEY = {"concurrency", "processes", "scale", "request_timeout_s", "max_retries", "backoff_base_s", "backoff_max_s",
               "max_refills"}
 
 Rollout = Callable[[], tuple[str, list, dict]]

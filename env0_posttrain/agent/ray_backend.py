@@ -1,0 +1,198 @@
+"""Episodes played by Ray actors: the same seam as the worker processes (`workers.run_sharded`), across machines.
+
+`scale.backend: ray` hands a round's (task, trial) jobs to `processes` async Ray actors, each playing up to its
+share of the concurrency (`max_concurrency`) on its own event loop: whole episodes, the agent loop, the workspace,
+the sandbox and the verifier, exactly as a worker process does. Each outcome comes back to the driver as JSON and
+goes through the same `deliver` (accounting, `on_episode`, progress), so the step process stays the store's only
+writer and rounds, refills, fail-fast, budgets and resume behave as with processes.
+
+What travels: tasks as values (pydantic models), the endpoint (a model id and the *name* of its key variable),
+the settings and the task environment. A key never travels: an actor reads the variable from its own environment,
+which the cluster's operator sets (a Kubernetes Secret in deploy/ray/; a local Ray started here inherits this
+process's environment). An actor without it stops the round with `missing_key`, naming where to set it.
+
+Faults: an actor that dies (killed, out of memory, its node removed) is restarted by Ray (`max_restarts`); the jobs
+it held are sent again by the driver, and only a returned outcome is delivered, so every (task, trial) is stored
+once. Every actor is killed when its round ends, fails or is cancelled (Ctrl-C), and a local Ray started for the
+round is shut down with it: nothing outlives the round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+import uuid
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from env0_posttrain.tasks.model import Task
+
+from .fail_fast import CURRENT as FAIL_FAST
+from .fail_fast import FAIL_FAST_EPISODES, FailFast
+from .llm import FatalModelError
+from .records import Episode
+from .workers import Outcome, ShardStats, split_concurrency
+
+log = logging.getLogger("env0_posttrain.agent")
+
+NAMESPACE = "env0-posttrain"
+ACTOR_PREFIX = "env0-rollout-"
+ACTOR_MAX_RESTARTS = 4  # per actor and round: a node lost now and then, not a crash loop
+MAX_RESENDS = 4  # per (task, trial): jobs whose actor died under them more often than this fail the round
+LOCAL_OBJECT_STORE_BYTES = 128 * 2**20  # outcomes are small JSON; Ray's default would reserve 30 % of the RAM
+INSTALL_HINT = "scale.backend ray needs Ray: pip install -c constraints.txt -e '.[ray]'"
+
+
+class RolloutActor:
+    """One Ray actor: whole episodes on its event loop, each outcome returned as JSON (never raised: Ray would wrap
+    the error, and the driver decides what a failure means)."""
+
+    def __init__(self, run: dict[str, Any]) -> None:
+        from . import _install_providers
+        from .faulty import injected_faults
+
+        _install_providers()
+        import env0_posttrain.agent.loop  # noqa: F401 - litellm and the loop, imported before the first job
+
+        self.run = run
+        self.fail_fast = FailFast(episodes=run["fail_fast_episodes"])
+        self.cpu0, self.faults0 = time.process_time(), Counter(injected_faults())
+
+    async def play(self, task: Task, trial: int) -> tuple:
+        from .attempts import attempt_episode
+        from .harness_failures import portable
+
+        run = self.run
+        FAIL_FAST.set(self.fail_fast)  # this call's context: the episode's tasks share the actor's one FailFast
+        try:
+            run["endpoint"].completion_kwargs()
+        except ValueError as err:  # the driver had the key, this node has not
+            return ("fatal", f"{err} on Ray node {_node()}: set it in the cluster's environment (docs/RAY.md)",
+                    "missing_key", run["endpoint"].model)
+        try:
+            attempts, crashed = await attempt_episode(task, trial, run["endpoint"], run["settings"], run["arm"],
+                                                      run["run_id"], run["env"])
+        except FatalModelError as exc:
+            return ("fatal", str(exc), exc.kind, exc.model)
+        except Exception as exc:  # noqa: BLE001 - reported to the driver, which fails the round
+            return ("error", f"{type(exc).__name__}: {exc}")
+        return ("result", [portable(ep) for ep in attempts], crashed)
+
+    def stats(self) -> tuple[float, dict[str, int], int]:
+        """CPU seconds spent, faults injected (env0-faulty) and the pid, since this actor (re)started."""
+        from .faulty import injected_faults
+
+        faults = Counter(injected_faults())
+        faults.subtract(self.faults0)
+        return time.process_time() - self.cpu0, {k: v for k, v in faults.items() if v}, os.getpid()
+
+
+def _node() -> str:
+    import ray
+
+    try:
+        return ray.get_runtime_context().get_node_id()[:12]
+    except Exception:  # noqa: BLE001 - only for a message
+        return "?"
+
+
+def connect(address: str | None) -> bool:
+    """Join `address` (None: start a new local Ray on the cores this process may use, never one already running on
+    this machine, which `ray.init()` alone would join). True when this call started or
+    joined Ray, which the round then shuts down; False when this process was already connected (kept)."""
+    try:
+        import ray
+    except ImportError as err:
+        raise RuntimeError(f"{INSTALL_HINT} ({err})") from None
+    if ray.is_initialized():
+        return False
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if address is None:
+        ray.init(address="local", num_cpus=len(os.sched_getaffinity(0)), object_store_memory=LOCAL_OBJECT_STORE_BYTES,
+                 include_dashboard=False, namespace=NAMESPACE, log_to_driver=False)
+    else:
+        ray.init(address=address, namespace=NAMESPACE, log_to_driver=False)
+    return True
+
+
+async def run_on_ray(todo: list[tuple[Task, int]], actors: int, run: dict[str, Any], address: str | None,
+                     deliver: Callable[[Task, int, Outcome], Awaitable[None]]) -> ShardStats:
+    """Run every (task, trial) of `todo` on `actors` Ray actors; `deliver` each outcome here, once."""
+    started = connect(address)
+    import ray
+    from ray.exceptions import RayActorError
+
+    capacities = split_concurrency(run["settings"].concurrency, min(actors, len(todo)))
+    stats = ShardStats(processes=len(capacities))
+    handles: list[Any] = []
+    inflight: dict[asyncio.Future, tuple[int, int]] = {}
+    try:
+        cpus = ray.cluster_resources().get("CPU", 1.0)
+        actor_cls = ray.remote(RolloutActor)
+        tag = uuid.uuid4().hex[:8]
+        for i, cap in enumerate(capacities):
+            handles.append(actor_cls.options(
+                name=f"{ACTOR_PREFIX}{tag}-{i}", namespace=NAMESPACE, max_concurrency=cap,
+                max_restarts=ACTOR_MAX_RESTARTS, max_task_retries=0, num_cpus=min(1.0, cpus / len(capacities)),
+                scheduling_strategy="SPREAD",
+            ).remote({**run, "fail_fast_episodes": min(FAIL_FAST_EPISODES, cap, len(todo))}))
+        jobs = dict(enumerate(todo))
+        sends: Counter = Counter()
+        pending = deque(jobs)
+        busy = [0] * len(handles)
+
+        def dispatch() -> None:
+            while pending:
+                i = min(range(len(handles)), key=lambda i: busy[i] - capacities[i])
+                if busy[i] >= capacities[i]:
+                    return
+                jid = pending.popleft()
+                task, trial = jobs[jid]
+                sends[jid] += 1
+                busy[i] += 1
+                inflight[asyncio.wrap_future(handles[i].play.remote(task, trial).future())] = (jid, i)
+
+        dispatch()
+        while jobs:
+            done, _ = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+            outcomes = []
+            for fut in done:
+                jid, i = inflight.pop(fut)
+                busy[i] -= 1
+                try:
+                    msg = fut.result()
+                except RayActorError as err:  # the actor died under the job: Ray restarts it, the job is sent again
+                    if sends[jid] > MAX_RESENDS:
+                        raise RuntimeError(f"ray rollout actor died under {jobs[jid][0].id}:{jobs[jid][1]} "
+                                           f"{sends[jid]} times; finished episodes are kept") from err
+                    log.warning("ray rollout actor %d lost %s:%d (%s); sending it again", i, jobs[jid][0].id,
+                                jobs[jid][1], type(err).__name__)
+                    stats.resent += 1
+                    pending.appendleft(jid)
+                    continue
+                if msg[0] == "fatal":
+                    raise FatalModelError(*msg[1:4])
+                if msg[0] == "error":
+                    raise RuntimeError(f"ray rollout actor {i}: {msg[1]}")
+                outcomes.append((jid, msg))
+            dispatch()  # keep the actors busy while this process writes
+            for jid, (_, attempts_json, crashed) in outcomes:
+                task, trial = jobs.pop(jid)
+                await deliver(task, trial, ([Episode.model_validate_json(a) for a in attempts_json], crashed))
+        for cpu_s, faults, _pid in ray.get([h.stats.remote() for h in handles], timeout=60):
+            stats.cpu_s += cpu_s
+            stats.faults.update(faults)
+    finally:
+        for fut in inflight:
+            fut.cancel()
+        for h in handles:  # every exit (done, failed, cancelled by Ctrl-C): no actor outlives its round
+            try:
+                ray.kill(h, no_restart=True)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        if started:
+            ray.shutdown()
+    return stats
