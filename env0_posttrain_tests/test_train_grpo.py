@@ -151,7 +151,7 @@ def test_runs_without_an_rl_section_skip_both_rl_stages(tmp_path):
     import logging
 
     from env0_posttrain.util.paths import Paths
-    from env0_posttrain.stages.rl import evaluate_rl, train_rl_adapter
+    from env0_posttrain.stages.rl_adapter import evaluate_rl, train_rl_adapter
     from env0_posttrain.stages.context import StageContext
     from env0_posttrain.store import Store
 
