@@ -12,7 +12,7 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "TINY_DEMO_LORA": "demo_recipe", "TINY_DEMO_STUDENT": "demo_recipe", "tiny_demo_task_selection": "demo_recipe", "ensure_task_student": "student_corpus",
+    "ensure_task_student": "student_corpus",
     "TrainResult": "lora_sft", "train_lora": "lora_sft", "last_checkpoint": "lora_sft",
     "MetricsCallback": "metrics_callback", "plot_training_curves": "plots",
     "ProbeResult": "probe", "sanity_probe": "probe",
