@@ -202,10 +202,10 @@ def part_mid(tiny: bool, result_file: Path | None = None) -> dict:
 
     from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model, run_episode
     from env0_posttrain.agent.local_model import GenRequest, local_model
-    from env0_posttrain.spec.runspec import EvalSpec, LoraSpec
+    from env0_posttrain.cli.presets import preset_data
+    from env0_posttrain.spec.runspec import EvalSpec, LoraSpec, TaskSelection
     from env0_posttrain.tasks import make_task_set
     from env0_posttrain.train import lora_sft
-    from env0_posttrain.train.demo_recipe import tiny_demo_task_selection
     from env0_posttrain.train.generation import first_call_prompt
     from env0_posttrain.train.synthetic_rows import make_synthetic_set
     from env0_posttrain.train.tiny_student.build import TinyStudentConfig, ensure_tiny_student
@@ -265,7 +265,8 @@ def part_mid(tiny: bool, result_file: Path | None = None) -> dict:
             torch.cuda.synchronize()
         throughput[f"batch_{batch}"] = round(sum(len(r.completion_ids) for r in out) / (time.perf_counter() - t0), 1)
     _phase("one eval arm", figures, notes, result_file)
-    tasks = make_task_set(tiny_demo_task_selection(n_train=4, n_eval=4 if tiny else 60, seed=0)).split("eval")
+    demo_tasks = preset_data("demo", "x")["tasks"] | {"n_train": 4, "n_eval": 4 if tiny else 60}
+    tasks = make_task_set(TaskSelection(**demo_tasks)).split("eval")
     eval_spec = EvalSpec(max_steps=4, max_tokens=16 if tiny else 96, temperature=0.0)
     endpoint = ModelEndpoint(model=f"env0-local/{alias}", temperature=0.0, max_tokens=eval_spec.max_tokens)
     settings = AgentSettings.for_eval(eval_spec, max_steps=eval_spec.max_steps)

@@ -21,7 +21,7 @@ import yaml
 
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import load_spec, parse_spec, write_spec
-from env0_posttrain.train.demo_recipe import TINY_DEMO_RL
+from env0_posttrain.cli.presets import preset_data
 
 RL_STEPS = ("rl_adapter", "rl_eval_trajectories")
 
@@ -75,7 +75,7 @@ def main() -> None:
     args = ap.parse_args()
     paths = Paths.from_env(args.data_dir)
     spec_rl = load_spec(paths.runs / f"{args.run}.yaml").rl  # a plain demo run starts from the demo-rl recipe
-    base_rl = spec_rl.model_dump() if spec_rl else parse_spec({"run_id": "x", "rl": TINY_DEMO_RL}).rl.model_dump()
+    base_rl = spec_rl.model_dump() if spec_rl else parse_spec(preset_data("demo-rl", "x")).rl.model_dump()
     print("| variant | settings | RL pass % | SFT pass % | RL - SFT (pp) | 95% CI (pp) | p | RL / SFT mean reward "
           "| extra s (wall) | CPU s | load |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

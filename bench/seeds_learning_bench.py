@@ -54,7 +54,7 @@ def main() -> None:
     from env0_posttrain.agent.endpoint import AgentSettings
     from env0_posttrain.spec.runspec import CorpusMix, LoraSpec
     from env0_posttrain.tasks.model import Task
-    from env0_posttrain.train import TINY_DEMO_STUDENT
+    from env0_posttrain.train import TinyStudentConfig
     from env0_posttrain.train.lora_sft import train_lora
     from env0_posttrain.train.tiny_student.corpus import ensure_task_student
     from env0_posttrain.util import torch_threads
@@ -65,7 +65,7 @@ def main() -> None:
     t0 = time.perf_counter()
     if args.student or args.corpus:
         train_tasks = [Task.model_validate_json(j) for _, j in store.load_tasks(args.run, "train")]
-        config = TINY_DEMO_STUDENT.model_copy(update={"pretrain_steps": spec.student.pretrain_steps, **_kv(args.student)})
+        config = TinyStudentConfig(**{"pretrain_steps": spec.student.pretrain_steps, **_kv(args.student)})
         mix = CorpusMix(**{**spec.student.corpus.model_dump(), **_kv(args.corpus)})
         base = ensure_task_student(paths.models, train_tasks, config, mix)
     else:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from env0_posttrain.spec.runspec import LoraSpec
-from env0_posttrain.train.demo_recipe import TINY_DEMO_LORA
+from env0_posttrain.cli.presets import preset_data
 from env0_posttrain.train.generation import (
     first_call_prompt,
     greedy_completions,
@@ -126,7 +126,7 @@ def main() -> None:
     c0 = time.process_time()
     data = real_task_set(args.n_train, args.n_eval, args.max_calls) if args.tasks else make_synthetic_set(args.n_train, args.n_eval, seed=0)
     cfg = TinyStudentConfig(**_kv(args.student))
-    lora = LoraSpec(**{**TINY_DEMO_LORA, **_kv(args.lora)})
+    lora = LoraSpec(**{**preset_data("demo", "x")["lora"], **_kv(args.lora)})
     t0 = time.perf_counter()
     base_path = Path(args.student_path) if args.student_path else ensure_tiny_student(Path(args.cache), data.corpus, data.entities, cfg)
     t_build = time.perf_counter() - t0

@@ -66,7 +66,7 @@ def screenshot(driver, name: str | None) -> None:
 
 def open_page(driver, url: str, fresh: bool = False) -> None:
     """Open a Dagster UI page with the first-visit community dialog already dismissed (as a returning user has it);
-    `fresh`: with nothing else the UI keeps in the browser (a Launchpad restores the config it was left with)."""
+    `fresh`: with nothing else the UI keeps in the browser (a Launchpad restores the config it was last given)."""
     driver.get(url)
     if fresh:
         driver.execute_script("window.localStorage.clear()")

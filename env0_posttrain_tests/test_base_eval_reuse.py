@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from env0_posttrain.stages import arms as models
-from env0_posttrain.stages.report import write_report
+from env0_posttrain.stages.comparison_report import write_report
 from env0_posttrain.stages import rounds
 from env0_posttrain.agent import oracle_endpoint
 from env0_posttrain.cli.new_run import clone_for_teacher
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import RunSpec, parse_spec
 from env0_posttrain.stages.context import StageContext
-from env0_posttrain.stages.evals import evaluate_arm
+from env0_posttrain.stages.eval_trajectories import evaluate_arm
 from env0_posttrain.stages.task_set import build_task_set
 from env0_posttrain.store import Store
 

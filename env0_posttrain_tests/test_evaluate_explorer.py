@@ -161,14 +161,15 @@ def test_dataframes_per_level(run):
 
 
 def test_flip_rows_of_the_report_link_into_the_explorer(tmp_path):
-    from env0_posttrain.evaluate import build_report
+    from env0_posttrain.evaluate import ReportInputs, build_report
     from env0_posttrain_tests.test_evaluate_support import arm_from_counts, make_task
 
     assert task_href("a b/c", "s") == "explorer/index.html#task=a%20b%2Fc&suite=s"
     tasks = [make_task(i) for i in range(12)]
     eps = arm_from_counts("base", tasks, 1, 2, shuffle_seed=1) + arm_from_counts("sft", tasks, 1, 9, shuffle_seed=2)
-    linked = build_report(eps, tasks, tmp_path / "a", n_boot=200, explorer="explorer/index.html")
-    plain = build_report(eps, tasks, tmp_path / "b", n_boot=200)
+    linked = build_report(ReportInputs(episodes=eps, tasks=tasks, n_boot=200, explorer="explorer/index.html"),
+                          tmp_path / "a")
+    plain = build_report(ReportInputs(episodes=eps, tasks=tasks, n_boot=200), tmp_path / "b")
     flips = linked.numbers.flips.fail_to_pass
     assert flips and all(f"({task_href(t)})" in linked.markdown for t in flips)
     assert "explorer" not in plain.markdown and 'href="explorer/index.html"' in linked.html

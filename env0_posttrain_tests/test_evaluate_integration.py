@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_rollouts_sync
-from env0_posttrain.evaluate import build_report, report_metadata
+from env0_posttrain.evaluate import ReportInputs, build_report, report_metadata
 from env0_posttrain.spec.runspec import TaskSelection
 from env0_posttrain.tasks import make_task_set
 
@@ -19,8 +19,8 @@ def real_run(tmp_path_factory):
         run_rollouts_sync(tasks, arm, 2, oracle_endpoint(skill=skill, seed=3), AgentSettings(max_steps=8), "integ",
                           on_episode=episodes.append, progress=False)
     out = tmp_path_factory.mktemp("integ")
-    report = build_report(episodes, ts.tasks, out, splits=ts.splits, ledger=ts.ledger,
-                          lineage={"task_set_digest": ts.provenance.model_dump_json()[:40]}, n_boot=1000)
+    report = build_report(ReportInputs(episodes=episodes, tasks=ts.tasks, splits=ts.splits, ledger=ts.ledger, n_boot=1000,
+                                       lineage={"task_set_digest": ts.provenance.model_dump_json()[:40]}), out)
     return ts, episodes, report, out
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from statsmodels.stats.proportion import proportions_ztest
 
+from env0_posttrain.evaluate import ReportInputs
 from env0_posttrain.evaluate.report import build_report, report_metadata, trend_points, write_report
 from env0_posttrain.evaluate.report_model import ComparisonReport
 from env0_posttrain_tests.test_evaluate_support import arm_from_counts, make_episode, make_task
@@ -34,8 +35,8 @@ def seed_like(tmp_path_factory):
     out = tmp_path_factory.mktemp("seed_like")
     history = [{"timestamp": T0 - timedelta(days=d), "arm": arm, "pass_rate": r, "ci_low": r - 0.04, "ci_high": r + 0.05}
                for d in (1, 2) for arm, r in (("base", 0.10), ("sft", 0.12))]
-    report = build_report(eps, tasks, out, training_metrics=METRICS, ledger=LEDGER, lineage=LINEAGE, history=history,
-                          n_boot=2000, created_at=T0)
+    report = build_report(ReportInputs(episodes=eps, tasks=tasks, training_metrics=METRICS, ledger=LEDGER, lineage=LINEAGE,
+                                       history=history, n_boot=2000, created_at=T0), out)
     return report, out
 
 
@@ -112,7 +113,7 @@ def test_pairing_sees_what_the_unpaired_test_cannot(tmp_path):
     """Same counts as the seed, but every changed task moved up: paired is significant, unpaired is not."""
     tasks = [make_task(i) for i in range(60)]
     eps = arm_from_counts("base", tasks, 3, 19) + arm_from_counts("sft", tasks, 3, 24)
-    report = build_report(eps, tasks, tmp_path, n_boot=1000, created_at=T0)
+    report = build_report(ReportInputs(episodes=eps, tasks=tasks, n_boot=1000, created_at=T0), tmp_path)
     assert round(report.numbers.unpaired.p_value, 2) == 0.42
     assert report.numbers.paired.p_value < 0.05 and report.numbers.verdict == "significant_improvement"
     assert report.numbers.flips.pass_to_fail == [] and report.numbers.flips.worsened == 0
@@ -122,7 +123,7 @@ def test_significant_improvement_with_one_trial_uses_mcnemar(tmp_path):
     tasks = [make_task(i) for i in range(40)]
     eps = [make_episode("base", t, 0, i < 4) for i, t in enumerate(tasks)]
     eps += [make_episode("sft", t, 0, i < 30) for i, t in enumerate(tasks)]
-    report = build_report(eps, tasks, tmp_path, n_boot=1000, created_at=T0)
+    report = build_report(ReportInputs(episodes=eps, tasks=tasks, n_boot=1000, created_at=T0), tmp_path)
     assert report.numbers.verdict == "significant_improvement"
     assert "exact McNemar" in report.headline and report.headline.endswith("significant at α = 0.05")
     assert report.numbers.flips is not None and len(report.numbers.flips.fail_to_pass) == 26
@@ -134,7 +135,7 @@ def test_identical_all_fail_arms_say_no_variance_not_p_one(tmp_path):
     """The demo's worst case: both arms fail everything. No p-value or zero-width CI is printed."""
     tasks = [make_task(i) for i in range(10)]
     eps = [make_episode(arm, t, k, False) for arm in ("base", "sft") for t in tasks for k in range(3)]
-    report = build_report(eps, tasks, tmp_path, n_boot=200, created_at=T0)
+    report = build_report(ReportInputs(episodes=eps, tasks=tasks, n_boot=200, created_at=T0), tmp_path)
     assert report.numbers.verdict == "not_significant" and report.numbers.paired.p_primary is None
     assert "no variance" in report.headline and "p = 1.00" not in report.headline
     assert "no test applies" in report.markdown and "CI [+0.00, +0.00]" not in report.markdown
@@ -144,7 +145,7 @@ def test_regression_is_called_worse(tmp_path):
     tasks = [make_task(i) for i in range(40)]
     eps = [make_episode("base", t, k, i < 30) for i, t in enumerate(tasks) for k in range(2)]
     eps += [make_episode("sft", t, k, i < 5) for i, t in enumerate(tasks) for k in range(2)]
-    report = build_report(eps, tasks, tmp_path, n_boot=500, created_at=T0)
+    report = build_report(ReportInputs(episodes=eps, tasks=tasks, n_boot=500, created_at=T0), tmp_path)
     assert report.numbers.verdict == "significant_regression" and "significantly worse" in report.headline
 
 
@@ -152,17 +153,18 @@ def test_seen_and_heldout_splits_reported_when_both_exist(tmp_path):
     tasks = [make_task(i) for i in range(12)]
     splits = {t.id: "eval" if i < 8 else "heldout" for i, t in enumerate(tasks)}
     eps = [make_episode(arm, t, 0, arm == "sft" and i < 8) for arm in ("base", "sft") for i, t in enumerate(tasks)]
-    report = build_report(eps, tasks, tmp_path, splits=splits, n_boot=500, created_at=T0)
+    report = build_report(ReportInputs(episodes=eps, tasks=tasks, splits=splits, n_boot=500, created_at=T0), tmp_path)
     assert set(report.numbers.per_split) == {"eval", "heldout"}
     assert report.numbers.paired_by_split["heldout"].diff == 0 and report.numbers.paired_by_split["eval"].diff == 1
     assert "## Per split" in report.markdown and "Split heldout:" in report.markdown
-    one_split = build_report(eps, tasks, tmp_path / "b", splits={t.id: "eval" for t in tasks}, n_boot=500)
+    one_split = build_report(ReportInputs(episodes=eps, tasks=tasks, splits={t.id: "eval" for t in tasks}, n_boot=500),
+                             tmp_path / "b")
     assert one_split.numbers.per_split == {} and "## Per split" not in one_split.markdown
 
 
 def test_missing_adapter_arm_gives_no_verdict(tmp_path):
     tasks = [make_task(i) for i in range(4)]
-    report = build_report([make_episode("base", t, 0, False) for t in tasks], tasks, tmp_path)
+    report = build_report(ReportInputs(episodes=[make_episode("base", t, 0, False) for t in tasks], tasks=tasks), tmp_path)
     assert report.numbers.verdict == "insufficient_data" and "no sft episodes" in report.headline
     assert report.numbers.paired is None and "flips" not in report.plot_paths
 
@@ -170,15 +172,15 @@ def test_missing_adapter_arm_gives_no_verdict(tmp_path):
 def test_bad_inputs_fail_clearly(tmp_path):
     tasks = [make_task(0)]
     with pytest.raises(ValueError, match="no eval episodes"):
-        build_report([], tasks, tmp_path)
+        build_report(ReportInputs(episodes=[], tasks=tasks), tmp_path)
     with pytest.raises(ValueError, match="appears twice"):
-        build_report([make_episode("sft", tasks[0], 0, True)], tasks + tasks, tmp_path)
+        build_report(ReportInputs(episodes=[make_episode("sft", tasks[0], 0, True)], tasks=tasks + tasks), tmp_path)
     with pytest.raises(ValueError, match=r"ledger row 0 \('auth'\)"):
-        build_report([make_episode("sft", tasks[0], 0, True)], tasks, tmp_path,
-                     ledger=[{"family": "auth", "n": 3, "oracle_pass_rate": 1.5, "noop_pass_rate": 0}])
+        build_report(ReportInputs(episodes=[make_episode("sft", tasks[0], 0, True)], tasks=tasks,
+                                  ledger=[{"family": "auth", "n": 3, "oracle_pass_rate": 1.5, "noop_pass_rate": 0}]), tmp_path)
     with pytest.raises(ValueError, match=r"history row 0: timestamp"):
-        build_report([make_episode("sft", tasks[0], 0, True)], tasks, tmp_path,
-                     history=[{"timestamp": "not a time", "arm": "sft", "pass_rate": 0.1}])
+        build_report(ReportInputs(episodes=[make_episode("sft", tasks[0], 0, True)], tasks=tasks,
+                                  history=[{"timestamp": "not a time", "arm": "sft", "pass_rate": 0.1}]), tmp_path)
     assert not (tmp_path / "report.json").exists()
 
 

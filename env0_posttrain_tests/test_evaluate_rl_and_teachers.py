@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from env0_posttrain.evaluate import build_report, report_metadata
+from env0_posttrain.evaluate import ReportInputs, build_report, report_metadata
 from env0_posttrain.evaluate.teacher_table import plot_teacher_table, table_markdown, teacher_row
 from env0_posttrain_tests.test_evaluate_support import make_episode, make_task
 
@@ -25,7 +25,7 @@ def _arm(arm, passes, run_id="run-1", trials=1):
 
 def test_report_compares_rl_with_base_and_sft_and_plots_grpo_steps(tmp_path):
     eps = _arm("base", 0) + _arm("sft", 8) + _arm("rl", 16)
-    rep = build_report(eps, TASKS, tmp_path, n_boot=500, rl_training_metrics=RL_METRICS)
+    rep = build_report(ReportInputs(episodes=eps, tasks=TASKS, n_boot=500, rl_training_metrics=RL_METRICS), tmp_path)
     rl = rep.numbers.rl
     assert set(rl) == {"rl_vs_base", "rl_vs_sft"}
     assert round(rl["rl_vs_sft"].paired.diff, 3) == 0.4 and len(rl["rl_vs_sft"].flips.fail_to_pass) == 8
@@ -37,7 +37,7 @@ def test_report_compares_rl_with_base_and_sft_and_plots_grpo_steps(tmp_path):
 
 
 def test_report_without_rl_has_no_rl_section(tmp_path):
-    rep = build_report(_arm("base", 0) + _arm("sft", 8), TASKS, tmp_path, n_boot=200)
+    rep = build_report(ReportInputs(episodes=_arm("base", 0) + _arm("sft", 8), tasks=TASKS, n_boot=200), tmp_path)
     assert rep.numbers.rl == {} and "RL (GRPO" not in rep.markdown and "rl_training" not in rep.plot_paths
 
 
@@ -81,8 +81,8 @@ def test_rl_stage_stores_each_grpo_step_in_duckdb_and_the_report_plots_them(tmp_
     import env0_posttrain.train.grpo as grpo
     from env0_posttrain.util.paths import Paths
     from env0_posttrain.stages.context import StageContext
-    from env0_posttrain.stages.report import write_report
-    from env0_posttrain.stages.rl import rl_training_key, train_rl_adapter
+    from env0_posttrain.stages.comparison_report import write_report
+    from env0_posttrain.stages.rl_adapter import rl_training_key, train_rl_adapter
     from env0_posttrain.spec.runspec import parse_spec, write_spec
     from env0_posttrain.store import Store
 

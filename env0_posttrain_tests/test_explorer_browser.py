@@ -24,7 +24,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 def report(tmp_path_factory):
     from env0_posttrain.util.paths import Paths
     from env0_posttrain.stages.context import StageContext
-    from env0_posttrain.stages.report import write_report
+    from env0_posttrain.stages.comparison_report import write_report
     from env0_posttrain_tests.explorer_run import RUN_ID, write_tiny_run
 
     root = tmp_path_factory.mktemp("explorer_browser")

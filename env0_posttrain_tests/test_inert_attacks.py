@@ -80,7 +80,7 @@ def test_a_scripts_control_characters_reach_the_cli_escaped(tmp_path, capsys):
 def test_what_a_command_prints_is_text_in_the_report(door, tmp_path, task):
     """What a command printed (the shell door: a tool result; the package door: the verifier's error, as an eval
     episode's error) goes into a report: it embeds only its own figures and shows the text escaped."""
-    from env0_posttrain.evaluate.report import build_report, report_metadata
+    from env0_posttrain.evaluate import ReportInputs, build_report, report_metadata
     from env0_posttrain_tests.test_evaluate_support import arm_from_counts, make_episode, make_task
 
     if door == "shell":
@@ -95,7 +95,7 @@ def test_what_a_command_prints_is_text_in_the_report(door, tmp_path, task):
                         extra_calls=[("terminal", {"command": "x"}, {"output": text})], final_answer=text)
     eps[-1] = hurt.model_copy(update={"error": text})
     out = tmp_path / "report"
-    report = build_report(eps, tasks, out, n_boot=200)
+    report = build_report(ReportInputs(episodes=eps, tasks=tasks, n_boot=200), out)
     html = (out / "report.html").read_text()
     assert html.count("<img") == len(report.plot_paths) and all(
         s.startswith("data:image/png;base64,") for s in re.findall(r'<img src="([^"]*)"', html))

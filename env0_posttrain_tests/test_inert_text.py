@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from env0_posttrain.evaluate.report import build_report, report_metadata
+from env0_posttrain.evaluate import ReportInputs, build_report, report_metadata
 from env0_posttrain.util.console import EscapeControls, TqdmHandler, printable
 from env0_posttrain.util.markdown_table import md_table, md_text
 from env0_posttrain.workspace.request_errors import RequestErrors, contained
@@ -71,7 +71,7 @@ def test_the_report_embeds_only_its_own_figures_whatever_an_episode_says(tmp_pat
     eps[next(i for i, e in enumerate(eps) if e.arm == "sft" and e.task_id == evil.id and e.trial == 0)] = \
         broken.model_copy(update={"error": payload, "error_counts": {"![k](" + str(secret) + ")": 1}})
     out = tmp_path / "report"
-    report = build_report(eps, tasks, out, n_boot=200, explorer="explorer/index.html")
+    report = build_report(ReportInputs(episodes=eps, tasks=tasks, n_boot=200, explorer="explorer/index.html"), out)
 
     html = (out / "report.html").read_text()
     srcs = re.findall(r'<img src="([^"]*)"', html)

@@ -136,11 +136,11 @@ def test_worker_image_needs_no_dagster():
 
 def test_worker_helpers(monkeypatch):
     monkeypatch.delenv("ENV0_ARTIFACTS_URL", raising=False)
-    assert resolve_stage("env0_posttrain.stages.adapter:train_adapter").__name__ == "train_adapter"
+    assert resolve_stage("env0_posttrain.stages.lora_adapter:train_adapter").__name__ == "train_adapter"
     with pytest.raises(ValueError, match="module:function"):
-        resolve_stage("env0_posttrain.stages.adapter")
+        resolve_stage("env0_posttrain.stages.lora_adapter")
     with pytest.raises(ValueError, match="no function"):
-        resolve_stage("env0_posttrain.stages.adapter:nope")
+        resolve_stage("env0_posttrain.stages.lora_adapter:nope")
     md = pipes_metadata({"p": Path("/x"), "n": 1, "t": (1, Path("/y")), "r": Path("/data/artifacts/r/report")},
                         Path("/data"), {"m": "# t"})
     assert md["p"] == {"raw_value": "/x", "type": "path"}  # outside the data dir's served folders: a path

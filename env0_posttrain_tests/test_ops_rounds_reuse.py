@@ -16,7 +16,7 @@ from env0_posttrain.util.paths import Paths
 from env0_posttrain.stages import rounds
 from env0_posttrain.stages.context import StageContext, load_tasks
 from env0_posttrain.stages.task_set import build_task_set
-from env0_posttrain.stages.teacher import collect_teacher
+from env0_posttrain.stages.teacher_trajectories import collect_teacher
 from env0_posttrain.spec.runspec import parse_spec
 from env0_posttrain.store import Store
 

@@ -155,7 +155,7 @@ def test_report_explorer_and_dataframes_leak_nothing(tmp_path: Path, token: str)
     from env0_posttrain.evaluate import frames
     from env0_posttrain.evaluate.explorer import write_explorer
     from env0_posttrain.stages.context import StageContext
-    from env0_posttrain.stages.report import write_report
+    from env0_posttrain.stages.comparison_report import write_report
     from env0_posttrain_tests.explorer_run import RUN_ID as TINY, write_tiny_run
 
     paths = Paths.from_env(tmp_path / "data")

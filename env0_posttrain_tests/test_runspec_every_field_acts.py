@@ -21,8 +21,8 @@ from pydantic import BaseModel
 from env0_posttrain.stages import arms as models
 from env0_posttrain.stages import rounds
 from env0_posttrain.stages.context import StageContext, content_hash
-from env0_posttrain.stages.evals import evaluate_arm
-from env0_posttrain.stages.teacher import collect_teacher
+from env0_posttrain.stages.eval_trajectories import evaluate_arm
+from env0_posttrain.stages.teacher_trajectories import collect_teacher
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import RunSpec, parse_spec
 from env0_posttrain.store import Store
@@ -261,7 +261,7 @@ def nightly(spec: RunSpec, env) -> Any:
 def rl_stage(spec: RunSpec, env) -> Any:
     """What the RL stage hands GRPO (the RL section and the budget its episodes play under), or its skip."""
     import env0_posttrain.train.grpo as grpo
-    from env0_posttrain.stages import rl as rl_stages
+    from env0_posttrain.stages import rl_adapter as rl_stages
 
     seen: list = []
 

@@ -10,8 +10,8 @@ import logging
 import pytest
 
 from env0_posttrain.stages.context import StageContext, load_tasks
-from env0_posttrain.stages.evals import evaluate_arm
-from env0_posttrain.stages.report import write_report
+from env0_posttrain.stages.eval_trajectories import evaluate_arm
+from env0_posttrain.stages.comparison_report import write_report
 from env0_posttrain.stages.task_set import build_task_set
 from env0_posttrain.agent import serve_tasks
 from env0_posttrain.agent.messages import stray_tool_call

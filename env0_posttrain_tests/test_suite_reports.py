@@ -17,8 +17,8 @@ from env0_posttrain.util.paths import Paths
 from env0_posttrain.stages import arms as models
 from env0_posttrain.stages.context import StageContext
 from env0_posttrain.stages.eval_suites import build_eval_suites
-from env0_posttrain.stages.evals import evaluate_arm
-from env0_posttrain.stages.report import write_report
+from env0_posttrain.stages.eval_trajectories import evaluate_arm
+from env0_posttrain.stages.comparison_report import write_report
 from env0_posttrain.stages.task_set import build_task_set
 from env0_posttrain.spec.runspec import parse_spec
 from env0_posttrain.store import Store
@@ -88,6 +88,8 @@ def test_each_suite_gets_its_own_full_report_and_the_details_lead_with_an_unseen
     # the main report's unprefixed numbers are the lead suite's, and its suite numbers are every suite's
     main = _report(folder / "report.json")
     assert main.numbers.arms["base"].pass_rate.n == numbers["suite.fresh.base.rows"] == 5
+    assert [s.name for s in main.suites] == ["seen", "fresh"]  # report.json keeps every suite's numbers too
+    assert main.suites[1].passes["base"] == (numbers["suite.fresh.base.passes"], 5)
 
 
 def test_a_run_without_suites_writes_no_suite_reports(stage):

@@ -13,7 +13,10 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.evaluate.statistics import newcombe_paired_interval
-from env0_posttrain.evaluate.suites_report import suite_numbers, suites_headline, suites_markdown
+from env0_posttrain.evaluate.headline import headline
+from env0_posttrain.evaluate.render import suites_section
+from env0_posttrain.evaluate.report import suite_numbers
+from env0_posttrain.evaluate.report_model import SuitesView
 from env0_posttrain.spec.runspec import SpecError, TaskSelection, parse_spec
 from env0_posttrain.spec.suites import SuiteSpec, eval_suite_names, round_arm, split_round_arm
 from env0_posttrain.tasks import make_task_set, starter_template_ids
@@ -140,7 +143,7 @@ def test_per_suite_statistics_match_scipy_and_statsmodels():
     table = [[3, 0], [8, 9]]  # base pass & sft pass, base pass & sft fail / base fail & sft pass, both fail
     assert m.paired.p_primary == pytest.approx(mcnemar(table, exact=True).pvalue)
     assert (m.paired.ci_low, m.paired.ci_high) == pytest.approx(newcombe_paired_interval(3, 8, 0, 9))
-    md = suites_markdown([m])
+    md = "\n\n".join(suites_section(SuitesView(numbers=[m])))
     assert "| y, 1 trial | 3/20 (15.00%) | 11/20 (55.00%) | +8 passes, +40.00 pp |" in md.replace("  ", " ").replace(
         "  ", " ")
 
@@ -157,6 +160,11 @@ def test_the_headline_never_calls_a_seen_gain_generalization_and_says_when_suite
     held = suite_numbers("standard60", _eps("base", low) + _eps("sft", up), {"seen": "unseen"}, 1, n_boot=100)
     assert "held-out gain on standard60" in suites_headline([held])
     assert "disagree" not in suites_headline([held])
+
+
+def suites_headline(suites: list) -> str:
+    """The headline over these suites (its verdict is the report's own episodes', not tested here)."""
+    return headline(None, None, 0.05, suites=suites)[1]
 
 
 def test_nightly_plays_only_the_suites_marked_nightly():

@@ -12,7 +12,7 @@ import pytest
 from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult, load_tasks
 from env0_posttrain.stages.sft_rows import build_sft_rows
 from env0_posttrain.stages.task_set import build_task_set
-from env0_posttrain.stages.teacher import collect_teacher
+from env0_posttrain.stages.teacher_trajectories import collect_teacher
 from env0_posttrain.agent import serve_tasks
 from env0_posttrain.defs.assets import sft_rows, task_set, teacher_trajectories
 from env0_posttrain.defs.resources import Env0Resource

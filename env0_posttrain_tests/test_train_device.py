@@ -181,7 +181,7 @@ def test_every_local_arm_is_registered_on_the_students_device(monkeypatch, tmp_p
 
 
 def test_the_reports_lineage_names_where_the_student_ran():
-    from env0_posttrain.stages.report import student_devices
+    from env0_posttrain.stages.comparison_report import student_devices
 
     summaries = {"r-base": {"device": "cuda (NVIDIA H100 80GB HBM3)"}, "r-sft": {"device": "cpu"}, "r-teacher": {}}
 

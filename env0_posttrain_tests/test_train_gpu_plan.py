@@ -385,7 +385,7 @@ def test_concatenated_rows_need_the_deltanet_kernels():
 
 
 def test_the_adapter_stage_shows_the_choice_in_its_metadata():
-    from env0_posttrain.stages.adapter import _checkpointing_note
+    from env0_posttrain.stages.lora_adapter import _checkpointing_note
 
     assert _checkpointing_note(None) == "none (CPU)"
     assert _checkpointing_note(plan_memory(NINE_B, 60.0).model_dump(mode="json")).startswith(

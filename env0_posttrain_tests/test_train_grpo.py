@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+from pathlib import Path
 
 import pytest
 import torch
@@ -151,7 +152,7 @@ def test_runs_without_an_rl_section_skip_both_rl_stages(tmp_path):
     import logging
 
     from env0_posttrain.util.paths import Paths
-    from env0_posttrain.stages.rl import evaluate_rl, train_rl_adapter
+    from env0_posttrain.stages.rl_adapter import evaluate_rl, train_rl_adapter
     from env0_posttrain.stages.context import StageContext
     from env0_posttrain.store import Store
 
@@ -168,9 +169,11 @@ def test_runs_without_an_rl_section_skip_both_rl_stages(tmp_path):
 
 
 def test_demo_rl_preset_is_the_demo_plus_the_measured_rl_recipe():
+    import yaml
+
     from env0_posttrain.cli.presets import preset_data
-    from env0_posttrain.train.demo_recipe import TINY_DEMO_RL
 
     demo, demo_rl = parse_spec(preset_data("demo", "x")), parse_spec(preset_data("demo-rl", "x"))
-    assert demo.rl is None and demo_rl.rl == RLSpec(**TINY_DEMO_RL)
+    recipe = yaml.safe_load((Path(__file__).parents[1] / "env0_posttrain/spec/presets/demo-rl.yaml").read_text())["rl"]
+    assert demo.rl is None and demo_rl.rl == RLSpec(**recipe)
     assert demo_rl.model_dump(exclude={"rl", "description"}) == demo.model_dump(exclude={"rl", "description"})

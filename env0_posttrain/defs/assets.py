@@ -19,9 +19,11 @@ from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.spec.runspec import SpecError, load_spec
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.util.parent_watch import die_with_parent
-from env0_posttrain.stages import base_model as base_model_stage, eval_suites as suites_stage, evals, report, rl
+from env0_posttrain.stages import base_model as base_model_stage, comparison_report as report_stage, eval_suites as suites_stage
+from env0_posttrain.stages import eval_trajectories as evals, rl_adapter as rl
 from env0_posttrain.stages import sft_rows as sft_stage
-from env0_posttrain.stages import task_set as task_set_stage, teacher, teacher_table as teacher_table_stage
+from env0_posttrain.stages import task_set as task_set_stage, teacher_table as teacher_table_stage
+from env0_posttrain.stages import teacher_trajectories as teacher
 from env0_posttrain.stages.context import StageContext, code_version
 
 ROLLOUT_RETRY = dg.RetryPolicy(max_retries=2, delay=5, backoff=dg.Backoff.EXPONENTIAL)
@@ -203,7 +205,7 @@ rl_eval_trajectories = _eval_asset(
                  rl_eval_trajectories],
            description="Paired base-vs-adapter comparison: Markdown + HTML + plots, also as metadata.")
 def comparison_report(ctx: StageContext):
-    return report.write_report(ctx)
+    return report_stage.write_report(ctx)
 
 
 @run_asset("teacher_table", group="evaluation", deps=[comparison_report], pool=POOL_DUCKDB, packages=("evaluate",),

@@ -1,5 +1,8 @@
 """Report rendering: Markdown (for Dagster metadata and the repo) and a self-contained HTML page.
 
+The Markdown is a list of sections, each a list of blocks (a heading, a sentence, a table, a figure) in reading
+order; a section with nothing to show is empty.
+
 Every value from the data (task ids, an episode's error, a package's reason, lineage) enters the Markdown as text
 (util.markdown_table.md_text / md_table), so it cannot become an image, a link or markup. The HTML is that
 Markdown rendered by markdown-it (raw HTML disabled) with the report's own figures inlined as base64 PNGs, read
@@ -19,7 +22,8 @@ from markdown_it import MarkdownIt
 
 from env0_posttrain.evaluate.metrics import ArmMetrics
 from env0_posttrain.evaluate.plots import ARM_LABELS
-from env0_posttrain.evaluate.report_model import LedgerEntry, ReportNumbers
+from env0_posttrain.evaluate.report_model import ComparisonReport, LedgerEntry, ReportNumbers, SuiteNumbers, SuitesView
+from env0_posttrain.evaluate.rl_compare import rl_section
 from env0_posttrain.evaluate.statistics import PairedAnalysis
 from env0_posttrain.evaluate.verdict import p_text, pp
 from env0_posttrain.util.fsutil import relative_to
@@ -239,36 +243,130 @@ def _figure(name: str, plot_paths: Mapping[str, str], out_dir: Path) -> list[str
     return [f"![{FIGURE_TITLES[name]}]({relative_to(plot_paths[name], out_dir)})"]
 
 
-def render_markdown(
-    *, run_id: str, headline: str, numbers: ReportNumbers, ledger: list[LedgerEntry], lineage: Mapping[str, Any],
-    plot_paths: Mapping[str, str], out_dir: Path, created_at: str, explorer: str | None = None,
-) -> str:
-    """`explorer`: the trajectory explorer's page relative to out_dir, linked at the top and from each flip row."""
-    arms = list(numbers.arms)
-    blocks: list[str] = [f"# Comparison report: {run_id}", f"**{headline}**", f"_Generated {created_at}._"]
+def _header(report: ComparisonReport, explorer: str | None) -> list[str]:
+    blocks = [f"# Comparison report: {report.run_id}", f"**{report.headline}**",
+              f"_Generated {report.created_at.isoformat(timespec='seconds')}._"]
     if explorer is not None:
         blocks.append(f"[Open every episode in the trajectory explorer]({explorer}): each task's transcript, tool "
                       "calls, verifier metrics and workspace diff, arms side by side.")
-    blocks += _verdict_section(numbers)
-    blocks += ["## Pass rates (strict: reward ≥ 1)", _arm_table(numbers.arms)]
+    return blocks
+
+
+def _pass_rate_section(n: ReportNumbers) -> list[str]:
+    blocks = ["## Pass rates (strict: reward ≥ 1)", _arm_table(n.arms)]
     kinds = [f"{_label(a)}: " + ", ".join(f"{md_text(k)} {v}" for k, v in m.error_kinds.items())
-             for a, m in numbers.arms.items() if m.error_kinds]
+             for a, m in n.arms.items() if m.error_kinds]
     if kinds:
         blocks.append("Errors by kind (" + "; ".join(kinds) + ").")
-    blocks += _format_failure_section(numbers)
-    blocks += _figure("pass_rate", plot_paths, out_dir)
-    blocks += _flip_section(numbers, explorer) + _figure("flips", plot_paths, out_dir)
-    blocks += _slice_table("family", numbers.per_family, arms) + _figure("per_family", plot_paths, out_dir)
-    blocks += _slice_table("difficulty", numbers.per_difficulty, arms)
-    if numbers.per_split:
-        blocks += _slice_table("split", numbers.per_split, arms)
-        blocks += [f"Split {s}: " + _paired_sentence(p) for s, p in numbers.paired_by_split.items()]
-    blocks += _first_action_section(numbers) + _behaviour_section(numbers)
-    blocks += _training_section(numbers) + _figure("training", plot_paths, out_dir)
-    if "trend" in plot_paths:
-        blocks += ["## Nightly trend"] + _figure("trend", plot_paths, out_dir)
-    blocks += _ledger_section(ledger) + _unscored_section(numbers) + _lineage_section(lineage)
-    return "\n\n".join(blocks) + "\n"
+    return blocks
+
+
+def _split_section(n: ReportNumbers, arms: list[str]) -> list[str]:
+    if not n.per_split:
+        return []
+    return _slice_table("split", n.per_split, arms) + [f"Split {s}: " + _paired_sentence(p)
+                                                        for s, p in n.paired_by_split.items()]
+
+
+def render_markdown(report: ComparisonReport, out_dir: Path, *, suites: SuitesView | None = None,
+                    explorer: str | None = None, rl_training_metrics=()) -> str:
+    """`explorer`: the trajectory explorer's page relative to out_dir, linked at the top and from each flip row;
+    `suites`: the run's eval suites, their section first among the results."""
+    n, plots, arms = report.numbers, report.plot_paths, list(report.numbers.arms)
+
+    def figure(name: str) -> list[str]:
+        return _figure(name, plots, out_dir)
+
+    sections = [
+        _header(report, explorer),
+        suites_section(suites) if suites is not None else [],
+        _verdict_section(n),
+        _pass_rate_section(n),
+        _format_failure_section(n) + figure("pass_rate"),
+        _flip_section(n, explorer) + figure("flips"),
+        _slice_table("family", n.per_family, arms) + figure("per_family"),
+        _slice_table("difficulty", n.per_difficulty, arms),
+        _split_section(n, arms),
+        _first_action_section(n),
+        _behaviour_section(n),
+        _training_section(n) + figure("training"),
+        ["## Nightly trend", *figure("trend")] if "trend" in plots else [],
+        _ledger_section(report.ledger),
+        _unscored_section(n),
+        _lineage_section(report.lineage),
+        rl_section(n.rl, rl_training_metrics, plots, out_dir),
+    ]
+    return "\n\n".join(block for section in sections for block in section) + "\n"
+
+
+SUITE_ARM_LABELS = {"base": "Baseline", "sft": "SFT", "teacher_eval": "Teacher (ceiling)", "rl": "RL"}
+
+
+def _passes_cell(p: tuple[int, int] | None) -> str:
+    if p is None:
+        return "—"
+    k, total = p
+    return f"{k}/{total} ({100 * k / total:.2f}%)" if total else "0/0"
+
+
+def _delta(a: tuple[int, int] | None, b: tuple[int, int] | None) -> str:
+    if a is None or b is None or not a[1] or not b[1]:
+        return "—"
+    return f"{b[0] - a[0]:+d} passes, {100 * (b[0] / b[1] - a[0] / a[1]):+.2f} pp"
+
+
+def _paired_cells(p: PairedAnalysis | None) -> tuple[str, str]:
+    if p is None or p.ci_low is None:
+        return "n/a", f"p {p_text(p.p_primary)}" if p is not None else "n/a"
+    test = "exact McNemar" if p.mcnemar is not None else "paired t"
+    return Markdown(f"[{pp(p.ci_low, True)}, {pp(p.ci_high, True)}] pp"), f"p {p_text(p.p_primary)} ({test})"
+
+
+def suite_blocks(s: SuiteNumbers, link: str | None = None, level: str = "###") -> list[str]:
+    """The suite's table, its other arms, its boundary ledger and any budget or row-length notes; `link`: the
+    suite's own full report, relative to the page that shows this section."""
+    b = s.boundary
+    ci, p = _paired_cells(s.paired)
+    title = f"{level} Suite {s.name} ({b.get('kind', 'split')}, {s.seen})"
+    main = md_table(["Eval", "Baseline", "SFT", "Delta", "Paired 95% CI", "Test"],
+                    [[f"{s.name}, {s.trials} trial{'s' if s.trials != 1 else ''}", _passes_cell(s.passes.get("base")),
+                      _passes_cell(s.passes.get("sft")), _delta(s.passes.get("base"), s.passes.get("sft")), ci, p]])
+    others = [[SUITE_ARM_LABELS[a], _passes_cell(s.passes[a]), _delta(s.passes.get("base"), s.passes[a])]
+              for a in ("teacher_eval", "rl") if a in s.passes]
+    blocks = [title, main]
+    if link is not None:
+        blocks.append(f"[Suite {s.name}'s full report]({link}): its per-family and per-difficulty tables, flips, "
+                      "first actions, behaviours, figures and trend, on this suite alone.")
+    if others:
+        blocks.append(md_table(["Arm", "Passes", "vs Baseline"], others))
+    ledger = md_table(
+        ["Seen", "Tasks", "Task-id overlap", "Package-name overlap", "Same content", "Same instruction",
+         "Shared families", "Shared templates", "Dropped"],
+        [[s.seen, b.get("tasks", "?"), b.get("task_id_overlap", "?"), b.get("package_name_overlap", "—"),
+          b.get("content_overlap", "?"), b.get("instruction_overlap", "?"),
+          ", ".join(b.get("shared_families", [])) or "none", ", ".join(b.get("shared_templates", [])) or "none",
+          b.get("dropped", 0)]])
+    blocks += [f"Boundary with the training set ({s.name}):", ledger]
+    blocks += [f"Budget: {md_text(note)}" for note in s.budget_notes]
+    if s.rows_note:
+        blocks.append(md_text(s.rows_note))  # starts with "SFT rows", never with a character that opens a block
+    return blocks
+
+
+def suites_section(view: SuitesView) -> list[str]:
+    """A run's report: the summary table over every suite, then each suite's blocks; a suite's own report: its
+    blocks alone, at the top level. `view.note` closes the section."""
+    if view.own:
+        blocks = suite_blocks(view.numbers[0], level="##")
+    else:
+        summary = md_table(["Suite", "Seen", "Baseline", "SFT", "Delta", "Paired 95% CI"],
+                           [[s.name, s.seen, _passes_cell(s.passes.get("base")), _passes_cell(s.passes.get("sft")),
+                             _delta(s.passes.get("base"), s.passes.get("sft")), _paired_cells(s.paired)[0]]
+                            for s in view.numbers])
+        blocks = ["## Eval suites", summary]
+        for s in view.numbers:
+            blocks += suite_blocks(s, view.links.get(s.name))
+    return blocks + ([view.note] if view.note else [])
 
 
 _CSS = (

@@ -1,8 +1,8 @@
-"""Build the base-vs-adapter comparison report from eval episodes, and write it to disk atomically.
+"""Build the base-vs-adapter comparison report from its inputs, and write it to disk atomically.
 
-`build_report` is the one entry point the Dagster layer calls; `report_metadata` turns the report
-into plain values (no Dagster import here) that the asset attaches as metadata, and `trend_points`
-gives the rows the store keeps for the nightly trend.
+`build_report(ReportInputs, out_dir)` is the one entry point the stage calls, for runs with and without eval
+suites; `report_metadata` turns the report into plain values (no Dagster import here) that the asset attaches as
+metadata, and `trend_points` gives the rows the store keeps for the nightly trend.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from env0_posttrain.agent.records import Episode
 from env0_posttrain.evaluate import plots
 from env0_posttrain.evaluate.behaviours import behaviour_rates
 from env0_posttrain.evaluate.first_action import first_action_by_family, first_action_eval
+from env0_posttrain.evaluate.headline import headline
 from env0_posttrain.evaluate.history import TrendPoint, parse_history
 from env0_posttrain.evaluate.metrics import (
     arm_metrics,
@@ -31,79 +32,72 @@ from env0_posttrain.evaluate.metrics import (
     task_trials,
 )
 from env0_posttrain.evaluate.render import render_html, render_markdown
-from env0_posttrain.evaluate.rl_compare import plot_rl_curves, rl_comparisons, rl_markdown, rl_numbers
-from env0_posttrain.evaluate.report_model import ComparisonReport, ReportNumbers, TrainingSummary, parse_ledger
+from env0_posttrain.evaluate.report_model import (
+    ComparisonReport,
+    ReportInputs,
+    ReportNumbers,
+    SuiteNumbers,
+    TrainingSummary,
+    parse_ledger,
+)
+from env0_posttrain.evaluate.rl_compare import plot_rl_curves, rl_comparisons, rl_numbers
 from env0_posttrain.evaluate.statistics import (
     flip_table,
     minimum_detectable_effect,
     paired_analysis,
     two_proportion_test,
 )
-from env0_posttrain.evaluate.verdict import headline as make_headline
+from env0_posttrain.evaluate.verdict import decide
 from env0_posttrain.tasks.model import Task
 from env0_posttrain.util.fsutil import atomic_write_text, relative_to
 
 REPORT_FILES = ("report.md", "report.html", "report.json")
 
 
-def build_report(
-    episodes: Iterable[Episode],
-    tasks: Iterable[Task],
-    out_dir: Path | str,
-    *,
-    splits: Mapping[str, str] | None = None,
-    training_metrics: Sequence[Mapping[str, Any]] = (),
-    ledger: Sequence[Mapping[str, Any] | Any] = (),
-    lineage: Mapping[str, Any] | None = None,
-    history: Sequence[TrendPoint | Mapping[str, Any]] = (),
-    run_id: str | None = None,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    n_boot: int = 10_000,
-    seed: int = 0,
-    created_at: datetime | None = None,
-    rl_training_metrics: Sequence[Mapping[str, Any]] = (),
-    suites: tuple[str, str] | None = None,
-    explorer: str | None = None,
-) -> ComparisonReport:
-    """Everything from episodes of arms base / sft / teacher_eval; plots and report files land in out_dir.
-    `suites`: (headline, Markdown section) over the run's eval suites (evaluate/suites_report.py); the headline
-    replaces the one suite's, the section goes before its details.
-    `explorer`: the trajectory explorer's page relative to out_dir (evaluate.explorer), linked from the report."""
-    out_dir = Path(out_dir)
-    tasks_by_id = _index_tasks(tasks)
-    eps = check_eval_episodes(episodes, tasks_by_id)
+def build_report(inputs: ReportInputs, out_dir: Path | str) -> ComparisonReport:
+    """Everything from the episodes of arms base / sft / teacher_eval / rl; plots and report files land in out_dir."""
+    out_dir, i = Path(out_dir), inputs
+    tasks_by_id = _index_tasks(i.tasks)
+    eps = check_eval_episodes(i.episodes, tasks_by_id)
     if not eps:
         raise ValueError("build_report: no eval episodes (arms base / sft / teacher_eval)")
     run_ids = sorted({e.run_id for e in eps})
-    run_id = run_id or (run_ids[0] if len(run_ids) == 1 else "+".join(run_ids))
-    created_at = created_at or datetime.now(timezone.utc)
-    numbers = _numbers(eps, tasks_by_id, splits, training_metrics, alpha, power, n_boot, seed)
+    run_id = i.run_id or (run_ids[0] if len(run_ids) == 1 else "+".join(run_ids))
+    created_at = i.created_at or datetime.now(timezone.utc)
+    numbers = _numbers(eps, tasks_by_id, i.splits, i.training_metrics, i.alpha, i.power, i.n_boot, i.seed)
     missing = [a for a in ("base", "sft") if a not in numbers.arms]
-    verdict, headline = make_headline(numbers.paired, numbers.mde, alpha, missing)
-    if suites is not None:
-        headline = suites[0]
-    rl = rl_comparisons({a: task_trials(g) for a, g in by_arm(eps).items()}, alpha, n_boot, seed)
+    suites = i.suites.numbers if i.suites is not None else []
+    verdict, line = headline(numbers.paired, numbers.mde, i.alpha, missing, suites)
+    rl = rl_comparisons({a: task_trials(g) for a, g in by_arm(eps).items()}, i.alpha, i.n_boot, i.seed)
     numbers = numbers.model_copy(update={"verdict": verdict, "rl": rl})
     current = [TrendPoint(timestamp=created_at, arm=a, pass_rate=m.pass_rate.rate, ci_low=m.pass_rate.ci_low,
                           ci_high=m.pass_rate.ci_high, run_id=run_id) for a, m in numbers.arms.items()]
-    plot_paths = _plots(numbers, training_metrics, parse_history(history) + current, out_dir / "plots")
-    rl_plot = plot_rl_curves(rl_training_metrics, out_dir / "plots" / "rl_training.png") if rl_training_metrics else None
+    plot_paths = _plots(numbers, i.training_metrics, parse_history(i.history) + current, out_dir / "plots")
+    rl_plot = plot_rl_curves(i.rl_training_metrics, out_dir / "plots" / "rl_training.png") if i.rl_training_metrics else None
     if rl_plot is not None:
         plot_paths["rl_training"] = str(rl_plot)
-    ledger_rows, lineage = parse_ledger(ledger), dict(lineage or {})
-    markdown = render_markdown(run_id=run_id, headline=headline, numbers=numbers, ledger=ledger_rows, lineage=lineage,
-                               plot_paths=plot_paths, out_dir=out_dir, created_at=created_at.isoformat(timespec="seconds"),
-                               explorer=explorer)
-    markdown += rl_markdown(rl, rl_training_metrics, plot_paths, out_dir)
-    if suites is not None:  # before the first section: the per-suite tables are the report's first result
-        markdown = markdown.replace("\n\n## ", "\n\n" + suites[1] + "\n## ", 1)
-    report = ComparisonReport(
-        run_id=run_id, created_at=created_at, headline=headline, numbers=numbers, ledger=ledger_rows, lineage=lineage,
-        markdown=markdown, html=render_html(markdown, out_dir, f"env0 comparison report: {run_id}", plot_paths),
-        plot_paths=plot_paths,
-    )
+    report = ComparisonReport(run_id=run_id, created_at=created_at, headline=line, numbers=numbers,
+                              ledger=parse_ledger(i.ledger), lineage=dict(i.lineage), markdown="", html="",
+                              plot_paths=plot_paths, suites=suites)
+    markdown = render_markdown(report, out_dir, suites=i.suites, explorer=i.explorer,
+                               rl_training_metrics=i.rl_training_metrics)
+    report = report.model_copy(update={
+        "markdown": markdown, "html": render_html(markdown, out_dir, f"env0 comparison report: {run_id}", plot_paths)})
     return report.model_copy(update={"files": write_report(report, out_dir)})
+
+
+def suite_numbers(name: str, episodes: Sequence[Episode], boundary: Mapping, trials: int, *, alpha: float = 0.05,
+                  n_boot: int = 10_000, seed: int = 0, budget_notes: Sequence[str] = (),
+                  rows_note: str | None = None) -> SuiteNumbers:
+    """One eval suite's numbers: passes / rows per arm and adapter vs base, paired over its tasks."""
+    groups = by_arm(episodes)
+    passes = {arm: (sum(e.passed for e in g), len(g)) for arm, g in groups.items()}
+    paired = None
+    if "base" in groups and "sft" in groups:
+        paired = paired_analysis(task_trials(groups["base"]), task_trials(groups["sft"]), alpha=alpha, n_boot=n_boot,
+                                 seed=seed)
+    return SuiteNumbers(name=name, boundary=dict(boundary), trials=trials, passes=passes, paired=paired,
+                        verdict=decide(paired, alpha), budget_notes=list(budget_notes), rows_note=rows_note)
 
 
 def _index_tasks(tasks: Iterable[Task]) -> dict[str, Task]:
@@ -245,9 +239,25 @@ def report_metadata(report: ComparisonReport) -> dict[str, Any]:
         numbers.update({"flips.fail_to_pass": len(n.flips.fail_to_pass), "flips.pass_to_fail": len(n.flips.pass_to_fail)})
     numbers.update(rl_numbers(n.rl))
     numbers["unscored_rows"] = len(n.unscored)
+    numbers.update(suites_numbers(report.suites))
     return {"headline": report.headline, "verdict": n.verdict, "markdown": report.markdown,
             "markdown_inline": markdown_with_inline_images(report), "numbers": numbers,
             "plots": dict(report.plot_paths), "files": dict(report.files)}
+
+
+def suites_numbers(suites: Sequence[SuiteNumbers]) -> dict[str, Any]:
+    """Each suite's flat numbers (suite.<name>.*), beside the report's own."""
+    out: dict[str, Any] = {}
+    for s in suites:
+        for arm, (k, n) in s.passes.items():
+            out[f"suite.{s.name}.{arm}.passes"] = k
+            out[f"suite.{s.name}.{arm}.rows"] = n
+        if s.paired is not None:
+            out[f"suite.{s.name}.paired.diff_pp"] = _pp(s.paired.diff)
+            out[f"suite.{s.name}.paired.p_value"] = s.paired.p_primary
+        out[f"suite.{s.name}.seen"] = s.seen
+        out[f"suite.{s.name}.task_id_overlap"] = s.boundary.get("task_id_overlap")
+    return out
 
 
 def markdown_with_inline_images(report: ComparisonReport) -> str:

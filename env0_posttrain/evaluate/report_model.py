@@ -1,4 +1,5 @@
-"""The comparison report as data: every number the Markdown shows is here, typed, for DuckDB and Dagster."""
+"""The comparison report as data: what goes in (`ReportInputs`), and every number the Markdown shows, typed, for
+DuckDB and Dagster (`ComparisonReport`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from env0_posttrain.agent.records import Episode
 from env0_posttrain.evaluate.behaviours import BehaviourRate
 from env0_posttrain.evaluate.first_action import FirstActionSummary
 from env0_posttrain.evaluate.metrics import ArmMetrics, UnscoredRow
@@ -19,6 +21,7 @@ from env0_posttrain.evaluate.statistics import (
     TwoProportionTest,
 )
 from env0_posttrain.evaluate.verdict import Verdict
+from env0_posttrain.tasks.model import Task
 
 
 class LedgerEntry(BaseModel):
@@ -85,6 +88,64 @@ class ReportNumbers(BaseModel):
     rl: dict[str, RLComparison] = Field(default_factory=dict, description="rl_vs_base / rl_vs_sft when an RL arm ran")
 
 
+class SuiteNumbers(BaseModel):
+    """One eval suite in the seeds' shape: passes / rows per arm, adapter vs base paired, its boundary ledger against
+    the training set, and what its tasks ask of the arms' budgets and of lora.max_seq_length."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    boundary: dict
+    trials: int
+    passes: dict[str, tuple[int, int]]  # arm -> (passes, rows)
+    paired: PairedAnalysis | None = None  # sft vs base
+    verdict: Verdict = "insufficient_data"
+    budget_notes: list[str] = []
+    rows_note: str | None = None
+
+    @property
+    def seen(self) -> str:
+        return str(self.boundary.get("seen", "unseen"))
+
+
+class SuitesView(BaseModel):
+    """The run's eval suites as one report shows them: the run's report shows every suite (a summary table, then
+    each suite's section, linked to its own report); a suite's own report shows its section alone (`own`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    numbers: list[SuiteNumbers]
+    links: dict[str, str] = Field(default_factory=dict, description="suite -> its full report, relative to this one")
+    note: str | None = Field(default=None, description="the line closing the section: which suite the details are "
+                             "about, or the way back to the run's report")
+    own: bool = False
+
+
+class ReportInputs(BaseModel):
+    """Everything a comparison report is made from, as one value: the eval episodes of arms base / sft /
+    teacher_eval / rl and their tasks, the training curves, the task set's ledger, lineage, the trend so far, the
+    statistics' settings, and (for a run with eval suites) the suites."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    episodes: list[Episode]
+    tasks: list[Task]
+    splits: dict[str, str] | None = Field(default=None, description="task id -> split label (eval, heldout, a suite)")
+    training_metrics: list[Any] = Field(default_factory=list, description="the SFT trainer's logged rows")
+    rl_training_metrics: list[Any] = Field(default_factory=list, description="GRPO's logged rows")
+    ledger: list[Any] = Field(default_factory=list, description="rows for `parse_ledger`")
+    lineage: dict[str, Any] = Field(default_factory=dict)
+    history: list[Any] = Field(default_factory=list, description="earlier eval results (evaluate.history)")
+    run_id: str | None = None
+    alpha: float = 0.05
+    power: float = 0.8
+    n_boot: int = 10_000
+    seed: int = 0
+    created_at: datetime | None = None
+    suites: SuitesView | None = None
+    explorer: str | None = Field(default=None, description="the trajectory explorer's page, relative to the report")
+
+
 class ComparisonReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -97,5 +158,6 @@ class ComparisonReport(BaseModel):
     markdown: str
     html: str = Field(repr=False, description="self-contained: PNGs inlined as base64")
     plot_paths: dict[str, str] = Field(description="figure name -> PNG path (in report.json: relative to its folder)")
+    suites: list[SuiteNumbers] = Field(default_factory=list, description="the eval suites the report shows")
     files: dict[str, str] = Field(default_factory=dict, description="report.md / report.html / report.json paths once written "
                                  "(in report.json: relative to its folder)")

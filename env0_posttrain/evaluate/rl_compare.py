@@ -67,10 +67,11 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None or not math.isfinite(x) else f"{100 * x:+.1f}"
 
 
-def rl_markdown(comparisons: Mapping[str, RLComparison], rl_metrics: Sequence[Mapping[str, Any]],
-                plot_paths: Mapping[str, str], out_dir: Path) -> str:
+def rl_section(comparisons: Mapping[str, RLComparison], rl_metrics: Sequence[Mapping[str, Any]],
+               plot_paths: Mapping[str, str], out_dir: Path) -> list[str]:
+    """The report's RL section as Markdown blocks (none without an RL arm or GRPO metrics)."""
     if not comparisons and not rl_metrics:
-        return ""
+        return []
     rows = []
     for name, c in comparisons.items():
         p = c.paired
@@ -78,23 +79,23 @@ def rl_markdown(comparisons: Mapping[str, RLComparison], rl_metrics: Sequence[Ma
         rows.append([f"{c.b} vs {c.a}", p.n_tasks, f"{100 * p.mean_a:.1f}%", f"{100 * p.mean_b:.1f}%", _pct(p.diff),
                      f"{_pct(p.ci_low)} to {_pct(p.ci_high)}", "n/a" if pv is None else f"{pv:.4f}",
                      len(c.flips.fail_to_pass), len(c.flips.pass_to_fail)])
-    lines = ["", "## RL (GRPO after SFT)", "",
-             md_table(["comparison", "tasks", "mean a", "mean b", "diff (pp)", "95% CI (pp)", "p", "fail→pass",
-                       "pass→fail"], rows)]
+    blocks = ["## RL (GRPO after SFT)",
+              md_table(["comparison", "tasks", "mean a", "mean b", "diff (pp)", "95% CI (pp)", "p", "fail→pass",
+                        "pass→fail"], rows)]
     for name, c in comparisons.items():
         changed = [r for r in c.flips.rows if r.change in ("fail→pass", "pass→fail")]
         if changed:
-            lines += ["", f"Flips, {c.a} → {c.b}:", "",
-                      md_table(["task", "change", f"{c.a} passes", f"{c.b} passes"],
-                               [[r.task_id, r.change, f"{r.passes_a}/{r.trials_a}", f"{r.passes_b}/{r.trials_b}"]
-                                for r in changed], "llrr")]
+            blocks += [f"Flips, {c.a} → {c.b}:",
+                       md_table(["task", "change", f"{c.a} passes", f"{c.b} passes"],
+                                [[r.task_id, r.change, f"{r.passes_a}/{r.trials_a}", f"{r.passes_b}/{r.trials_b}"]
+                                 for r in changed], "llrr")]
     if rl_metrics:
         last = rl_metrics[-1]
-        lines += ["", f"{len(rl_metrics)} logged GRPO steps; last: reward {last.get('reward', float('nan')):.3f}, "
-                  f"reward std {last.get('reward_std', float('nan')):.3f}, KL {last.get('kl', float('nan')):.4f}."]
+        blocks.append(f"{len(rl_metrics)} logged GRPO steps; last: reward {last.get('reward', float('nan')):.3f}, "
+                      f"reward std {last.get('reward_std', float('nan')):.3f}, KL {last.get('kl', float('nan')):.4f}.")
     if "rl_training" in plot_paths:
-        lines += ["", f"![GRPO per step]({relative_to(plot_paths['rl_training'], out_dir)})"]
-    return "\n".join(lines) + "\n"
+        blocks.append(f"![GRPO per step]({relative_to(plot_paths['rl_training'], out_dir)})")
+    return blocks
 
 
 def rl_numbers(comparisons: Mapping[str, RLComparison]) -> dict[str, Any]:

@@ -15,11 +15,15 @@ from pathlib import Path
 from typing import Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from env0_posttrain.util.fsutil import atomic_write_text
 from env0_posttrain.util.digests import sha256_hex
 from env0_posttrain.util.source_lines import yaml_line
+from env0_posttrain.spec.scale import ScaleSpec
+from env0_posttrain.spec.section import Section
+from env0_posttrain.spec.shell import ShellSpec
+from env0_posttrain.spec.suites import Env0Spec, SuiteSpec, check_suites
 from env0_posttrain.spec.training import DEVICE_DOC, Device, Tracker, trackers
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # also a file name and a folder: never '.', '..' or hidden
@@ -38,11 +42,7 @@ Surface = Literal["tools", "shell", "both"]  # what the agent acts through (docs
 SURFACE_DOC = "what the agent acts through: 'tools' (a function per API method), 'shell' (terminal + finish), 'both'"
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class TaskSelection(_Section):
+class TaskSelection(Section):
     """Which tasks a run draws and how it splits them."""
 
     families: list[str] = Field(default_factory=lambda: list(FAMILIES))
@@ -86,13 +86,13 @@ PROCESSES_DOC = (
 )
 
 
-class Sampling(_Section):
+class Sampling(Section):
     temperature: float = Field(default=0.0, ge=0.0, le=MAX_TEMPERATURE)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS, description="None = budget.max_tokens")
 
 
-class TeacherSpec(_Section):
+class TeacherSpec(Section):
     """The model that produces the training trajectories (any litellm model id)."""
 
     model: str = Field(default="env0-oracle/oracle", min_length=1)
@@ -126,7 +126,7 @@ class TeacherSpec(_Section):
         return v
 
 
-class CorpusMix(_Section):
+class CorpusMix(Section):
     """Tiny student only: how much of each kind of text its base pre-training reads (document counts)."""
 
     request_repeats: int = Field(default=2, ge=0, le=MAX_COUNT, description="training requests in full chats (system prompt, tools)")
@@ -138,7 +138,7 @@ class CorpusMix(_Section):
     seed: int = Field(default=0, ge=0, le=MAX_SEED)
 
 
-class StudentSpec(_Section):
+class StudentSpec(Section):
     """The base model that is trained and evaluated."""
 
     model: str = Field(default="tiny-qwen3", min_length=1, description="'tiny-qwen3' (built offline), a local path or a hub id")
@@ -154,7 +154,7 @@ class StudentSpec(_Section):
     report_to: list[Tracker] = trackers("the tiny student's base pre-training: ")
 
 
-class SFTDataPolicy(_Section):
+class SFTDataPolicy(Section):
     """Which trajectories become training rows, and in what shape."""
 
     min_reward: float | None = Field(default=None, ge=-1.0, le=1.0, description="rewards lie in [-1, 1]; None = keep "
@@ -189,7 +189,7 @@ class SFTDataPolicy(_Section):
         return self
 
 
-class LoraSpec(_Section):
+class LoraSpec(Section):
     """LoRA hyperparameters; defaults are the seeds' recipe (Qwen3.5-9B on one H100)."""
 
     r: int = Field(default=32, ge=1, le=65_536)
@@ -226,7 +226,7 @@ class LoraSpec(_Section):
     group_by_length: bool = Field(
         default=False,
         description="batch rows of similar length together: less padding on padded (CPU) batches, but each batch "
-        "then holds one kind of row, which hurt the tiny student's tool choice (see train/demo_recipe.py)",
+        "then holds one kind of row, which hurt the tiny student's tool choice (see spec/presets/demo.yaml)",
     )
     use_liger: bool | None = Field(default=None, description="Liger kernels; None = on exactly when a CUDA GPU is present")
     allow_slow_kernels: bool = Field(
@@ -249,7 +249,7 @@ class LoraSpec(_Section):
         return self
 
 
-class EvalSpec(_Section):
+class EvalSpec(Section):
     """The eval arms' settings; `nightly` re-evaluates the tasks.n_eval split (suites say `nightly` per suite)."""
 
     trials: int = Field(default=3, ge=1, le=MAX_TRIALS)
@@ -268,7 +268,7 @@ class EvalSpec(_Section):
         "repeat a block of at most N/4 tokens is cut there (finish reason 'repetition'); None = decode to max_tokens")
 
 
-class RLSpec(_Section):
+class RLSpec(Section):
     """On-policy GRPO after SFT (train/grpo.py): whole episodes through the eval harness, verifier reward."""
 
     learning_rate: float = Field(default=1e-4, gt=0.0, le=1.0)
@@ -287,7 +287,7 @@ class RLSpec(_Section):
     seed: int = Field(default=0, ge=0, le=MAX_SEED)
 
 
-class HostingSpec(_Section):
+class HostingSpec(Section):
     """How base and adapter are served for evaluation."""
 
     kind: Literal["local", "openai_compatible"] = "local"
@@ -304,7 +304,7 @@ class HostingSpec(_Section):
         return self
 
 
-class Budget(_Section):
+class Budget(Section):
     """One step and token budget for every arm (teacher, base, adapter) unless an arm's own setting overrides it,
     so the teacher's reference ceiling and the student are measured under the same limits."""
 
@@ -312,12 +312,7 @@ class Budget(_Section):
     max_tokens: int = Field(default=512, ge=1, le=MAX_TOKENS, description="completion tokens per model call")
 
 
-from env0_posttrain.spec.suites import Env0Spec, SuiteSpec, check_suites  # noqa: E402  (after _Section)
-from env0_posttrain.spec.shell import ShellSpec  # noqa: E402
-from env0_posttrain.spec.scale import ScaleSpec  # noqa: E402
-
-
-class RunSpec(_Section):
+class RunSpec(Section):
     """One post-training run: stored as data/runs/<run_id>.yaml and in DuckDB."""
     run_id: str
     description: str = ""

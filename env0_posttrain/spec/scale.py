@@ -5,17 +5,17 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from env0_posttrain.spec.section import Section
 
 Backend = Literal["processes", "ray"]
 RAY_CLIENT_ADDRESS = re.compile(r"^ray://[A-Za-z0-9._-]+:[0-9]{1,5}$")
 
 
-class ScaleSpec(BaseModel):
+class ScaleSpec(Section):
     """Every rollout round of the run (teacher, eval arms, suites) plays its episodes on this backend; the step process
     stays the store's only writer either way (agent/ray_backend.py, docs/RAY.md)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     backend: Backend = Field(default="processes", description="'processes': this host's worker processes (each arm's "
                              "`processes`); 'ray': as many Ray actors, each playing its share of the concurrency")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from env0_posttrain.spec.section import Section
 
 
-class ShellSpec(BaseModel):
+class ShellSpec(Section):
     """Limits of one command on the shell surface (arms whose surface is 'shell' or 'both')."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     timeout_s: float = Field(default=60.0, gt=0, le=86_400, description="a command's time limit when it sets none")
     max_timeout_s: float = Field(default=600.0, gt=0, le=86_400, description="the most a command's own `timeout` may ask for "

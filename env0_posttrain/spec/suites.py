@@ -10,17 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from env0_posttrain.spec.section import Section
 
 SUITE_NAME_PATTERN = r"^[A-Za-z0-9_-]+$"
 DEFAULT_SUITE = "eval"  # the tasks.n_eval split: its rounds keep the plain arm names (round_arm)
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class Env0Spec(_Section):
+class Env0Spec(Section):
     """The env0 checkout a run reads (recorded in the report's lineage; the stages pass it down as TaskPaths)."""
 
     root: Path | None = Field(
@@ -28,7 +26,7 @@ class Env0Spec(_Section):
         "import; a relative tasks.source or suite source resolves against it. None = ENV0_ROOT if set")
 
 
-class SuiteSpec(_Section):
+class SuiteSpec(Section):
     """One named eval set; every eval arm plays it, and the report gives it its own table and boundary ledger."""
 
     name: str = Field(pattern=SUITE_NAME_PATTERN, min_length=1, max_length=64)

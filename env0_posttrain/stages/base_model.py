@@ -40,7 +40,7 @@ def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) 
     if spec.student.model not in TINY_STUDENTS:
         return spec.student.model
     from env0_posttrain.tasks.model import Task
-    from env0_posttrain.train import TINY_DEMO_STUDENT, ensure_tiny_student
+    from env0_posttrain.train import TinyStudentConfig, ensure_tiny_student
     from env0_posttrain.train.tiny_student.corpus import student_corpus
 
     rows = [j for _, j in store.load_tasks(run_id, "train")]
@@ -48,7 +48,7 @@ def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) 
         raise RuntimeError(f"run {run_id}: the tiny student reads the training requests; materialize task_set first")
     corpus, entities = student_corpus([Task.model_validate_json(j) for j in rows], spec.student.corpus)
     arch = "qwen3_5_text" if spec.student.model == "tiny-qwen3_5" else "qwen3"
-    config = TINY_DEMO_STUDENT.model_copy(update={"architecture": arch, "pretrain_steps": spec.student.pretrain_steps})
+    config = TinyStudentConfig(architecture=arch, pretrain_steps=spec.student.pretrain_steps)
     return ensure_tiny_student(paths.models, corpus, entities, config, report_to=spec.student.report_to)
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from env0_posttrain.util.digests import canonical_json, files_digest, sha256_hex
-from env0_posttrain.util.markdown_table import records_table
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import RunSpec, load_spec
 from env0_posttrain.store import Store
@@ -92,10 +91,6 @@ def code_version(*packages: str) -> str:
 
 def content_hash(*parts: Any) -> str:
     return sha256_hex(*map(canonical_json, parts), n=16)
-
-
-def md_table(rows: list[dict[str, Any]]) -> str:
-    return records_table(rows)
 
 
 def load_tasks(ctx: StageContext, splits: tuple[str, ...]) -> list:

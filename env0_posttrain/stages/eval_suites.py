@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import time
 
-from env0_posttrain.stages.context import StageContext, StageResult, content_hash, load_tasks, md_table
+from env0_posttrain.util.markdown_table import records_table
+from env0_posttrain.stages.context import StageContext, StageResult, content_hash, load_tasks
 
 
 def build_eval_suites(ctx: StageContext) -> StageResult:
@@ -39,6 +40,6 @@ def build_eval_suites(ctx: StageContext) -> StageResult:
     return StageResult(
         metadata={"suites": {name: len(tasks) for name, _, _, _, tasks in stored}, "suites_digest": digest,
                   "seconds": round(time.time() - t0, 2)},
-        markdown={"boundary": md_table(ledger)} if ledger else {},
+        markdown={"boundary": records_table(ledger)} if ledger else {},
         data_version=digest,
     )

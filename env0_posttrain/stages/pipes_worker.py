@@ -22,7 +22,7 @@ from typing import Any
 
 from dagster_pipes import PipesContext, PipesMetadataValue, open_dagster_pipes
 
-DEFAULT_STAGE = "env0_posttrain.stages.adapter:train_adapter"
+DEFAULT_STAGE = "env0_posttrain.stages.lora_adapter:train_adapter"
 MODULE = "env0_posttrain.stages.pipes_worker"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from env0_posttrain.util.markdown_table import records_table
 from env0_posttrain.stages.context import (
     MAX_OVERLENGTH_FRACTION,
     CheckOutcome,
@@ -13,9 +14,8 @@ from env0_posttrain.stages.context import (
     StageResult,
     content_hash,
     load_tasks,
-    md_table,
 )
-from env0_posttrain.stages.teacher import export_results
+from env0_posttrain.stages.teacher_trajectories import export_results
 
 
 def build_sft_rows(ctx: StageContext) -> StageResult:
@@ -74,7 +74,7 @@ def build_sft_rows(ctx: StageContext) -> StageResult:
             CheckOutcome("expected_row_count", count_ok, count_note, {"overlength": overlength}),
             _not_tito_check(),
         ],
-        markdown={"skipped": md_table([{"reason": k, "rows": v} for k, v in skipped.items()])},
+        markdown={"skipped": records_table([{"reason": k, "rows": v} for k, v in skipped.items()])},
     )
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from env0_posttrain.stages.context import MAX_OVERLENGTH_FRACTION, CheckOutcome, StageContext, StageResult, content_hash, md_table
+from env0_posttrain.util.markdown_table import records_table
+from env0_posttrain.stages.context import MAX_OVERLENGTH_FRACTION, CheckOutcome, StageContext, StageResult, content_hash
 from env0_posttrain.util.fsutil import atomic_target
 
 DRIFT_CHECK = "tito_drift"
@@ -134,5 +135,5 @@ def build_tito_sft_rows(ctx: StageContext, round_id: str, n_episodes: int, resul
                          f"max_seq_length {spec.lora.max_seq_length}", {"overlength": overlength}),
             drift,
         ],
-        markdown={"skipped": md_table([{"reason": k, "rows": v} for k, v in skipped.items()])},
+        markdown={"skipped": records_table([{"reason": k, "rows": v} for k, v in skipped.items()])},
     )

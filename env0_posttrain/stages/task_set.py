@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 
-from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult, content_hash, md_table
+from env0_posttrain.util.markdown_table import records_table
+from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult, content_hash
 
 
 def import_cache(ctx: StageContext):
@@ -42,7 +43,7 @@ def build_task_set(ctx: StageContext) -> StageResult:
             "env0_root": str(ctx.spec.env0.root) if ctx.spec.env0.root else None,
             "seconds": round(time.time() - t0, 2),
         },
-        markdown={"ledger": md_table([r | {"dropped_reasons": dropped_text(r["dropped_reasons"])} for r in ledger])},
+        markdown={"ledger": records_table([r | {"dropped_reasons": dropped_text(r["dropped_reasons"])} for r in ledger])},
         data_version=digest,
         checks=[CheckOutcome("split_disjoint", not problems, "; ".join(problems[:5]) or "splits are disjoint",
                              {"problems": problems[:50]})],

@@ -16,7 +16,7 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "TINY_DEMO_LORA": "demo_recipe", "TINY_DEMO_STUDENT": "demo_recipe", "tiny_demo_task_selection": "demo_recipe", "ensure_task_student": "tiny_student.corpus",
+    "ensure_task_student": "tiny_student.corpus",
     "TrainResult": "lora_sft", "train_lora": "lora_sft", "last_checkpoint": "lora_sft",
     "MetricsCallback": "tracking.metrics", "plot_training_curves": "tracking.plots",
     "ProbeResult": "probe.chat_rows", "sanity_probe": "probe.chat_rows",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult, content_hash, load_tasks
-from env0_posttrain.stages.evals import evaluate_arm
+from env0_posttrain.stages.eval_trajectories import evaluate_arm
 from env0_posttrain.util.digests import file_digest
 
 
