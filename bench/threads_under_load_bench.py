@@ -1,6 +1,7 @@
 """torch threads under load: seconds per training step of the demo student's shape, quiet and beside N busy
 processes, with torch's default threads (one per core) and OpenMP's default wait policy (threads spin while they
-wait), one thread, and what the project runs at: the cores allowed with OMP_WAIT_POLICY=PASSIVE (util/torch_threads.py).
+wait), one thread, and the cores allowed with OMP_WAIT_POLICY=PASSIVE, what the project runs
+at under load (env0_posttrain/__init__.py).
 
 Each measurement runs in a fresh process (threads do not carry over), the busy processes are plain Python
 loops started before it and stopped after it. The "fair" column is the slowdown a fair share of the CPU would

@@ -82,16 +82,19 @@ def test_a_bad_thread_variable_is_named(monkeypatch):
     assert torch_threads.current().threads == 2
 
 
-def test_importing_the_package_sets_the_wait_policy_from_the_load_unless_told_otherwise():
-    from env0_posttrain import _wait_policy
+def test_importing_the_package_chooses_how_threads_wait_once_per_run_unless_told_otherwise():
+    from env0_posttrain import DECIDED, _wait_policy
 
-    assert _wait_policy(0.8, 2) == "ACTIVE" and _wait_policy(1.0, 2) == "PASSIVE" and _wait_policy(5.0, 2) == "PASSIVE"
-    code = "import os, env0_posttrain; print(os.environ['OMP_WAIT_POLICY'])"
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    chosen = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip()
-    assert chosen in ("ACTIVE", "PASSIVE")  # which one depends on the load at import, by design
-    env["OMP_WAIT_POLICY"] = "PASSIVE"
-    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "PASSIVE"
+    assert _wait_policy(0.8, 2) == "BOUNDED" and _wait_policy(1.0, 2) == "PASSIVE" and _wait_policy(5.0, 2) == "PASSIVE"
+    code = "import os, env0_posttrain; print(os.environ.get('ENV0_OMP_WAIT'), os.environ.get('OMP_WAIT_POLICY'))"
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", DECIDED)}
+
+    def run(env: dict) -> str:
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip()
+
+    assert run(env) in ("BOUNDED None", "PASSIVE PASSIVE")  # which one depends on the load at import, by design
+    assert run({**env, DECIDED: "BOUNDED"}) == "BOUNDED None"  # a child keeps its run's choice, whatever the load
+    assert run({**env, "OMP_WAIT_POLICY": "ACTIVE"}) == "None ACTIVE"  # the user's setting stands
 
 
 TRAIN = r"""

@@ -14,7 +14,7 @@ Speed under load: threads that spin while they wait for each other at every para
 than the share of the CPU the run lost (3.7x at 2 threads beside 2 busy processes on 2 cores, where a fair share is
 2x). With OpenMP's passive wait policy a waiting thread sleeps instead, but on free cores waking it at every
 parallel region costs what the second thread gains; so the package chooses the policy from the load before torch
-loads (env0_posttrain/__init__.py: PASSIVE under load, ACTIVE on free cores) unless the environment sets one.
+loads (env0_posttrain/__init__.py: PASSIVE under load, a bounded spin on free cores) unless the environment sets one.
 `bench/threads_under_load_bench.py` measures both.
 """
 
