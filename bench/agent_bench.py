@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from env0_posttrain.agent import AgentSettings, WorkspaceEnv, oracle_endpoint, run_rollouts  # noqa: E402
 from env0_posttrain.agent.llm import litellm, register_free_model, register_provider  # noqa: E402
-from env0_posttrain.agent.provider_base import Env0Provider, fill_response  # noqa: E402
+from env0_posttrain.agent.providers.base import Env0Provider, fill_response  # noqa: E402
 from env0_posttrain.tasks.model import VerifierResult  # noqa: E402
 
 

@@ -42,7 +42,7 @@ def main() -> None:
     from stored_run import open_run
 
     from env0_posttrain.agent import ModelEndpoint, register_local_model, run_rollouts_sync
-    from env0_posttrain.agent.local_model import PREFIX_CACHE_MB, local_model
+    from env0_posttrain.agent.providers.local_model import PREFIX_CACHE_MB, local_model
     from env0_posttrain.stages.arms import rollout_settings
 
     run = open_run(args.data_dir, args.run)

@@ -81,7 +81,7 @@ def median_ms(fn, n: int, pause: float = 0.0) -> float:
 
 
 def overhead(n: int) -> dict[str, float]:
-    from env0_posttrain.agent.shell_session import ShellSession
+    from env0_posttrain.agent.shell.session import ShellSession
     from env0_posttrain.tasks import build_workspace, generate_tasks
 
     task = generate_tasks(0, per_template=1)[0]

@@ -32,8 +32,8 @@ class StubState:
 
 def _oracle_message(messages: list[dict[str, Any]]) -> dict[str, Any]:
     from env0_posttrain.agent import task_registry
-    from env0_posttrain.agent.oracle import next_turn, plan_episode
-    from env0_posttrain.agent.provider_base import first_user_text
+    from env0_posttrain.agent.providers.oracle import next_turn, plan_episode
+    from env0_posttrain.agent.providers.base import first_user_text
 
     task = task_registry.lookup({}, first_user_text(messages))  # the caller's `serve_tasks` block
     pos, turn = next_turn(plan_episode(task, 1.0, 0).turns, messages)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from env0_posttrain.agent import shell_session
-from env0_posttrain.agent.shell_sandbox import package_parts
+from env0_posttrain.agent.shell import session as shell_session
+from env0_posttrain.agent.shell.sandbox import package_parts
 from env0_posttrain.sandbox.box import Sandbox, SandboxResult
 from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model, run_episode, run_rollouts_sync
-from env0_posttrain.agent.local_model import GenRequest, local_model
+from env0_posttrain.agent.providers.local_model import GenRequest, local_model
 from env0_posttrain.agent.messages import template_messages
 from env0_posttrain_tests.test_agent_support import NotesEnv, build_tiny_student, notes_task
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model, run_rollouts_sync
-from env0_posttrain.agent.local_model import LocalModel, local_model
+from env0_posttrain.agent.providers.local_model import LocalModel, local_model
 from env0_posttrain_tests.test_agent_support import NotesEnv, build_tiny_student, notes_task
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from env0_posttrain.agent.greedy import repeats_itself
-from env0_posttrain.agent.local_model import GenRequest, local_model, register_local_model
+from env0_posttrain.agent.providers.greedy import repeats_itself
+from env0_posttrain.agent.providers.local_model import GenRequest, local_model, register_local_model
 from env0_posttrain.spec.runspec import EvalSpec
 from env0_posttrain_tests.test_agent_support import build_tiny_student
 

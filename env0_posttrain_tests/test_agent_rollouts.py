@@ -17,7 +17,7 @@ from env0_posttrain.agent import (
     run_rollouts_sync,
 )
 from env0_posttrain.agent.llm import litellm, register_provider
-from env0_posttrain.agent.provider_base import Env0Provider, fill_response
+from env0_posttrain.agent.providers.base import Env0Provider, fill_response
 from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
 
 FAST = AgentSettings(backoff_base_s=0.001, backoff_max_s=0.002, concurrency=8)

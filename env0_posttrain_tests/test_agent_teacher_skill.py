@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint
-from env0_posttrain.agent.oracle import skill_from_model_id
+from env0_posttrain.agent.providers.oracle import skill_from_model_id
 from env0_posttrain.spec.runspec import TeacherSpec
 from env0_posttrain_tests.test_agent_rollouts import rollouts
 

@@ -16,7 +16,7 @@ import pytest
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, run_episode
 from env0_posttrain.agent.llm import register_provider
-from env0_posttrain.agent.provider_base import Env0Provider, fill_response
+from env0_posttrain.agent.providers.base import Env0Provider, fill_response
 from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -18,7 +18,7 @@ from env0_posttrain.agent import (
     run_rollouts_sync,
 )
 from env0_posttrain.agent.llm import register_provider
-from env0_posttrain.agent.provider_base import Env0Provider, fill_response
+from env0_posttrain.agent.providers.base import Env0Provider, fill_response
 from env0_posttrain.agent.workers import routable_in_fresh_process, shard_refusal, split_concurrency
 from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
 

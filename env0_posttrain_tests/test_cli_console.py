@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from env0_posttrain.agent.llm import litellm, register_provider
-from env0_posttrain.agent.provider_base import Env0Provider
+from env0_posttrain.agent.providers.base import Env0Provider
 from env0_posttrain.cli.main import app
 
 runner = CliRunner()

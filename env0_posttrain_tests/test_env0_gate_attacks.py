@@ -110,7 +110,7 @@ def test_a_hostile_package_cannot_reach_gmail_without_a_token_through_any_port(t
 
 
 def test_an_agents_command_cannot_reach_gmail_without_a_token_through_any_port(tmp_path):
-    from env0_posttrain.agent.shell_session import ShellSession
+    from env0_posttrain.agent.shell.session import ShellSession
     from env0_posttrain.tasks import build_workspace
     from env0_posttrain.tasks.env0.corpus.importer import import_package
     from env0_posttrain.tasks.task_paths import TaskPaths

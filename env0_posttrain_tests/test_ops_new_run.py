@@ -156,7 +156,7 @@ def test_the_teacher_check_holds_with_custom_providers_registered():
     """A process that has registered litellm custom providers (a harness ran in it) lists them as plain strings."""
     from env0_posttrain.agent.llm import register_provider
     from env0_posttrain.agent.model_check import check_model
-    from env0_posttrain.agent.provider_base import Env0Provider
+    from env0_posttrain.agent.providers.base import Env0Provider
 
     register_provider("env0-test-registered", Env0Provider())
     (issue,) = check_model("env0-test-registerd/m")

@@ -152,7 +152,7 @@ def test_the_key_is_read_where_the_actor_runs_never_sent(monkeypatch):
 def test_a_model_served_by_this_process_only_runs_here_with_a_warning(caplog):
     """The tiny student (env0-local) lives in this process: no actor can call it, so its rounds stay here."""
     from env0_posttrain.agent.llm import register_provider
-    from env0_posttrain.agent.provider_base import Env0Provider, fill_response
+    from env0_posttrain.agent.providers.base import Env0Provider, fill_response
 
     class Here(Env0Provider):
         async def respond(self, model, messages, options, meta, model_response):

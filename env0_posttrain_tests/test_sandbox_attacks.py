@@ -94,7 +94,7 @@ def attack(door: str, script: str, tmp: Path, task, limits: ShellSpec = LIMITS, 
             monkeypatch.undo()
         _runner_still_scores(tmp)
         return reward["obs"], reward["after"]
-    from env0_posttrain.agent.shell_session import ShellSession
+    from env0_posttrain.agent.shell.session import ShellSession
     from env0_posttrain.tasks import build_workspace
 
     session = ShellSession(task, build_workspace(task), limits)
@@ -344,7 +344,7 @@ def test_a_reward_file_planted_as_a_link_or_fifo_is_refused(tmp_path):
 
 RSS_SCRIPT = textwrap.dedent("""
     import resource, sys
-    from env0_posttrain.agent.shell_session import ShellSession
+    from env0_posttrain.agent.shell.session import ShellSession
     from env0_posttrain.spec.runspec import ShellSpec
     from env0_posttrain.tasks import build_workspace, generate_tasks
     task = generate_tasks(0, per_template=1)[0]
@@ -388,7 +388,7 @@ class ByStep:
     """A scripted model: the reply for the episode's n-th turn (each episode of a round gets the same script)."""
 
     def __new__(cls, replies):
-        from env0_posttrain.agent.provider_base import Env0Provider, fill_response
+        from env0_posttrain.agent.providers.base import Env0Provider, fill_response
 
         class _ByStep(Env0Provider):
             async def respond(self, model, messages, options, meta, model_response):

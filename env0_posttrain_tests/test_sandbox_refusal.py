@@ -40,7 +40,7 @@ def test_a_bwrap_that_refuses_is_named_too(monkeypatch) -> None:
 
 
 def test_the_shell_surface_refuses_to_run_unconfined_or_unconfinable(no_bwrap, monkeypatch) -> None:
-    from env0_posttrain.agent.shell_sandbox import open_task_sandbox
+    from env0_posttrain.agent.shell.sandbox import open_task_sandbox
     from env0_posttrain.tasks import build_workspace, generate_tasks
     from env0_posttrain.tasks.task_paths import NO_PATHS
 

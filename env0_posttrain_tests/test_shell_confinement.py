@@ -15,7 +15,7 @@ import pytest
 from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_episode, run_rollouts_sync
 from env0_posttrain.agent.endpoint import ModelEndpoint
 from env0_posttrain.agent.llm import register_provider
-from env0_posttrain.agent.shell_session import ShellSession
+from env0_posttrain.agent.shell.session import ShellSession
 from env0_posttrain.spec.runspec import ShellSpec
 from env0_posttrain_tests.test_agent_loop import Scripted
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from env0_posttrain.agent.shell_oracle import terminal_calls
-from env0_posttrain.agent.shell_sandbox import package_parts
+from env0_posttrain.agent.shell.oracle import terminal_calls
+from env0_posttrain.agent.shell.sandbox import package_parts
 from env0_posttrain.tasks import build_workspace, generate_tasks, verify
 from env0_posttrain.tasks.model import StateRecipe, Task, VerifierResult
 from env0_posttrain.tasks.sources import SOURCES, TEMPLATE_SOURCE, register_source, source_of

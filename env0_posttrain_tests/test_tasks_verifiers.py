@@ -100,7 +100,7 @@ def test_collateral_edit_halves_the_reward_and_doing_nothing_earns_nothing() -> 
 def test_the_gates_shortcut_on_shared_rows_agrees_with_comparing_separate_builds() -> None:
     """A forked end shares its unchanged rows with the start (the gates skip those by identity); gating it must
     give what gating two separately built workspaces gives, where every row is compared."""
-    from env0_posttrain.agent.oracle import plan_episode
+    from env0_posttrain.agent.providers.oracle import plan_episode
     from env0_posttrain.tasks import generate_tasks
     from env0_posttrain.tasks.gates import recipients, removals, removals_and_recipients
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model, run_episode
-from env0_posttrain.agent.local_model import local_model
+from env0_posttrain.agent.providers.local_model import local_model
 from env0_posttrain.spec.runspec import EvalSpec, RLSpec, parse_spec
 from env0_posttrain.train.grpo import HarnessRollouts, episode_sample, task_prompt, verifier_reward
 from env0_posttrain_tests.test_agent_support import NotesEnv, build_tiny_student, notes_task

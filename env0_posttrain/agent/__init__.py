@@ -15,9 +15,9 @@ from typing import Any
 _EXPORTS = {
     "DEFAULT_SYSTEM_PROMPT": "endpoint", "AgentSettings": "endpoint", "ModelEndpoint": "endpoint",
     "oracle_endpoint": "endpoint", "TaskEnv": "environment", "WorkspaceEnv": "environment",
-    "FAULT_KINDS": "faulty", "injected_faults": "faulty", "install_faulty": "faulty",
+    "FAULT_KINDS": "providers.faulty", "injected_faults": "providers.faulty", "install_faulty": "providers.faulty",
     "FatalModelError": "llm", "classify_exception": "llm", "run_episode": "loop", "template_messages": "messages",
-    "install_oracle": "oracle", "plan_episode": "oracle", "Episode": "records", "Exchange": "records",
+    "install_oracle": "providers.oracle", "plan_episode": "providers.oracle", "Episode": "records", "Exchange": "records",
     "TokenUsage": "records", "RolloutSummary": "rollouts", "run_rollouts": "rollouts",
     "run_rollouts_sync": "rollouts", "serve_tasks": "task_registry",
 }
@@ -28,8 +28,8 @@ _installed = False
 def _install_providers() -> None:
     global _installed
     if not _installed:
-        importlib.import_module(f"{__name__}.oracle").install_oracle()
-        importlib.import_module(f"{__name__}.faulty").install_faulty()
+        importlib.import_module(f"{__name__}.providers.oracle").install_oracle()
+        importlib.import_module(f"{__name__}.providers.faulty").install_faulty()
         _installed = True
 
 
@@ -45,7 +45,7 @@ def __getattr__(name: str) -> Any:
 def register_local_model(alias: str, base_path, adapter_path=None, device: str = "cpu", **kwargs):
     """Serve a local HF model (optionally with a PEFT adapter) as `env0-local/<alias>`."""
     _install_providers()
-    from .local_model import register_local_model as _register
+    from .providers.local_model import register_local_model as _register
 
     return _register(alias, base_path, adapter_path=adapter_path, device=device, **kwargs)
 

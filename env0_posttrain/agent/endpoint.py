@@ -59,7 +59,7 @@ class ModelEndpoint(BaseModel):
     def from_teacher(cls, teacher: TeacherSpec, seed: int = 0) -> "ModelEndpoint":
         """The run spec's teacher; the oracle's skill and seed travel as provider options, also through
         `env0-faulty/` wrappers. A skill in the id (`env0-oracle/oracle@0.6`) overrides `teacher.skill`."""
-        from .oracle import skill_from_model_id
+        from .providers.oracle import skill_from_model_id
 
         extra: dict[str, Any] = {}
         inner = teacher.model

@@ -22,7 +22,7 @@ from .endpoint import AgentSettings, ModelEndpoint
 from .environment import DEFAULT_ENV, TaskEnv
 from .harness_failures import FAILED_STOP, describe, recordable
 from .llm import FatalModelError, is_env0_model, is_offline_model, register_free_model
-from .lockstep import MODEL_DONE
+from .providers.lockstep import MODEL_DONE
 from .messages import (
     EMPTY_REPLY_NUDGE,
     STRAY_CALL_NUDGE,
@@ -36,7 +36,7 @@ from .messages import (
 )
 from .model_call import call_model
 from .records import Arm, Episode, Exchange, TokenUsage
-from .shell_tools import FINISH, SHELL_NOTE, TERMINAL, finish_message
+from .shell.tools import FINISH, SHELL_NOTE, TERMINAL, finish_message
 from .stuck import StuckDetector
 
 _install_providers()  # env0-oracle / env0-faulty must be routable before the first call
@@ -52,7 +52,7 @@ async def run_episode(task: Task, endpoint: ModelEndpoint, settings: AgentSettin
     env = env or DEFAULT_ENV
     surface = settings.surface
     if surface != "tools":  # one ShellEnv per episode: it holds the episode's sandbox
-        from .shell_env import ShellEnv
+        from .shell.env import ShellEnv
 
         env = ShellEnv(env, surface, settings.shell, settings.tool_result_max_chars)
     steering = settings.steering_prompt

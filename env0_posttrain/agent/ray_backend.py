@@ -52,7 +52,7 @@ class RolloutActor:
 
     def __init__(self, run: dict[str, Any]) -> None:
         from . import _install_providers
-        from .faulty import injected_faults
+        from .providers.faulty import injected_faults
 
         _install_providers()
         import env0_posttrain.agent.loop  # noqa: F401 - litellm and the loop, imported before the first job
@@ -83,7 +83,7 @@ class RolloutActor:
 
     def stats(self) -> tuple[float, dict[str, int], int]:
         """CPU seconds spent, faults injected (env0-faulty) and the pid, since this actor (re)started."""
-        from .faulty import injected_faults
+        from .providers.faulty import injected_faults
 
         faults = Counter(injected_faults())
         faults.subtract(self.faults0)

@@ -34,7 +34,7 @@ from .environment import DEFAULT_ENV, TaskEnv
 from .fail_fast import FAIL_FAST_EPISODES, fail_fast_scope
 from .harness_failures import HARNESS_FAILURES, not_started
 from .llm import FatalModelError
-from .lockstep import LANE, MODEL_DONE, Lanes, wants_lanes
+from .providers.lockstep import LANE, MODEL_DONE, Lanes, wants_lanes
 from .loop import STEERABLE_ARMS
 from .records import Arm, Episode, TokenUsage
 from .workers import run_sharded, shard_refusal
@@ -216,7 +216,7 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
     try:
         with rollout_gc():
             if processes > 1 or on_ray:
-                from .faulty import FAULTY
+                from .providers.faulty import FAULTY
 
                 run = {"endpoint": endpoint, "settings": settings, "arm": arm, "run_id": run_id,
                        "env": env if env is not None else DEFAULT_ENV}

@@ -88,7 +88,7 @@ def _worker_main(conn: Any) -> None:
 
 async def _serve(conn: Any) -> None:
     from .attempts import attempt_episode
-    from .faulty import injected_faults
+    from .providers.faulty import injected_faults
     from .harness_failures import portable
 
     loop = asyncio.get_running_loop()

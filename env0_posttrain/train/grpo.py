@@ -95,7 +95,7 @@ class HarnessRollouts:
 
     def play(self, model: Any, task_ids: list[str]) -> list[Any]:
         from env0_posttrain.agent import ModelEndpoint, run_episode
-        from env0_posttrain.agent.local_model import LocalModel, register_loaded_model
+        from env0_posttrain.agent.providers.local_model import LocalModel, register_loaded_model
 
         lm = LocalModel.from_loaded(f"{self.run_id}-rl-policy", model, self.tokenizer,
                                     device=str(next(model.parameters()).device), max_batch_size=64)

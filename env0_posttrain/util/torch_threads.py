@@ -8,7 +8,7 @@ of the cores free at a stage's start: the run spec's `torch_threads` (default: t
 `os.sched_getaffinity`, which load does not change), set in every process that trains or runs a model (a stage
 exports it as ENV0_TORCH_THREADS for the libraries and child processes it starts), part of the tiny student's cache
 key, and named in the report's lineage. (What did move a run's digits with the load was which requests the local
-student batched together: agent/lockstep.py.)
+student batched together: agent/providers/lockstep.py.)
 
 Speed under load: threads that spin while they wait for each other at every parallel region made a step far slower
 than the share of the CPU the run lost (3.7x at 2 threads beside 2 busy processes on 2 cores, where a fair share is

@@ -17,8 +17,8 @@ import threading
 from collections import Counter
 from typing import Any
 
-from .llm import litellm, register_provider, response_cost
-from .provider_base import Env0Provider, fill_response
+from ..llm import litellm, register_provider, response_cost
+from .base import Env0Provider, fill_response
 
 INFRA_FAULTS = ("timeout", "rate_limit", "server_error", "connection")
 REPLY_FAULTS = ("malformed_json", "empty_reply")

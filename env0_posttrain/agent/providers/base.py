@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .llm import litellm  # first: it points litellm at its packaged price map before litellm is imported
+from ..llm import litellm  # first: it points litellm at its packaged price map before litellm is imported
 
 from litellm.types.utils import Message, ModelResponse, Usage  # noqa: E402, I001
 

@@ -72,7 +72,7 @@ SandboxFactory = Callable[[Any, Any, ShellSpec, TaskPaths], Any]
 
 
 def default_factory(task: Any, ws: Any, limits: ShellSpec, paths: TaskPaths) -> Any:
-    from .shell_sandbox import open_task_sandbox
+    from .sandbox import open_task_sandbox
 
     return open_task_sandbox(task, ws, limits, paths)
 

@@ -20,10 +20,10 @@ from typing import Any
 from env0_posttrain.tasks.model import Task
 from env0_posttrain.tasks.task_paths import NO_PATHS, TaskPaths
 
-from . import task_registry
-from .llm import register_provider
-from .provider_base import Env0Provider, fill_response, first_user_text
-from .shell_tools import FINISH, TERMINAL
+from .. import task_registry
+from ..llm import register_provider
+from .base import Env0Provider, fill_response, first_user_text
+from ..shell.tools import FINISH, TERMINAL
 
 MISTAKES = ("wrong_argument", "skipped_step", "unknown_tool", "premature_stop", "malformed_call")
 DONE = "Done."
@@ -132,7 +132,7 @@ def plan_episode(task: Task, skill: float, seed: int, surface: str = "tools", pa
     rng = random.Random(seed)
     shell = surface == "shell"
     if shell:
-        from .shell_oracle import terminal_calls
+        from ..shell.oracle import terminal_calls
 
         calls = [(TERMINAL, args) for args in terminal_calls(task, paths)]
         offered = {TERMINAL, FINISH}

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .llm import litellm, register_free_model, register_provider
-from .messages import template_messages
+from ..llm import litellm, register_free_model, register_provider
+from ..messages import template_messages
 from .greedy import greedy_decode
 from .lockstep import LANE
 from .prefix_cache import CacheStats, PrefixCache, batch_cache, row_kv, supports_prefix_cache
-from .provider_base import Env0Provider, fill_response
+from .base import Env0Provider, fill_response
 
 PREFIX_CACHE_MB = 512.0  # the tiny student: ~1.5 KB a token, so ~350k tokens (every episode of a 64-wide rollout)
 

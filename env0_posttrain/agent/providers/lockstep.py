@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextvars import ContextVar
 
-from .llm import provider_of
+from ..llm import provider_of
 
 LANE: ContextVar[tuple["Lanes", int] | None] = ContextVar("env0_lane", default=None)
 # Called by an episode when its last model call is done (its verifier may still run): the lane moves on then.

@@ -15,7 +15,7 @@ from env0_posttrain.spec.runspec import ShellSpec
 from env0_posttrain.tasks.model import Task, VerifierResult
 from env0_posttrain.tasks.task_paths import NO_PATHS, TaskPaths
 
-from .shell_tools import SHELL_TOOLS, TERMINAL, parse_terminal, tools_for_surface
+from .tools import SHELL_TOOLS, TERMINAL, parse_terminal, tools_for_surface
 
 NO_PROCESS = "No command is running: each command ends within its own call, so there is nothing to send input to."
 RESET_DONE = "Every command already starts in a clean shell; nothing to reset."
@@ -62,7 +62,7 @@ class ShellEnv:
             return RESET_DONE if args.reset else "No command given: `command` is empty."
         timeout = min(args.timeout if args.timeout else self.limits.timeout_s, self.limits.max_timeout_s)
         if self.session is None:
-            from .shell_session import ShellSession
+            from .session import ShellSession
 
             self.session = ShellSession(self.task, ws, self.limits, self.max_chars, self.paths)
         outcome = self.session.run(args.command, timeout)
