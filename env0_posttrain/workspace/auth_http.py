@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 from .dialects import dialect
 from .environment import Workspace
 from .request_limits import read_body
-from .services.auth.gate import Refusal, authorize, google_refusal, slack_refusal
+from .services.auth.gate import Refusal, authorize, refusal_answer
 from .services.auth.oauth import SESSION_COOKIE
 from .tools import TOOLS, CallResult, ToolSpec
 
@@ -196,8 +196,6 @@ def gate(ws: Workspace, spec: ToolSpec, scope: dict[str, Any], params: dict[str,
         with ws.lock:
             authorize(ws, spec, token, params)
     except Refusal as r:
-        if d.errors_in_ok_body:
-            return 200, json.dumps(slack_refusal(r)).encode(), JSON_TYPE
-        e = google_refusal(r)
+        e = refusal_answer(r, d.errors_in_ok_body)
         return e.status, json.dumps(e.body).encode(), JSON_TYPE
     return None

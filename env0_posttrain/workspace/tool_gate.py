@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .dialects import dialect
 from .errors import ApiError
-from .services.auth.gate import GUARDED, Refusal, authorize, google_refusal, slack_refusal
+from .services.auth.gate import GUARDED, Refusal, authorize, refusal_answer
 from .services.stripe.wire import check_access
 
 if TYPE_CHECKING:
@@ -46,9 +46,7 @@ def refusal(ws: "Workspace", spec: "ToolSpec", arguments: Any) -> tuple[int, Any
     try:
         other = authorize(ws, spec, f"Bearer {token}" if token else None, args)
     except Refusal as r:
-        if d.errors_in_ok_body:
-            return 200, slack_refusal(r), arguments
-        e = google_refusal(r)
+        e = refusal_answer(r, d.errors_in_ok_body)
         return e.status, e.body, arguments
     if other is not None:
         return 0, None, {**args, "userId": ws.auth.db.users[other].email}

@@ -19,7 +19,7 @@ from urllib.parse import quote
 from ....workspace import auth_http
 from ....workspace.dialects import dialect
 from ....workspace.api_routes import api_routes, resolve, targets
-from ....workspace.services.auth.gate import GUARDED, Refusal, authorize, google_refusal, slack_refusal
+from ....workspace.services.auth.gate import GUARDED, Refusal, authorize, refusal_answer
 from ....workspace.tools import TOOLS
 from .doc_compat import DOC_COMPAT, DOC_SERVICE, drive_call
 from ..services import PREFIXES, WORKSPACE
@@ -122,12 +122,9 @@ def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: byt
     try:
         other = authorize(surface.ws, spec, token, params)
     except Refusal as r:
-        if d.errors_in_ok_body:
-            status, extra, out = 200, [], slack_refusal(r)
-        else:
-            e = google_refusal(r)
-            status, out = e.status, e.body
-            extra = [(k.lower().encode(), v.encode()) for k, v in getattr(e, "headers", {}).items()]
+        e = refusal_answer(r, d.errors_in_ok_body)
+        status, out = e.status, e.body
+        extra = [(k.lower().encode(), v.encode()) for k, v in getattr(e, "headers", {}).items()]
         _log(surface, prefix, scope["method"], rest, scope.get("query_string", b""), b"", status)
         return status, [(b"content-type", b"application/json"), *extra], json.dumps(out).encode()
     if other is None:

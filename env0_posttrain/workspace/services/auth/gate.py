@@ -186,6 +186,12 @@ def slack_refusal(r: Refusal) -> dict[str, Any]:
     return {"ok": False, "error": error}
 
 
+def refusal_answer(r: Refusal, errors_in_ok_body: bool) -> ApiError:
+    """The API's answer to a refused request, whichever door it came through: Slack's `ok: false` at HTTP 200 for a
+    dialect that puts errors in its body, else Google's (with its `WWW-Authenticate` headers, if any)."""
+    return ApiError(200, slack_refusal(r)) if errors_in_ok_body else google_refusal(r)
+
+
 def _same_account(ws: "Workspace", spec: "ToolSpec", row: Any, args: dict[str, Any]) -> str | None:
     auth = ws.auth
     owner = _owner(ws, spec, row)
