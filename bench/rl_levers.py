@@ -49,7 +49,7 @@ def run_variant(paths: Paths, run_id: str, base_rl: dict, sets: dict) -> dict:
     from env0_posttrain.orchestration.launch import instance_for, materialize_run
     from env0_posttrain.store import Store
 
-    spec = load_spec(paths.runs / f"{run_id}.yaml")
+    spec = load_spec(paths.spec(run_id))
     data = spec.model_dump(mode="json")
     data["rl"] = base_rl | sets
     write_spec(parse_spec(data, f"run {run_id!r}"), paths.runs)
@@ -74,7 +74,7 @@ def main() -> None:
     ap.add_argument("--variant", action="append", required=True, help="name=field=value,field=value (rl.* fields)")
     args = ap.parse_args()
     paths = Paths.from_env(args.data_dir)
-    spec_rl = load_spec(paths.runs / f"{args.run}.yaml").rl  # a plain demo run starts from the demo-rl recipe
+    spec_rl = load_spec(paths.spec(args.run)).rl  # a plain demo run starts from the demo-rl recipe
     base_rl = spec_rl.model_dump() if spec_rl else parse_spec(preset_data("demo-rl", "x")).rl.model_dump()
     print("| variant | settings | RL pass % | SFT pass % | RL - SFT (pp) | 95% CI (pp) | p | RL / SFT mean reward "
           "| extra s (wall) | CPU s | load |")

@@ -33,5 +33,5 @@ def open_run(data_dir: str, run_id: str) -> StoredRun:
     from env0_posttrain.util.paths import Paths
 
     paths = Paths.from_env(data_dir)
-    spec = load_spec(paths.runs / f"{run_id}.yaml")
+    spec = load_spec(paths.spec(run_id))
     return StoredRun(paths, spec, Store(paths.db), WorkspaceEnv(task_paths(spec)))

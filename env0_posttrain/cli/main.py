@@ -53,7 +53,7 @@ def _checked_spec(paths: Paths, run_id: str) -> RunSpec:
     from env0_posttrain.cli.new_run import check_spec_file
 
     _check_run_id(run_id)
-    path = paths.runs / f"{run_id}.yaml"
+    path = paths.spec(run_id)
     if not path.is_file():
         _fail(f"run {run_id!r}: no spec at {path}; `env0-posttrain run new {run_id}` writes one, `run list` lists them")
     try:

@@ -127,7 +127,7 @@ def built_assets(paths: Paths, spec: RunSpec) -> list[str]:
     """What the store holds for a run whose spec file differs from `spec` (nothing when the spec is the same)."""
     from env0_posttrain.store import Store
 
-    path = paths.runs / f"{spec.run_id}.yaml"
+    path = paths.spec(spec.run_id)
     if not path.is_file() or not paths.db.is_file():
         return []
     try:
@@ -200,7 +200,7 @@ def clone_for_teacher(source: RunSpec, model: str, nightly: bool = False) -> Run
 def load_source(paths: Paths, run_id: str) -> RunSpec:
     if problem := run_id_problem(run_id):
         raise BackfillError(problem)
-    path = paths.runs / f"{run_id}.yaml"
+    path = paths.spec(run_id)
     if path.exists():
         return load_spec(path)
     from env0_posttrain.store import Store
@@ -232,7 +232,7 @@ def plan_clones(paths: Paths, source: RunSpec, teachers: Sequence[str], nightly:
             raise BackfillError(
                 f"teachers {clones[clone.run_id].teacher.model!r} and {model!r} both map to run id {clone.run_id!r}"
             )
-        existing = paths.runs / f"{clone.run_id}.yaml"
+        existing = paths.spec(clone.run_id)
         if existing.exists():
             try:
                 same = load_spec(existing).digest() == clone.digest()

@@ -7,7 +7,8 @@ downstream of the task set, a retry policy for the rollouts, a concurrency pool,
 packages that make it, and blocking checks.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import dagster as dg
 from pydantic import Field
@@ -16,8 +17,7 @@ from env0_posttrain.defs.metadata import run_stage, to_result
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.spec.runspec import SpecError, load_spec
-from env0_posttrain.util.paths import Paths
+from env0_posttrain.spec.runspec import SpecError, load_run_spec
 from env0_posttrain.util.parent_watch import die_with_parent
 from env0_posttrain.stages import base_model as base_model_stage, comparison_report as report_stage, eval_suites as suites_stage
 from env0_posttrain.stages import eval_trajectories as evals, rl_adapter as rl
@@ -40,16 +40,12 @@ POOL_IMPORT = "task_import"  # drawing and importing tasks (minutes for env0 pac
 RECOLLECT_TAG = "env0/recollect"  # comma-separated arms whose finished round is collected again on purpose
 
 
-def checked_spec(run_id: str, paths: Paths) -> None:
+@contextmanager
+def spec_failures() -> Iterator[None]:
     """A partition whose spec is missing or invalid (Dagster's "Add a partition" makes one without) fails its
-    step in one line that says how to make the spec, instead of a FileNotFoundError at the end of a stack trace."""
-    path = paths.runs / f"{run_id}.yaml"
-    if not path.is_file():
-        raise dg.Failure(description=f"run {run_id!r} has no spec ({path}): make it with the new_run job "
-                         f"(Launchpad: Jobs > new_run, run_id: {run_id}) or `env0-posttrain run new {run_id}`, then "
-                         "materialize again", allow_retries=False)
+    step in one line that says how to make the spec, instead of a stack trace; no retry would mend it."""
     try:
-        load_spec(path)
+        yield
     except SpecError as err:
         raise dg.Failure(description=str(err), allow_retries=False) from None
 
@@ -58,9 +54,9 @@ def _ctx(context: dg.AssetExecutionContext, env0: Env0Resource) -> StageContext:
     die_with_parent()  # a step process must not outlive a killed run worker (util/parent_watch.py)
     tags = context.run.tags
     recollect = frozenset(a.strip() for a in tags.get(RECOLLECT_TAG, "").split(",") if a.strip())
-    checked_spec(context.partition_key, env0.paths())
-    return StageContext.load(context.partition_key, env0.paths(), context.log, reuse_since=_retry_since(context),
-                             recollect=recollect)
+    with spec_failures():  # the spec is parsed once, by the stage's context
+        return StageContext.load(context.partition_key, env0.paths(), context.log, reuse_since=_retry_since(context),
+                                 recollect=recollect)
 
 
 def _retry_since(context: dg.AssetExecutionContext) -> float | None:
@@ -144,7 +140,8 @@ def sft_rows(ctx: StageContext):
     description="LoRA adapter trained with TRL + PEFT on the SFT rows; metrics in DuckDB, curves as plots."))
 def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource, pipes_client: dg.ResourceParam[dg.PipesClient]):
     """Training runs in its own process through Dagster Pipes (subprocess locally, a GPU pod on Kubernetes)."""
-    checked_spec(context.partition_key, env0.paths())
+    with spec_failures():  # checked here; the training process parses it for itself
+        load_run_spec(env0.paths(), context.partition_key)
     return run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
 
 

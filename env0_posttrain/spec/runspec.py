@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from env0_posttrain.util.fsutil import atomic_write_text
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.util.digests import sha256_hex
 from env0_posttrain.util.source_lines import yaml_line
 from env0_posttrain.spec.scale import ScaleSpec
@@ -431,6 +432,19 @@ def near_miss(loc: Sequence[str | int]) -> str | None:
         return None
     close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1, cutoff=0.6)
     return ".".join([*(str(p) for p in loc[:-1]), close[0]]) if close else None
+
+
+class SpecMissing(SpecError):
+    """A run id with no spec file (the UI's "Add a partition" makes one without)."""
+
+
+def load_run_spec(paths: Paths, run_id: str) -> RunSpec:
+    """The run's spec from the data dir, parsed once per process: a missing file says how to make one."""
+    path = paths.spec(run_id)
+    if not path.is_file():
+        raise SpecMissing(f"run {run_id!r} has no spec ({path}): make it with the new_run job (Launchpad: Jobs > "
+                          f"new_run, run_id: {run_id}) or `env0-posttrain run new {run_id}`, then materialize again")
+    return load_spec(path)
 
 
 def load_spec(path: Path) -> RunSpec:

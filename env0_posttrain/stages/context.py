@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from env0_posttrain.util.digests import canonical_json, files_digest, sha256_hex
 from env0_posttrain.util.paths import Paths
-from env0_posttrain.spec.runspec import RunSpec, load_spec
+from env0_posttrain.spec.runspec import RunSpec, load_run_spec
 from env0_posttrain.store import Store
 from env0_posttrain.util.torch_threads import use_run_threads
 
@@ -60,7 +60,7 @@ class StageContext:
     @classmethod
     def load(cls, run_id: str, paths: Paths, log: logging.Logger | None = None, *, reuse_since: float | None = None,
              recollect: frozenset[str] = frozenset()) -> "StageContext":
-        spec = load_spec(paths.runs / f"{run_id}.yaml")
+        spec = load_run_spec(paths, run_id)
         use_run_threads(spec.torch_threads)
         store = Store(paths.db)
         store.upsert_run(spec)

@@ -29,6 +29,10 @@ class Paths:
     def runs(self) -> Path:
         return self.root / "runs"
 
+    def spec(self, run_id: str) -> Path:
+        """A run's spec file: `runs/<run_id>.yaml`, the one thing every stage of the run reads first."""
+        return self.runs / f"{run_id}.yaml"
+
     @property
     def models(self) -> Path:
         """Cache of locally built students, shared by every run."""
