@@ -1,6 +1,7 @@
 """The real asset graph, materialized in-process on a tiny run: every stage for real, then an
 incremental re-materialization that must not re-run the teacher or the training."""
 
+import re
 from pathlib import Path
 
 import dagster as dg
@@ -11,6 +12,7 @@ from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import parse_spec, write_spec
 from env0_posttrain.store import Store
+from env0_posttrain.util.devices import device_label
 from env0_posttrain.tasks import starter_template_ids
 
 pytestmark = pytest.mark.slow
@@ -69,7 +71,9 @@ def test_whole_graph_materializes_with_checks_and_report(graph_run):
     assert rep["headline"] in (report_dir / "report.md").read_text()
     # where the student trained and played each arm (student.device: auto = CPU here), and its training curves
     lineage = (report_dir / "report.md").read_text().split("## Lineage")[1]
-    assert "student_device" in lineage and "training: cpu; base: cpu; sft: cpu" in lineage
+    cpu = device_label("cpu")  # with the kernels that set the digits: "cpu (AVX512 kernels)"
+    assert re.search(r"base_built_on\s*\|\s*" + re.escape(cpu), lineage)
+    assert "student_device" in lineage and f"training: {cpu}; base: {cpu}; sft: {cpu}" in lineage
     assert list((paths.artifacts(RUN) / "adapter").rglob("tensorboard/events.out.tfevents.*"))
     art = paths.artifacts(RUN)
     for rel in ("tasks/tasks.jsonl", "teacher/results.jsonl", "sft/prime-sft.jsonl", "sft/trl.jsonl"):

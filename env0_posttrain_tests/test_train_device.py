@@ -8,6 +8,9 @@ Liger does to the class, with a norm that refuses CPU tensors as Triton does; no
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 import sys
 import types
 
@@ -116,6 +119,18 @@ def test_a_patch_is_undone_when_training_fails():
 
 
 # student.device ----------------------------------------------------------------------------------------
+def test_a_cpu_is_named_with_the_kernels_torch_dispatches_to():
+    """The vector ISA sets a CPU run's last digits; the label follows what torch really uses (ATEN_CPU_CAPABILITY)."""
+    code = "from env0_posttrain.util.devices import device_label; print(device_label('cpu'))"
+    machine = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
+    labels = {cap: subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                  env=machine | ({"ATEN_CPU_CAPABILITY": cap} if cap else {})).stdout.strip()
+              for cap in ("default", "")}
+    assert labels["default"] == "cpu (DEFAULT kernels)"
+    assert re.fullmatch(r"cpu \((DEFAULT|AVX2|AVX512|AVX512_VNNI|AVX512_BF16|AMX|ZVECTOR|VSX|SVE\d*) kernels\)",
+                        labels[""]), labels
+
+
 def test_auto_is_cuda_exactly_when_a_gpu_is_there(monkeypatch):
     import torch
 
@@ -128,7 +143,7 @@ def test_auto_is_cuda_exactly_when_a_gpu_is_there(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert resolve_device("auto") == "cuda" and resolve_device("cpu") == "cpu"
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: True)
-    assert model_dtype("cuda") == torch.bfloat16 and device_label("cpu") == "cpu"
+    assert model_dtype("cuda") == torch.bfloat16
     with pytest.raises(ValueError):
         RunSpec(run_id="r", student={"device": "tpu"})
 

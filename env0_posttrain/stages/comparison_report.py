@@ -100,6 +100,8 @@ def _lineage(ctx: StageContext, episodes: list, rounds: dict, training: dict | N
     }
     if (devices := student_devices(ctx, rounds, training)) is not None:
         lineage["student_device"] = devices
+    if built_on := ((ctx.store.base_model(ctx.run_id) or {}).get("info") or {}).get("built_on"):
+        lineage["base_built_on"] = built_on  # a tiny base's weights carry the kernels of the machine that built it
     if (src := reused_from(ctx.store, rounds.get("base"))) is not None:
         lineage["base_eval_reused_from"] = f"run {src['run_id']} (round {src['round_id']})"
     return lineage
@@ -123,10 +125,11 @@ def arm_surfaces(episodes: list, compare_across: bool) -> dict[str, str]:
 
 def student_devices(ctx: StageContext, rounds: dict, training: dict | None) -> str | None:
     """Where the local student trained and played each eval arm, as recorded by those stages ('cuda (NVIDIA H100
-    80GB HBM3)', 'cpu'); None when nothing recorded a device (a served student)."""
+    80GB HBM3)', 'cpu (AVX512 kernels)'); None when nothing recorded a device (a served student)."""
     parts = []
-    if training and training.get("result", {}).get("device"):
-        parts.append(f"training: {training['result']['device']}")
+    result = (training or {}).get("result", {})
+    if trained_on := result.get("device_label") or result.get("device"):
+        parts.append(f"training: {trained_on}")
     for arm, rid in rounds.items():
         device = (ctx.store.eval_summary(rid) or {}).get("device")
         if device:

@@ -10,6 +10,7 @@ from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResul
 def train_adapter(ctx: StageContext) -> StageResult:
     from env0_posttrain.stages.base_model import base_student
     from env0_posttrain.train import plot_training_curves, sanity_probe, train_lora
+    from env0_posttrain.util.devices import device_label
 
     rows = ctx.store.load_sft_rows(ctx.run_id)
     if not rows:
@@ -35,7 +36,7 @@ def train_adapter(ctx: StageContext) -> StageResult:
     revision = file_digest(result.adapter_dir / "adapter_model.safetensors")
     probe = sanity_probe(base, result.adapter_dir, rows, n=8, device=result.device)  # where it trained
     plots = plot_training_curves(result.metrics, ctx.artifacts("adapter", "plots"))
-    summary = result.model_dump(mode="json", exclude={"metrics"})
+    summary = result.model_dump(mode="json", exclude={"metrics"}) | {"device_label": device_label(result.device)}
     ctx.store.finish_training(train_id, "finished", str(result.adapter_dir), revision,
                               summary | {"probe": probe.model_dump(mode="json")})
     return StageResult(
@@ -45,7 +46,7 @@ def train_adapter(ctx: StageContext) -> StageResult:
             "final_eval_loss": result.final_eval_loss, "best_step": result.best_step, "runtime_s": round(result.runtime_s, 1),
             "train_tokens": result.train_tokens, "trainable_params": result.trainable_params,
             "torch_threads": torch_threads.current().threads,
-            "checkpointing": _checkpointing_note(result.memory_plan), "device": result.device,
+            "checkpointing": _checkpointing_note(result.memory_plan), "device": summary["device_label"],
             **({"tensorboard": result.tensorboard_dir} if result.tensorboard_dir else {}),  # tensorboard --logdir <it>
             **{f"plot_{p.stem}": p for p in plots},
         },

@@ -44,11 +44,16 @@ def model_dtype(device: str) -> Any:
 
 
 def device_label(device: str) -> str:
-    """The device as a report names it: 'cpu', or 'cuda (NVIDIA H100 80GB HBM3)'."""
-    if not device.startswith("cuda"):
-        return device
+    """The device as a report names it: 'cpu (AVX512 kernels)', or 'cuda (NVIDIA H100 80GB HBM3)'.
+
+    On CPU the kernels torch dispatches to (AVX2, AVX512, ...: the machine's vector ISA, or ATEN_CPU_CAPABILITY)
+    add floats in a different order, so the same spec and seed train to other weights on another CPU family: the
+    tiny student's pre-training loss differs in the fourth digit within 200 steps, and the demo's adapter passes
+    a few eval episodes more or fewer. A report names them so that two runs' digits are compared like for like."""
     import torch
 
+    if not device.startswith("cuda"):
+        return f"{device} ({torch.backends.cpu.get_cpu_capability()} kernels)"
     try:
         return f"{device} ({torch.cuda.get_device_name()})"
     except Exception:  # a device that went away between the run and the report still has its kind

@@ -204,6 +204,7 @@ def _build(dest: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str
     from transformers import AutoModelForCausalLM
 
     from env0_posttrain.util import torch_threads
+    from env0_posttrain.util.devices import device_label
 
     torch.manual_seed(config.seed)
     # BPE merges come from exactly the text the base will read (conversations rendered with the
@@ -228,6 +229,7 @@ def _build(dest: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str
         "vocab": len(tokenizer),
         "corpus_items": len(corpus),
         "entity_tokens": len(entity_tokens),
+        "built_on": device_label("cpu"),  # the kernels set its weights' last digits (util/devices.py)
         **stats,
     }
     (dest / MARKER_FILE).write_text(json.dumps(info, indent=2))
