@@ -42,8 +42,8 @@ def headline(paired: PairedAnalysis | None, mde: MinimumDetectableEffect | None,
     mde_text = f"MDE at {round(100 * mde.power)}% power = {pp(mde.headline_mde)} pp" if mde else "MDE n/a"
     body = (
         f"Adapter {pp(paired.diff, True)} pp {direction} base ({paired.n_tasks} tasks × {paired.trials_b} trials, "
-        f"paired {level}% CI [{pp(paired.ci_low, True)}, {pp(paired.ci_high, True)}] pp, p {p_text(paired.p_primary)}, "
-        f"{test}; {mde_text})"
+        f"paired {level}% CI [{pp(paired.ci_low, True)}, {pp(paired.ci_high, True)}] pp{_method(paired)}, "
+        f"p {p_text(paired.p_primary)} ({test}); {mde_text})"
     )
     tail = {
         "significant_improvement": f"significant at α = {alpha:g}",
@@ -51,6 +51,11 @@ def headline(paired: PairedAnalysis | None, mde: MinimumDetectableEffect | None,
         "not_significant": "not significant at this size",
     }[verdict]
     return verdict, f"{body} — {tail}"
+
+
+def _method(paired: PairedAnalysis) -> str:
+    """The interval's own method beside it: the test that gives p is often another (a BCa interval, a t test)."""
+    return f" ({paired.ci_method})" if paired.ci_method else ""
 
 
 _SHORT = {"significant_improvement": "significant", "significant_regression": "significantly worse",
