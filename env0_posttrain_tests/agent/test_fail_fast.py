@@ -14,7 +14,7 @@ import pytest
 from env0_posttrain.agent import AgentSettings, FatalModelError, ModelEndpoint, oracle_endpoint, run_rollouts_sync
 from env0_posttrain.agent.llm import litellm, register_provider
 from env0_posttrain.agent.providers.base import Env0Provider, fill_response
-from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
+from env0_posttrain_tests.support.agent import NotesEnv, notes_task
 
 FAST = AgentSettings(backoff_base_s=0.001, backoff_max_s=0.002, concurrency=4, max_retries=3, max_refills=2)
 TASKS = [notes_task(i) for i in range(6)]

@@ -12,7 +12,7 @@ import pytest
 from fastapi import Request
 
 from env0_posttrain.agent import AgentSettings, FatalModelError, ModelEndpoint, run_episode
-from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
+from env0_posttrain_tests.support.agent import NotesEnv, notes_task
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from env0_posttrain.agent import (
 from env0_posttrain.agent.llm import register_provider
 from env0_posttrain.agent.providers.base import Env0Provider, fill_response
 from env0_posttrain.agent.records import Episode
-from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
+from env0_posttrain_tests.support.agent import NotesEnv, notes_task
 
 FAST = AgentSettings(backoff_base_s=0.001, backoff_max_s=0.002)
 
@@ -241,7 +241,7 @@ def test_missing_api_key_env_is_a_clear_error(monkeypatch):
 def test_an_env_that_forks_is_built_once_per_episode_and_the_start_state_stays_untouched():
     import copy
 
-    from env0_posttrain_tests.test_agent_support import NotesWorkspace
+    from env0_posttrain_tests.support.agent import NotesWorkspace
 
     class ForkingNotes(NotesEnv):
         builds = forks = 0

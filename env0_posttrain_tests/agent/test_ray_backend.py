@@ -15,15 +15,15 @@ import time
 from pathlib import Path
 
 import pytest
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
 
 from env0_posttrain.agent import AgentSettings, FatalModelError, oracle_endpoint, run_rollouts, run_rollouts_sync  # noqa: E402
 from env0_posttrain.agent.ray_backend import ACTOR_PREFIX, NAMESPACE  # noqa: E402
 from env0_posttrain.spec.scale import ScaleSpec  # noqa: E402
-from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task, read_jsonl_episodes, resume_worker  # noqa: E402
+from env0_posttrain_tests.support.agent import NotesEnv, notes_task, read_jsonl_episodes, resume_worker  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 RAY = ScaleSpec(backend="ray")
 TASKS = [notes_task(i, answer=i % 3 == 0) for i in range(8)]
 
@@ -208,7 +208,7 @@ def test_a_driver_stopped_mid_round_leaves_no_ray_behind_and_a_rerun_plays_only_
     import psutil
 
     out = tmp_path / "episodes.jsonl"
-    proc = _driver(f"from env0_posttrain_tests.test_agent_support import resume_worker; "
+    proc = _driver(f"from env0_posttrain_tests.support.agent import resume_worker; "
                    f"resume_worker({str(out)!r}, backend='ray')", tmp_path / "driver.log")
     try:
         _wait_for_episodes(out, proc, 3)

@@ -7,15 +7,15 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-from env0_posttrain_tests.test_agent_support import read_jsonl_episodes, resume_worker
+from env0_posttrain_tests.support.agent import read_jsonl_episodes, resume_worker
+from env0_posttrain_tests.support.paths import REPO
 
 
 def test_sigkill_mid_run_loses_nothing_finished_and_rerun_fills_the_rest(tmp_path):
     out = tmp_path / "episodes.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    code = f"from env0_posttrain_tests.test_agent_support import resume_worker; resume_worker({str(out)!r})"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    code = f"from env0_posttrain_tests.support.agent import resume_worker; resume_worker({str(out)!r})"
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.time() + 120

@@ -18,7 +18,7 @@ from env0_posttrain.agent import (
 )
 from env0_posttrain.agent.llm import litellm, register_provider
 from env0_posttrain.agent.providers.base import Env0Provider, fill_response
-from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
+from env0_posttrain_tests.support.agent import NotesEnv, notes_task
 
 FAST = AgentSettings(backoff_base_s=0.001, backoff_max_s=0.002, concurrency=8)
 TASKS = [notes_task(i) for i in range(10)]

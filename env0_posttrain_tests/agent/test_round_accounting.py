@@ -14,7 +14,7 @@ import pytest
 from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_rollouts_sync
 from env0_posttrain.agent.rollouts import RolloutSummary, UncountedEpisodes
 from env0_posttrain.tasks.model import VerifierResult
-from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
+from env0_posttrain_tests.support.agent import NotesEnv, notes_task
 
 TASKS = [notes_task(i) for i in range(3)]
 FAST = AgentSettings(concurrency=3, backoff_base_s=0.001, backoff_max_s=0.002, max_refills=0)

@@ -10,7 +10,7 @@ import pytest
 
 from env0_posttrain.agent import AgentSettings, install_oracle, oracle_endpoint, run_episode, serve_tasks
 from env0_posttrain.agent import task_registry
-from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
+from env0_posttrain_tests.support.agent import NotesEnv, notes_task
 
 
 def _unknown(task) -> bool:

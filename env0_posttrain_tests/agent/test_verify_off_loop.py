@@ -17,9 +17,9 @@ import pytest
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, run_episode
 from env0_posttrain.agent.llm import register_provider
 from env0_posttrain.agent.providers.base import Env0Provider, fill_response
-from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
+from env0_posttrain_tests.support.agent import NotesEnv, notes_task
+from env0_posttrain_tests.support.paths import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 class _Done(Env0Provider):

@@ -20,7 +20,7 @@ from env0_posttrain.agent import (
 from env0_posttrain.agent.llm import register_provider
 from env0_posttrain.agent.providers.base import Env0Provider, fill_response
 from env0_posttrain.agent.workers import routable_in_fresh_process, shard_refusal, split_concurrency
-from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
+from env0_posttrain_tests.support.agent import NotesEnv, notes_task
 
 TASKS = [notes_task(i, answer=i % 3 == 0) for i in range(12)]
 VOLATILE = {"duration_s", "processes", "worker_cpu_s", "backend"}  # where the episodes ran, not what they did

@@ -3,14 +3,13 @@ comments say, and the files ship in the wheel. The seeds-offline preset acts thr
 arm; the demo keeps its own recipe."""
 
 import tomllib
-from pathlib import Path
 
 import pytest
 
 from env0_posttrain.cli.presets import PRESETS, preset_data
 from env0_posttrain.spec.runspec import RunSpec, parse_spec
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "env0_posttrain" / "spec" / "presets"
 
 

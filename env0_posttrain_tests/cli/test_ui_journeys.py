@@ -11,9 +11,9 @@ from urllib.parse import quote
 
 import pytest
 
-from env0_posttrain_tests.browser import (RERENDERED, SKIP_WITHOUT_CHROMIUM, body_text, headless_chromium, open_page,
+from env0_posttrain_tests.support.browser import (RERENDERED, SKIP_WITHOUT_CHROMIUM, body_text, headless_chromium, open_page,
                                           screenshot, wait_for_text)
-from env0_posttrain_tests.webserver import env0_ui
+from env0_posttrain_tests.support.webserver import env0_ui
 
 pytestmark = [pytest.mark.slow, *SKIP_WITHOUT_CHROMIUM]
 selenium = pytest.importorskip("selenium", reason="selenium is not installed")

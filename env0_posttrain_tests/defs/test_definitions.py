@@ -7,8 +7,8 @@ from pathlib import Path
 import dagster as dg
 
 from env0_posttrain.definitions import CODE_LOCATION, defs
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 ASSETS = [
     "task_set", "eval_suites", "base_model", "teacher_trajectories", "sft_rows", "lora_adapter", "base_eval_trajectories",
     "sft_eval_trajectories", "teacher_eval_trajectories", "rl_adapter", "rl_eval_trajectories", "comparison_report",

@@ -18,8 +18,8 @@ from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import RunSpec, write_spec
 from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 RUN_ID = "pipes-run"
 
 

@@ -16,8 +16,8 @@ import pytest
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import parse_spec, write_spec
 from env0_posttrain.store import Store
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _gone(pid: int) -> bool:
@@ -38,7 +38,7 @@ def test_kill_9_of_the_orchestrating_process_ends_its_pipes_training_worker(tmp_
     paths = Paths(tmp_path / "data")
     write_spec(parse_spec({"run_id": "sleeper"}), paths.runs)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DAGSTER_DISABLE_TELEMETRY": "1"}
-    parent = subprocess.Popen([sys.executable, "-m", "env0_posttrain_tests.pipes_sleeper", str(paths.root)],
+    parent = subprocess.Popen([sys.executable, "-m", "env0_posttrain_tests.support.pipes_sleeper", str(paths.root)],
                               env=env, cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     worker_pid = paths.root / "worker.pid"
     worker = None

@@ -3,7 +3,7 @@
 LoRA steps on CPU); its revision, metrics and the adapter_learned check come back to the asset.
 
 Opt-in (ENV0_PIPES_E2E=1): on 2 CPU cores the training takes ~25 s but the adapter's sanity probe
-minutes, over the suite's budget. test_ops_pipes.py covers the Pipes round trip in every run."""
+minutes, over the suite's budget. defs/test_pipes.py covers the Pipes round trip in every run."""
 
 import os
 from pathlib import Path

@@ -16,7 +16,7 @@ from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import RunSpec, load_spec, write_spec
 from env0_posttrain.store import Store
-from env0_posttrain_tests.webserver import dagster_webserver
+from env0_posttrain_tests.support.webserver import dagster_webserver
 
 KEY_ENV = "ENV0_TEST_TEACHER_API_KEY"
 RUN_ID = "secret-run"
@@ -156,7 +156,7 @@ def test_report_explorer_and_dataframes_leak_nothing(tmp_path: Path, token: str)
     from env0_posttrain.evaluate.explorer import write_explorer
     from env0_posttrain.stages.context import StageContext
     from env0_posttrain.stages.comparison_report import write_report
-    from env0_posttrain_tests.explorer_run import RUN_ID as TINY, write_tiny_run
+    from env0_posttrain_tests.support.explorer_run import RUN_ID as TINY, write_tiny_run
 
     paths = Paths.from_env(tmp_path / "data")
     store = write_tiny_run(paths.root, n_eval=3, secret=KEY_ENV)

@@ -20,8 +20,8 @@ from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import parse_spec, write_spec
 from env0_posttrain.store import Store
 from env0_posttrain.tasks import starter_template_ids
-from env0_posttrain_tests.openai_stub import StubServer, StubState
-from env0_posttrain_tests.test_sft_support import QWEN35_TEMPLATE_PATH, tiny_tokenizer
+from env0_posttrain_tests.support.openai_stub import StubServer, StubState
+from env0_posttrain_tests.sft.test_support import QWEN35_TEMPLATE_PATH, tiny_tokenizer
 
 THINK_TEMPLATE = (QWEN35_TEMPLATE_PATH.parent / "qwen3_5_think.jinja").read_text()
 
@@ -176,7 +176,7 @@ def test_the_runs_own_student_is_a_token_id_returning_teacher(tmp_path):
     """`teacher.model: env0-local/student` serves the run's base student in-process; its replies carry ids."""
     from env0_posttrain.train.synthetic_rows import make_synthetic_set
     from env0_posttrain.train.tiny_student.build import ensure_tiny_student
-    from env0_posttrain_tests.test_train_lora import STUDENT
+    from env0_posttrain_tests.train.test_lora import STUDENT
 
     data = make_synthetic_set(8, 2, seed=2)
     student = ensure_tiny_student(tmp_path / "students", data.corpus, data.entities, STUDENT)

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from env0_posttrain_tests.browser import OUT, SKIP_WITHOUT_CHROMIUM, headless_chromium, open_page, wait_for_text
+from env0_posttrain_tests.support.browser import OUT, SKIP_WITHOUT_CHROMIUM, headless_chromium, open_page, wait_for_text
 
-from env0_posttrain_tests.webserver import ROOT, dagster_webserver
+from env0_posttrain_tests.support.webserver import ROOT, dagster_webserver
 
 RUN_ID = "ui-browser-run"
 NEW_TEACHER = "openai/gpt-4o-mini"

@@ -16,7 +16,7 @@ from env0_posttrain.evaluate.metrics import (
     split_key,
     task_trials,
 )
-from env0_posttrain_tests.test_evaluate_support import make_episode, make_task
+from env0_posttrain_tests.support.evaluate import make_episode, make_task
 
 
 @pytest.fixture()

@@ -13,7 +13,7 @@ from statsmodels.stats.proportion import proportions_ztest
 from env0_posttrain.evaluate import ReportInputs
 from env0_posttrain.evaluate.report import build_report, report_metadata, trend_points, write_report
 from env0_posttrain.evaluate.report_model import ComparisonReport
-from env0_posttrain_tests.test_evaluate_support import arm_from_counts, make_episode, make_task
+from env0_posttrain_tests.support.evaluate import arm_from_counts, make_episode, make_task
 
 PNG = b"\x89PNG\r\n\x1a\n"
 T0 = datetime(2026, 11, 20, 2, 0, tzinfo=timezone.utc)

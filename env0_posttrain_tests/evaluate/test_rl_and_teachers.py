@@ -7,7 +7,7 @@ import re
 
 from env0_posttrain.evaluate import ReportInputs, build_report, report_metadata
 from env0_posttrain.evaluate.teacher_table import plot_teacher_table, table_markdown, teacher_row
-from env0_posttrain_tests.test_evaluate_support import make_episode, make_task
+from env0_posttrain_tests.support.evaluate import make_episode, make_task
 
 TASKS = [make_task(i) for i in range(20)]
 RL_METRICS = [{"step": s, "reward": 0.1 * s, "reward_std": 0.3, "kl": 0.01 * s, "entropy": 2.0,

@@ -20,7 +20,7 @@ from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import parse_spec, write_spec
 from env0_posttrain.tasks import starter_template_ids
 from env0_posttrain.train import adapter_serving_name
-from env0_posttrain_tests.openai_stub import StubServer, StubState
+from env0_posttrain_tests.support.openai_stub import StubServer, StubState
 
 KEY_ENV = "ENV0_TEST_SERVED_KEY"
 REVISION = "0123abcd4567"

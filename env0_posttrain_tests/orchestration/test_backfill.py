@@ -27,9 +27,9 @@ from env0_posttrain.orchestration import ui_graphql
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UiError, UiGraphQL
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import RunSpec, is_valid_run_id, load_spec, write_spec
-from env0_posttrain_tests import toy_run_assets
-from env0_posttrain_tests.toy_run_assets import toy_defs
-from env0_posttrain_tests.webserver import ROOT, dagster_webserver, free_port, write_workspace
+from env0_posttrain_tests.support import toy_run_assets
+from env0_posttrain_tests.support.toy_run_assets import toy_defs
+from env0_posttrain_tests.support.webserver import ROOT, dagster_webserver, free_port, write_workspace
 
 TEACHERS = ["openai/gpt-4o-mini", "openrouter/qwen/qwen3-235b:free", "env0-oracle/strong"]
 slow = pytest.mark.slow  # the module's webserver (two code locations) takes 15-25 s to start on 2 busy cores

@@ -16,8 +16,8 @@ from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
 
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.store import Store
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 N_TRAIN = 20
 
 

@@ -20,8 +20,8 @@ from dagster._core.storage.dagster_run import DagsterRun, DagsterRunStatus
 from env0_posttrain.defs.assets import task_set
 from env0_posttrain.orchestration.launch import instance_for
 from env0_posttrain.util.paths import Paths
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 POOL = task_set.op.pool  # the cheapest asset to materialize
 
 

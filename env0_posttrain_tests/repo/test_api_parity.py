@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
 pytest.importorskip("stripe")
 pytest.importorskip("googleapiclient")
-ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("api_parity_bench", ROOT / "bench" / "api_parity.py")
 parity = importlib.util.module_from_spec(_spec)
 sys.modules["api_parity_bench"] = parity

@@ -71,7 +71,7 @@ def test_odd_model_replies_end_in_a_storable_scored_episode(tmp_path: Path, case
     from env0_posttrain.agent.providers.base import Env0Provider, fill_response
     from env0_posttrain.agent.records import Episode
     from env0_posttrain.store import Store
-    from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
+    from env0_posttrain_tests.support.agent import NotesEnv, notes_task
 
     replies, errors = REPLIES[case]
 

@@ -14,9 +14,9 @@ from env0_posttrain.util.source_lines import toml_line, yaml_line
 from env0_posttrain.stages.context import StageContext
 from env0_posttrain.store import Store
 from env0_posttrain.tasks.env0.package.load import Env0Error, load_package
-from env0_posttrain_tests.test_store import _ep
+from env0_posttrain_tests.store.test_store import _ep
+from env0_posttrain_tests.support.paths import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_lines_are_found_for_nested_keys_list_items_and_dotted_toml_keys():

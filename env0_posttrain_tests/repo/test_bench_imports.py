@@ -9,8 +9,9 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from env0_posttrain_tests.support.paths import REPO
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+BENCH = REPO / "bench"
 
 
 def _project_imports(path: Path) -> list[tuple[str, str | None]]:

@@ -7,11 +7,11 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from env0_posttrain_tests.support.paths import REPO
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+BENCH = REPO / "bench"
 sys.path.insert(0, str(BENCH))
 
 import gpu_device_check as check  # noqa: E402

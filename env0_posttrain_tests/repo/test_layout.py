@@ -32,8 +32,9 @@ from functools import cache
 from pathlib import Path
 
 import networkx as nx
+from env0_posttrain_tests.support.paths import REPO
 
-PKG = Path(__file__).resolve().parents[1] / "env0_posttrain"
+PKG = REPO / "env0_posttrain"
 ROOT = PKG.name
 DAGSTER_SIDE = ("defs", "orchestration", "definitions")  # the only places that may import dagster
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_ruff_finds_nothing():

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 
 from dagster_k8s.models import k8s_model_from_dict, k8s_snake_case_dict
 from kubernetes.client import V1PodTemplateSpec
 
 from env0_posttrain.defs.pipes import DEPLOY_DIR, load_yaml
 from env0_posttrain.spec.scale import ScaleSpec
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = load_yaml(DEPLOY_DIR / "ray" / "raycluster.yaml")
 
 

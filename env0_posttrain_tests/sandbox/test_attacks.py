@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from env0_posttrain.spec.runspec import ShellSpec
+from env0_posttrain_tests.support.paths import FIXTURES, REPO as WORKTREE
 
-FIXTURE = Path(__file__).parent / "fixtures" / "env0_invoice"
-WORKTREE = Path(__file__).resolve().parents[1]
+FIXTURE = FIXTURES / "env0_invoice"
 LIMITS = ShellSpec(timeout_s=30, max_timeout_s=60, output_cap=20000, max_processes=48, max_memory_mb=128)
 DOORS = ("package", "shell")
 
@@ -381,7 +381,7 @@ def test_the_runners_memory_is_unchanged_by_what_a_command_prints(door, tmp_path
 
 
 # -- teardown, kernel state, writable space: each attack also through a round of episodes ----------------------
-ENV0_ROOT = Path(__file__).parent / "fixtures" / "env0_root"
+ENV0_ROOT = FIXTURES / "env0_root"
 
 
 class ByStep:

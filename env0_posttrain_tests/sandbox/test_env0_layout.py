@@ -20,9 +20,9 @@ from env0_posttrain.sandbox.box import Sandbox, containment_problem
 from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
 from env0_posttrain.tasks.env0.services import SERVICES
 from env0_posttrain.workspace.environment import Workspace
+from env0_posttrain_tests.support.paths import FIXTURES, REPO as WORKTREE
 
-FIXTURE = Path(__file__).parent / "fixtures" / "env0_invoice"
-WORKTREE = Path(__file__).resolve().parents[1]
+FIXTURE = FIXTURES / "env0_invoice"
 
 
 def _namespaces() -> str | None:

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from env0_posttrain.workspace import request_errors
-from env0_posttrain_tests.test_sandbox_attacks import (  # noqa: F401 - pytestmark: skipped where nothing is confined
+from env0_posttrain_tests.sandbox.test_attacks import (  # noqa: F401 - pytestmark: skipped where nothing is confined
     DOORS,
     _cli,
     _package,
@@ -81,7 +81,7 @@ def test_what_a_command_prints_is_text_in_the_report(door, tmp_path, task):
     """What a command printed (the shell door: a tool result; the package door: the verifier's error, as an eval
     episode's error) goes into a report: it embeds only its own figures and shows the text escaped."""
     from env0_posttrain.evaluate import ReportInputs, build_report, report_metadata
-    from env0_posttrain_tests.test_evaluate_support import arm_from_counts, make_episode, make_task
+    from env0_posttrain_tests.support.evaluate import arm_from_counts, make_episode, make_task
 
     if door == "shell":
         text, _ = attack(door, f"printf '{HOSTILE}\\n'", tmp_path, task)

@@ -13,8 +13,9 @@ from env0_posttrain.spec.runspec import ShellSpec
 from env0_posttrain.tasks.__main__ import main
 from env0_posttrain.sandbox import box as sandbox_mod
 from env0_posttrain.sandbox import root as sandbox_root
+from env0_posttrain_tests.support.paths import FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "env0_invoice"
+FIXTURE = FIXTURES / "env0_invoice"
 
 
 @pytest.fixture()

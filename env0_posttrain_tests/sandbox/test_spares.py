@@ -17,8 +17,8 @@ import pytest
 from env0_posttrain.sandbox.box import Sandbox, containment_problem
 from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
 from env0_posttrain.workspace.environment import Workspace
+from env0_posttrain_tests.support.paths import REPO as WORKTREE
 
-WORKTREE = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(containment_problem() is not None,
                                 reason=f"no confined sandbox here: {containment_problem()}")
 

@@ -16,8 +16,8 @@ from env0_posttrain.sft import (
     validate_rows,
     write_results_jsonl,
 )
-from env0_posttrain_tests.test_agent_support import NotesEnv, notes_task
-from env0_posttrain_tests.test_sft_support import tiny_tokenizer
+from env0_posttrain_tests.support.agent import NotesEnv, notes_task
+from env0_posttrain_tests.sft.test_support import tiny_tokenizer
 
 STEER = "Always list notes first."
 

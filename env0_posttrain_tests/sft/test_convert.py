@@ -19,7 +19,7 @@ from env0_posttrain.sft import (
     write_results_jsonl,
 )
 from env0_posttrain.sft.tokens import count_tokens
-from env0_posttrain_tests.test_sft_support import STEERING, SYSTEM, TOOLS, make_episode, make_task, tiny_tokenizer
+from env0_posttrain_tests.sft.test_support import STEERING, SYSTEM, TOOLS, make_episode, make_task, tiny_tokenizer
 
 
 def _rows(specs):

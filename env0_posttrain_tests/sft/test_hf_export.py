@@ -19,7 +19,7 @@ from env0_posttrain.sft import (
 )
 from env0_posttrain.sft.hf_export import load_parquet
 from env0_posttrain.sft.tokens import render_ids
-from env0_posttrain_tests.test_sft_support import TOOLS, make_episode, make_task, tiny_tokenizer
+from env0_posttrain_tests.sft.test_support import TOOLS, make_episode, make_task, tiny_tokenizer
 
 
 def _trl_rows(n=3):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from env0_posttrain.sft import ResultsRow, results_row, validate_file, write_results_jsonl
-from env0_posttrain_tests.test_sft_support import TOOLS, make_episode, make_task
+from env0_posttrain_tests.sft.test_support import TOOLS, make_episode, make_task
 
 REQUIRED = {"example_id", "prompt", "completion", "info", "reward", "score", "error", "timing", "is_completed",
             "is_truncated", "stop_condition", "metrics", "tool_defs", "token_usage", "total_tool_calls",

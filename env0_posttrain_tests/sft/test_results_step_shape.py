@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
 
 from env0_posttrain.sft import ResultsRow, results_row
-from env0_posttrain_tests.test_sft_support import make_episode, make_task
+from env0_posttrain_tests.sft.test_support import make_episode, make_task
+from env0_posttrain_tests.support.paths import FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "results_row_verifiers_shape.json"
+FIXTURE = FIXTURES / "results_row_verifiers_shape.json"
 
 
 def _fixture() -> dict:

@@ -15,7 +15,7 @@ from env0_posttrain.sft import (
     write_results_jsonl,
     write_tito_jsonl,
 )
-from env0_posttrain_tests.test_sft_support import QWEN35_TEMPLATE_PATH, make_episode, make_task, tiny_tokenizer
+from env0_posttrain_tests.sft.test_support import QWEN35_TEMPLATE_PATH, make_episode, make_task, tiny_tokenizer
 
 RAW = SFTDataPolicy(strip_think=False)
 

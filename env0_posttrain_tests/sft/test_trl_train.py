@@ -12,7 +12,7 @@ import torch
 from env0_posttrain.spec.runspec import SFTDataPolicy
 from env0_posttrain.sft import TrlRow, convert_file, results_row, write_results_jsonl
 from env0_posttrain.sft.tokens import render_ids
-from env0_posttrain_tests.test_sft_support import make_episode, make_task, tiny_tokenizer
+from env0_posttrain_tests.sft.test_support import make_episode, make_task, tiny_tokenizer
 
 
 @pytest.mark.slow

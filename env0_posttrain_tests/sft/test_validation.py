@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from env0_posttrain.sft import results_row, validate_file, validate_rows
 from env0_posttrain.sft.message_rules import BANNED_KEYS
-from env0_posttrain_tests.test_sft_support import make_episode, make_task
+from env0_posttrain_tests.sft.test_support import make_episode, make_task
 
 # completion: [0] assistant+call_0_1, [1] tool, [2] assistant+call_0_2, [3] tool, [4] assistant final
 CALL = ("completion", 0, "tool_calls", 0)

@@ -26,12 +26,12 @@ from env0_posttrain.stages.teacher_trajectories import collect_teacher
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import RunSpec, parse_spec
 from env0_posttrain.store import Store
-from env0_posttrain_tests.test_sft_support import make_episode, make_task, tiny_tokenizer
+from env0_posttrain_tests.sft.test_support import make_episode, make_task, tiny_tokenizer
+from env0_posttrain_tests.support.paths import FIXTURES
 
 BASE = {"run_id": "r", "tasks": {"n_train": 4, "n_eval": 2}}
 HOSTED = {"hosting": {"kind": "openai_compatible", "api_base": "http://127.0.0.1:9/v1", "base_model_name": "b"}}
 PENDING: dict[str, str] = {}
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def leaf_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
@@ -385,7 +385,7 @@ for path, value in {"timeout_s": 5.0, "max_timeout_s": 30.0, "output_cap": 500, 
 P["teacher.surface"] = ("shell", requests, {"compare_across_surfaces": True})
 P["eval.surface"] = ("shell", requests, {"compare_across_surfaces": True})
 P["torch_threads"] = (13, run_threads, {})
-P["scale.backend"] = ("ray", requests, {})  # the settings every round runs under (test_ray_backend.py: where it plays)
+P["scale.backend"] = ("ray", requests, {})  # the settings every round runs under (agent/test_ray_backend.py: where it plays)
 P["scale.ray_address"] = ("ray://head:10001", requests, {"scale": {"backend": "ray"}})
 
 

@@ -4,7 +4,6 @@ per-suite statistics checked against scipy / statsmodels, the headline's rules, 
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,8 +21,8 @@ from env0_posttrain.spec.suites import SuiteSpec, eval_suite_names, round_arm, s
 from env0_posttrain.tasks import make_task_set, starter_template_ids
 from env0_posttrain.tasks.registry import _said
 from env0_posttrain.tasks.suites import boundary, build_suite
+from env0_posttrain_tests.support.paths import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 TEMPLATES = starter_template_ids(max_calls=1)
 
 
@@ -114,7 +113,7 @@ def test_a_package_suite_excludes_training_packages_by_name_and_takes_a_symlinke
 
 
 def _eps(arm: str, outcomes: dict[str, list[bool]]) -> list[Episode]:
-    from env0_posttrain_tests.test_sft_support import make_episode
+    from env0_posttrain_tests.sft.test_support import make_episode
 
     out = []
     for task, trials in outcomes.items():

@@ -7,7 +7,7 @@ import pytest
 from env0_posttrain.stages import arms as models
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import parse_spec
-from env0_posttrain_tests.test_sft_support import tiny_tokenizer
+from env0_posttrain_tests.sft.test_support import tiny_tokenizer
 
 HOSTED = {"kind": "openai_compatible", "api_base": "http://127.0.0.1:9/v1"}
 

@@ -1,7 +1,7 @@
 """Many writers on one DuckDB store at once: the locks are waited for, no committed row is lost.
 
 The loss these guard against came from DuckDB reading the file's headers before taking its lock
-(test_store_open_race.py forces that interleaving); here it is left to the scheduler.
+(store/test_open_race.py forces that interleaving); here it is left to the scheduler.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from env0_posttrain.store import Store
-from env0_posttrain_tests.test_store import _ep
+from env0_posttrain_tests.store.test_store import _ep
 
 
 def _checking_writer(db: str, prefix: str, n: int) -> None:

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from env0_posttrain.store import Store
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 _EP = (
     "from env0_posttrain.agent.records import Episode\n"

@@ -1,6 +1,6 @@
 """Shared helpers for the agent tests: a small notes environment behind the TaskEnv seam.
 
-The real workspace and tasks are exercised in test_agent_workspace.py; these helpers keep the loop
+The real workspace and tasks are exercised in agent/test_workspace.py; these helpers keep the loop
 tests independent of them and fast.
 """
 

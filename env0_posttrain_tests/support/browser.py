@@ -11,7 +11,7 @@ from typing import Iterator
 
 import pytest
 
-from env0_posttrain_tests.webserver import ROOT
+from env0_posttrain_tests.support.webserver import ROOT
 
 OUT = ROOT / "test-output"
 CHROMIUM = shutil.which("chromium")

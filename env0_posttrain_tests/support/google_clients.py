@@ -11,7 +11,7 @@ from googleapiclient.discovery import build
 from googleapiclient.errors import HttpError
 from googleapiclient.http import build_http
 
-from env0_posttrain_tests.live_workspace import reseed
+from env0_posttrain_tests.support.live_workspace import reseed
 
 
 def reseeded_service(base: str, api: str, version: str, prefix: str):

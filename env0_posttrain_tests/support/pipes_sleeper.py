@@ -1,12 +1,12 @@
 """A Pipes training stage that only writes its pid and sleeps, and a process that runs it through the project's
-`run_training_via_pipes` as `run materialize` does: what test_ops_pipes_parent.py kills."""
+`run_training_via_pipes` as `run materialize` does: what defs/test_pipes_parent.py kills."""
 
 import os
 import sys
 import time
 from pathlib import Path
 
-STAGE = "env0_posttrain_tests.pipes_sleeper:sleep_stage"
+STAGE = "env0_posttrain_tests.support.pipes_sleeper:sleep_stage"
 
 
 def sleep_stage(ctx):

@@ -1,7 +1,7 @@
 """The package sandbox in its unconfined mode (sandbox/box.py, ENV0_SANDBOX=unconfined: commands on this
 machine, the services on free loopback ports) as a stand-in for tests of the shell surface's logic (tools, oracle,
 rows), so they run where namespaces do not. The shell surface itself refuses that mode; the confinement tests
-(test_shell_confinement.py) use the real sandbox."""
+(agent/shell/test_confinement.py) use the real sandbox."""
 
 from __future__ import annotations
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 WAIT_S = 90
 
 

@@ -11,7 +11,7 @@ from env0_posttrain.spec.runspec import LoraSpec
 from env0_posttrain.train import train_lora
 from env0_posttrain.train.checkpoint_choice import pick_best
 from env0_posttrain.train.lora_sft import episode_of, split_eval
-from env0_posttrain_tests.test_train_lora import LORA, base, data  # noqa: F401 - shared module fixtures
+from env0_posttrain_tests.train.test_lora import LORA, base, data  # noqa: F401 - shared module fixtures
 
 
 def _rows(n_episodes: int, copies: int) -> list[dict]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from pathlib import Path
 
 import pytest
 import torch
@@ -15,7 +14,8 @@ from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_mo
 from env0_posttrain.agent.providers.local_model import local_model
 from env0_posttrain.spec.runspec import EvalSpec, RLSpec, parse_spec
 from env0_posttrain.train.grpo import HarnessRollouts, episode_sample, task_prompt, verifier_reward
-from env0_posttrain_tests.test_agent_support import NotesEnv, build_tiny_student, notes_task
+from env0_posttrain_tests.support.agent import NotesEnv, build_tiny_student, notes_task
+from env0_posttrain_tests.support.paths import REPO
 
 SCRIPT = [
     "<tool_call>\n<function=notes_create>\n<parameter=title>\nnote 1-a\n</parameter>\n"
@@ -174,6 +174,6 @@ def test_demo_rl_preset_is_the_demo_plus_the_measured_rl_recipe():
     from env0_posttrain.cli.presets import preset_data
 
     demo, demo_rl = parse_spec(preset_data("demo", "x")), parse_spec(preset_data("demo-rl", "x"))
-    recipe = yaml.safe_load((Path(__file__).parents[1] / "env0_posttrain/spec/presets/demo-rl.yaml").read_text())["rl"]
+    recipe = yaml.safe_load((REPO / "env0_posttrain/spec/presets/demo-rl.yaml").read_text())["rl"]
     assert demo.rl is None and demo_rl.rl == RLSpec(**recipe)
     assert demo_rl.model_dump(exclude={"rl", "description"}) == demo.model_dump(exclude={"rl", "description"})

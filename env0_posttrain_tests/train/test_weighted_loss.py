@@ -10,7 +10,7 @@ from env0_posttrain.train.rows import RowError, rows_to_dataset
 from env0_posttrain.train.synthetic_rows import make_synthetic_set
 from env0_posttrain.train.tiny_student.build import ensure_tiny_student
 from env0_posttrain.train.weighted_loss import WeightedCollator, weighted_token_loss
-from env0_posttrain_tests.test_train_lora import LORA, STUDENT
+from env0_posttrain_tests.train.test_lora import LORA, STUDENT
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from env0_posttrain.evaluate import ReportInputs, build_report, report_metadata
 from env0_posttrain.util.console import EscapeControls, TqdmHandler, printable
 from env0_posttrain.util.markdown_table import md_table, md_text
 from env0_posttrain.workspace.request_errors import RequestErrors, contained
-from env0_posttrain_tests.test_evaluate_support import arm_from_counts, make_episode, make_task
+from env0_posttrain_tests.support.evaluate import arm_from_counts, make_episode, make_task
 
 ESC_BEL = "\x1b]0;owned\x07\x1b[2J\x1b[1;31mred\r\x9b\u202eevil"
 

@@ -1,4 +1,4 @@
-"""Markdown tables come from tabulate: cells as text (escaped: test_inert_text.py), pipes escaped, and markdown-it
+"""Markdown tables come from tabulate: cells as text (escaped: util/test_inert_text.py), pipes escaped, and markdown-it
 reads them as tables."""
 
 from __future__ import annotations

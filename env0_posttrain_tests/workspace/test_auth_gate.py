@@ -15,6 +15,7 @@ from env0_posttrain.tasks.env0.services import PREFIXES
 from env0_posttrain.workspace.environment import Workspace
 from env0_posttrain.workspace.services.auth.gate import SLACK, google_scopes, required_scopes
 from env0_posttrain.workspace.tools import TOOLS
+from env0_posttrain_tests.support.paths import REPO
 
 EVERY = ["gmail.readonly", "gmail.full", "calendar.readonly", "calendar.events", "drive.readonly", "drive.full",
          "docs.full", "channels:read", "chat:write", "stripe.customers.read", "stripe.charges.read"]
@@ -138,7 +139,6 @@ def test_slack_takes_the_token_as_a_form_argument_too():
 def test_every_guarded_method_has_scopes_and_the_table_matches_the_discovery_documents():
     import importlib.util
     import sys
-    from pathlib import Path
 
     for spec in TOOLS.values():
         if spec.service in ("calendar", "drive", "docs", "gmail"):
@@ -146,7 +146,7 @@ def test_every_guarded_method_has_scopes_and_the_table_matches_the_discovery_doc
         if spec.service == "slack":
             assert spec.method_id in SLACK, spec.method_id
     pytest.importorskip("googleapiclient")
-    path = Path(__file__).resolve().parents[1] / "bench" / "google_scopes.py"
+    path = REPO / "bench" / "google_scopes.py"
     mod_spec = importlib.util.spec_from_file_location("google_scopes_bench", path)
     mod = importlib.util.module_from_spec(mod_spec)
     sys.modules["google_scopes_bench"] = mod

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
 from env0_posttrain.workspace.environment import Workspace
 from env0_posttrain.workspace.services.auth.gate import Refusal, authorize, google_scopes
 from env0_posttrain.workspace.tools import TOOLS
+from env0_posttrain_tests.support.paths import REPO
 
 GOOGLE = ("gmail", "calendar", "drive", "docs", "admin")
 G = "https://www.googleapis.com/auth/"
@@ -21,7 +21,7 @@ G = "https://www.googleapis.com/auth/"
 def _bench_table() -> dict:
     """google_scopes.json as bench/google_scopes.py builds it now from the shipped discovery documents."""
     pytest.importorskip("googleapiclient")
-    path = Path(__file__).resolve().parents[1] / "bench" / "google_scopes.py"
+    path = REPO / "bench" / "google_scopes.py"
     spec = importlib.util.spec_from_file_location("google_scopes_bench", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules["google_scopes_bench"] = mod

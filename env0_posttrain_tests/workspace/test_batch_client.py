@@ -14,8 +14,8 @@ from googleapiclient.errors import HttpError
 from env0_posttrain.tasks.env0.seed.auth import seed_auth
 from env0_posttrain.tasks.env0.serve.server import Env0Surface
 from env0_posttrain.workspace.environment import Workspace
-from env0_posttrain_tests.google_clients import local_service
-from env0_posttrain_tests.live_workspace import reseed, server_fixture
+from env0_posttrain_tests.support.google_clients import local_service
+from env0_posttrain_tests.support.live_workspace import reseed, server_fixture
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from env0_posttrain_tests.live_workspace import tls_server_fixture, workspace_of as ws
-from env0_posttrain_tests.google_clients import reseeded_service, status_of
+from env0_posttrain_tests.support.live_workspace import tls_server_fixture, workspace_of as ws
+from env0_posttrain_tests.support.google_clients import reseeded_service, status_of
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 WHEN = {"start": {"dateTime": "2026-03-16T09:00:00Z"}, "end": {"dateTime": "2026-03-16T09:30:00Z"}}

@@ -8,7 +8,7 @@ import pytest
 
 from env0_posttrain.workspace import Workspace
 from env0_posttrain.workspace.services.drive.data_model import GDOC
-from env0_posttrain_tests.test_workspace_support import err, ok
+from env0_posttrain_tests.support.workspace import err, ok
 
 
 @pytest.fixture()

@@ -9,7 +9,7 @@ import pytest
 
 from env0_posttrain.workspace import Workspace
 from env0_posttrain.workspace.services.calendar.quick_add import parse_quick
-from env0_posttrain_tests.test_workspace_support import err, ok
+from env0_posttrain_tests.support.workspace import err, ok
 
 
 @pytest.fixture()

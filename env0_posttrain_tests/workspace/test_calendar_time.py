@@ -11,7 +11,7 @@ import pytest
 from env0_posttrain.tasks.env0.serve.server import _local_times
 from env0_posttrain.tasks.env0.serve.shapes import calendar_state
 from env0_posttrain.workspace import Workspace
-from env0_posttrain_tests.test_workspace_support import err, ok
+from env0_posttrain_tests.support.workspace import err, ok
 
 LA = "America/Los_Angeles"
 

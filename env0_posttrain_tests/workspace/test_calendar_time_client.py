@@ -8,8 +8,8 @@ from datetime import datetime
 
 import pytest
 
-from env0_posttrain_tests.google_clients import reseeded_service, status_of
-from env0_posttrain_tests.live_workspace import tls_server_fixture, workspace_of as ws
+from env0_posttrain_tests.support.google_clients import reseeded_service, status_of
+from env0_posttrain_tests.support.live_workspace import tls_server_fixture, workspace_of as ws
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 server = tls_server_fixture()

@@ -19,8 +19,8 @@ import pytest
 from googleapiclient.discovery import build, build_from_document
 from googleapiclient.http import MediaIoBaseDownload, MediaIoBaseUpload, build_http
 
-from env0_posttrain_tests.google_clients import local_service
-from env0_posttrain_tests.live_workspace import reseed, server_fixture
+from env0_posttrain_tests.support.google_clients import local_service
+from env0_posttrain_tests.support.live_workspace import reseed, server_fixture
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 SIZE = 10_262

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from googleapiclient.http import MediaInMemoryUpload
 
-from env0_posttrain_tests.live_workspace import tls_server_fixture, workspace_of as ws
-from env0_posttrain_tests.google_clients import reseeded_service, status_of
+from env0_posttrain_tests.support.live_workspace import tls_server_fixture, workspace_of as ws
+from env0_posttrain_tests.support.google_clients import reseeded_service, status_of
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 CH = {"type": "web_hook", "address": "https://hooks.example.com/drive"}

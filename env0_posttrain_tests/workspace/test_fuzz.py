@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from env0_posttrain.workspace import TOOLS, Workspace, call_tool
 from env0_posttrain.workspace.http_app import create_app
 from env0_posttrain.workspace.services.drive.data_model import GDOC
-from env0_posttrain_tests.test_workspace_support import assert_not_a_server_error
+from env0_posttrain_tests.support.workspace import assert_not_a_server_error
 
 BASE = Workspace.seeded(0)
 POOL = {

@@ -9,8 +9,8 @@ from email.message import EmailMessage
 
 import pytest
 
-from env0_posttrain_tests.live_workspace import tls_server_fixture, workspace_of as ws
-from env0_posttrain_tests.google_clients import reseeded_service, status_of
+from env0_posttrain_tests.support.live_workspace import tls_server_fixture, workspace_of as ws
+from env0_posttrain_tests.support.google_clients import reseeded_service, status_of
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -12,9 +12,9 @@ import pytest
 
 from env0_posttrain.workspace import Workspace, call_tool
 from env0_posttrain.workspace.seeding import populate
-from env0_posttrain_tests.test_workspace_support import ok
+from env0_posttrain_tests.support.workspace import ok
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_new_state_is_in_diff_log_and_restore():

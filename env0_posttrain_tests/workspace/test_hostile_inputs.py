@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from env0_posttrain.tasks.env0.serve.server import Env0Surface
 from env0_posttrain.tasks.env0.services import PREFIXES
 from env0_posttrain.workspace import TOOLS, Workspace, call_tool
-from env0_posttrain_tests.test_workspace_support import assert_not_a_server_error
+from env0_posttrain_tests.support.workspace import assert_not_a_server_error
 
 KEY = (b"authorization", b"Bearer sk_test_env_0_51deterministic")
 JSON, FORM = b"application/json", b"application/x-www-form-urlencoded"

@@ -12,7 +12,7 @@ from googleapiclient.errors import HttpError
 from googleapiclient.http import MediaInMemoryUpload
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from env0_posttrain_tests.live_workspace import reseeded_workspace_fixture, tls_server_fixture
+from env0_posttrain_tests.support.live_workspace import reseeded_workspace_fixture, tls_server_fixture
 
 
 pytestmark = pytest.mark.filterwarnings("ignore")

@@ -1,7 +1,7 @@
 """HTTP fuzzing of whole sessions: random tool calls sent as the real HTTP requests they stand for, one
 after another on one server, never get a 5xx, and `POST /_admin/restore` brings back the exact start.
 
-test_workspace_fuzz.py sends one raw request at a time and restores in process; this drives the
+workspace/test_fuzz.py sends one raw request at a time and restores in process; this drives the
 admin surface the way a remote harness does (snapshot, many writes, restore, all over HTTP).
 """
 
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from env0_posttrain.workspace import TOOLS, Workspace
 from env0_posttrain.workspace.http_app import create_app
-from env0_posttrain_tests.test_workspace_fuzz import tool_calls
+from env0_posttrain_tests.workspace.test_fuzz import tool_calls
 
 CLIENT = TestClient(create_app(lambda: Workspace.seeded(0)))
 

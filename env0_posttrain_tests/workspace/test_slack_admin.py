@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 
 from env0_posttrain.workspace import Workspace, call_tool
-from env0_posttrain_tests.test_workspace_support import err as slack_err
-from env0_posttrain_tests.test_workspace_support import ok
+from env0_posttrain_tests.support.workspace import err as slack_err
+from env0_posttrain_tests.support.workspace import ok
 
 
 @pytest.fixture()

@@ -10,7 +10,7 @@ import ssl
 import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from env0_posttrain_tests.live_workspace import reseeded_workspace_fixture, tls_server_fixture
+from env0_posttrain_tests.support.live_workspace import reseeded_workspace_fixture, tls_server_fixture
 
 
 pytestmark = pytest.mark.filterwarnings("ignore")

@@ -3,7 +3,7 @@
 The golden file pins the exact text of every tool definition: the tiny student is trained and evaluated
 with these schemas in its prompt, so a changed character changes the demo's results. It is readable JSON
 (not a digest) so a deliberate change shows as a reviewable diff; regenerate it with
-`python -m env0_posttrain_tests.test_workspace_tool_args --write`.
+`python -m env0_posttrain_tests.workspace.test_tool_args --write`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import pickle
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +19,9 @@ from env0_posttrain.workspace import TOOLS, openai_tools
 from env0_posttrain.workspace.errors import ApiError
 from env0_posttrain.workspace.tool_args import arg_fields
 from env0_posttrain.workspace.tools import coerce_args
+from env0_posttrain_tests.support.paths import FIXTURES
 
-GOLDEN = Path(__file__).parent / "fixtures" / "openai_tools.json"
+GOLDEN = FIXTURES / "openai_tools.json"
 
 
 def _render() -> str:

@@ -11,7 +11,7 @@ import pytest
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model, run_episode, run_rollouts_sync
 from env0_posttrain.agent.providers.local_model import GenRequest, local_model
 from env0_posttrain.agent.messages import template_messages
-from env0_posttrain_tests.test_agent_support import NotesEnv, build_tiny_student, notes_task
+from env0_posttrain_tests.support.agent import NotesEnv, build_tiny_student, notes_task
 
 SHORT = AgentSettings(max_steps=2, system_prompt="Use the tools.")
 

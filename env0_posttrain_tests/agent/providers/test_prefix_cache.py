@@ -10,7 +10,7 @@ import pytest
 from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model, run_episode
 from env0_posttrain.agent.providers.local_model import GenRequest, LocalModel, local_model
 from env0_posttrain.agent.providers.prefix_cache import PrefixCache, supports_prefix_cache
-from env0_posttrain_tests.test_agent_support import NotesEnv, build_tiny_student, notes_task
+from env0_posttrain_tests.support.agent import NotesEnv, build_tiny_student, notes_task
 
 
 @pytest.fixture(scope="module")

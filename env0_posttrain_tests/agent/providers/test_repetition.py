@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from env0_posttrain.agent.providers.greedy import repeats_itself
 from env0_posttrain.agent.providers.local_model import GenRequest, local_model, register_local_model
 from env0_posttrain.spec.runspec import EvalSpec
-from env0_posttrain_tests.test_agent_support import build_tiny_student
+from env0_posttrain_tests.support.agent import build_tiny_student
 
 
 def test_repeats_itself_needs_a_whole_window_of_one_short_block():

@@ -8,7 +8,7 @@ import pytest
 from env0_posttrain.agent import AgentSettings, ModelEndpoint
 from env0_posttrain.agent.providers.oracle import skill_from_model_id
 from env0_posttrain.spec.runspec import TeacherSpec
-from env0_posttrain_tests.test_agent_rollouts import rollouts
+from env0_posttrain_tests.agent.test_rollouts import rollouts
 
 FAST = AgentSettings(max_steps=8, backoff_base_s=0, concurrency=8)
 

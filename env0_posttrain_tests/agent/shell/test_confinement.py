@@ -17,9 +17,9 @@ from env0_posttrain.agent.endpoint import ModelEndpoint
 from env0_posttrain.agent.llm import register_provider
 from env0_posttrain.agent.shell.session import ShellSession
 from env0_posttrain.spec.runspec import ShellSpec
-from env0_posttrain_tests.test_agent_loop import Scripted
+from env0_posttrain_tests.agent.test_loop import Scripted
+from env0_posttrain_tests.support.paths import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 LIMITS = ShellSpec(timeout_s=30, max_timeout_s=60, output_cap=2000, max_processes=48)
 
 

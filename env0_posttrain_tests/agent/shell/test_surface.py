@@ -1,13 +1,12 @@
 """The shell surface's logic: OpenHands' tool shapes, the oracle playing solve.sh / HTTP commands through
 `terminal` and ending with `finish`, the no-op, the episode's surface in rows, reports and specs. Commands run
-through a host stand-in for the sandbox here (shell_support.py); test_shell_confinement.py uses the real one."""
+through a host stand-in for the sandbox here (support/shell.py); agent/shell/test_confinement.py uses the real one."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -19,11 +18,11 @@ from env0_posttrain.agent.shell.tools import shell_tool_defs, tools_for_surface
 from env0_posttrain.stages.comparison_report import arm_surfaces
 from env0_posttrain.spec.runspec import SpecError, parse_spec
 from env0_posttrain.sft import convert_rows, results_row, validate_rows
-from env0_posttrain_tests.shell_support import Result, use_host_sandbox
-from env0_posttrain_tests.test_agent_loop import Scripted
-from env0_posttrain_tests.test_sft_support import tiny_tokenizer
+from env0_posttrain_tests.support.shell import Result, use_host_sandbox
+from env0_posttrain_tests.agent.test_loop import Scripted
+from env0_posttrain_tests.sft.test_support import tiny_tokenizer
+from env0_posttrain_tests.support.paths import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("curl") is None,
                                 reason="the shell surface runs bash and curl")
 SHELL = AgentSettings(max_steps=40, concurrency=4, surface="shell", backoff_base_s=0.001, backoff_max_s=0.002)
@@ -169,7 +168,7 @@ def test_specs_refuse_arms_on_different_surfaces_unless_asked():
 
 
 def test_the_report_refuses_to_compare_arms_that_used_different_surfaces():
-    from env0_posttrain_tests.test_sft_support import make_episode
+    from env0_posttrain_tests.sft.test_support import make_episode
 
     a = make_episode(0).model_copy(update={"arm": "base"})
     b = make_episode(1).model_copy(update={"arm": "teacher_eval", "surface": "shell"})

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from env0_posttrain_tests.browser import OUT, SKIP_WITHOUT_CHROMIUM, headless_chromium
+from env0_posttrain_tests.support.browser import OUT, SKIP_WITHOUT_CHROMIUM, headless_chromium
 
 
 WAIT_S = 30
@@ -25,7 +25,7 @@ def report(tmp_path_factory):
     from env0_posttrain.util.paths import Paths
     from env0_posttrain.stages.context import StageContext
     from env0_posttrain.stages.comparison_report import write_report
-    from env0_posttrain_tests.explorer_run import RUN_ID, write_tiny_run
+    from env0_posttrain_tests.support.explorer_run import RUN_ID, write_tiny_run
 
     root = tmp_path_factory.mktemp("explorer_browser")
     store = write_tiny_run(root)
@@ -112,7 +112,7 @@ def test_model_output_is_shown_as_text_never_as_markup(report, browser, tmp_path
     literally: nothing it names becomes an element of the page."""
     from env0_posttrain.evaluate.explorer import write_explorer
     from env0_posttrain.store import Store
-    from env0_posttrain_tests.explorer_run import RUN_ID
+    from env0_posttrain_tests.support.explorer_run import RUN_ID
 
     store = Store(report.metadata["report_html"].parents[4] / "env0.duckdb")
     rid = store.latest_round(RUN_ID, "sft")

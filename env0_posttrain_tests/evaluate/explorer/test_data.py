@@ -11,7 +11,7 @@ from env0_posttrain.agent.state_diff import MAX_ROWS, MAX_STR, compact_diff
 from env0_posttrain.evaluate import frames
 from env0_posttrain.evaluate.explorer import task_href, write_explorer
 from env0_posttrain.evaluate.statistics import flip_table
-from env0_posttrain_tests.explorer_run import ARM_SKILLS, RUN_ID, TRIALS, write_tiny_run
+from env0_posttrain_tests.support.explorer_run import ARM_SKILLS, RUN_ID, TRIALS, write_tiny_run
 
 
 def _load(path: Path, callback: str) -> dict:
@@ -162,7 +162,7 @@ def test_dataframes_per_level(run):
 
 def test_flip_rows_of_the_report_link_into_the_explorer(tmp_path):
     from env0_posttrain.evaluate import ReportInputs, build_report
-    from env0_posttrain_tests.test_evaluate_support import arm_from_counts, make_task
+    from env0_posttrain_tests.support.evaluate import arm_from_counts, make_task
 
     assert task_href("a b/c", "s") == "explorer/index.html#task=a%20b%2Fc&suite=s"
     tasks = [make_task(i) for i in range(12)]

@@ -15,8 +15,9 @@ import pytest
 from env0_posttrain.tasks.__main__ import main
 from env0_posttrain.tasks.env0.package.load import Env0Error, load_needles, load_package
 from env0_posttrain.tasks.env0.run.runner import run_and_record
+from env0_posttrain_tests.support.paths import FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "env0_invoice"
+FIXTURE = FIXTURES / "env0_invoice"
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None or shutil.which("bash") is None,
                                 reason="env0 packages' scripts need bash and curl")
 
@@ -111,8 +112,8 @@ def test_load_package_raises_env0_error(tmp_path: Path) -> None:
     assert err.value.step == "read task.toml"
 
 
-ARCHIVE = Path(__file__).parent / "fixtures" / "env0_archive"
-ENV0_ROOT = Path(__file__).parent / "fixtures" / "env0_root"  # a stand-in env0 checkout with one gcal seed pack
+ARCHIVE = FIXTURES / "env0_archive"
+ENV0_ROOT = FIXTURES / "env0_root"  # a stand-in env0 checkout with one gcal seed pack
 
 
 def test_drive_docs_calendar_package_with_a_seed_pack(tmp_path: Path) -> None:

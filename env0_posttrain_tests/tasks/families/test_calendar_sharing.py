@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from env0_posttrain.tasks import build_workspace, verify
 from env0_posttrain.workspace import call_tool
-from env0_posttrain_tests.template_runs import first_task, run_calls
+from env0_posttrain_tests.support.template_runs import first_task, run_calls
 
 
 def test_share_needs_the_asked_role_and_no_extra_grantee():

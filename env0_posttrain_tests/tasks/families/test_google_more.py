@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from env0_posttrain.tasks import build_workspace
 from env0_posttrain.workspace import call_tool
-from env0_posttrain_tests.template_runs import first_task, run_calls
+from env0_posttrain_tests.support.template_runs import first_task, run_calls
 
 
 def _filter(email, label, skip=True):

@@ -22,9 +22,9 @@ from env0_posttrain.tasks.env0.package.load import Env0Error
 from env0_posttrain.tasks.env0.run.runner import run_and_record
 from env0_posttrain.tasks.env0.judge.verifier import action_log
 from env0_posttrain.tasks.task_paths import TaskPaths
-from env0_posttrain_tests.test_sft_support import tiny_tokenizer
+from env0_posttrain_tests.sft.test_support import tiny_tokenizer
+from env0_posttrain_tests.support.paths import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 ENV0 = FIXTURES / "env0_root"  # a stand-in env0 checkout (gcal seed packs, default Slack)
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None or shutil.which("bash") is None,
                                 reason="env0 packages' scripts need bash and curl")

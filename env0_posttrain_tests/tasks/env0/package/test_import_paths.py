@@ -12,8 +12,9 @@ from pathlib import Path
 from env0_posttrain.tasks.env0.seed.env0_defaults import env0_imports
 from env0_posttrain.tasks.env0.package.import_paths import import_folders
 from env0_posttrain.tasks.env0.package.load import load_needles
+from env0_posttrain_tests.support.paths import FIXTURES
 
-ROOT = Path(__file__).parent / "fixtures" / "env0_root"
+ROOT = FIXTURES / "env0_root"
 
 
 def _package(tmp_path: Path, sibling: str) -> Path:

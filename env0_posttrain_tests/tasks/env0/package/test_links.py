@@ -16,8 +16,8 @@ import pytest
 from env0_posttrain.tasks.env0.package.load import Env0Error, load_package
 from env0_posttrain.tasks.env0.package.files import MAX_DEPTH, package_sha256
 from env0_posttrain.util.tree_removal import remove_tree
+from env0_posttrain_tests.support.paths import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 FIXTURE = FIXTURES / "env0_invoice"
 
 

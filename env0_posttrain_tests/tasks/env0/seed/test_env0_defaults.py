@@ -19,8 +19,8 @@ from env0_posttrain.tasks.env0.run.runner import run_and_record
 from env0_posttrain.tasks.env0.seed.needles import seed_package
 from env0_posttrain.tasks.env0.serve.shapes import slack_state
 from env0_posttrain.workspace.environment import Workspace
+from env0_posttrain_tests.support.paths import FIXTURES as FIX
 
-FIX = Path(__file__).parent / "fixtures"
 ROOT = FIX / "env0_root"
 PKG = FIX / "env0_harbor_slack"
 NOW = datetime(2026, 3, 11, 16, 0, tzinfo=timezone.utc)

@@ -17,8 +17,9 @@ from env0_posttrain.tasks.env0.serve.server import log_entry
 from env0_posttrain.tasks.env0.serve.shapes import STATE
 from env0_posttrain.tasks.env0.seed.stripe import auth_enabled, scenario, seed_stripe
 from env0_posttrain.workspace import TOOLS, Workspace, call_tool
+from env0_posttrain_tests.support.paths import FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "env0_stripe_refund"
+FIXTURE = FIXTURES / "env0_stripe_refund"
 needs_shell = pytest.mark.skipif(shutil.which("curl") is None or shutil.which("bash") is None,
                                  reason="env0 packages' scripts need bash and curl")
 

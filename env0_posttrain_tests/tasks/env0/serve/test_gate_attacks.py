@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from env0_posttrain.spec.runspec import ShellSpec
+from env0_posttrain_tests.support.paths import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 LIMITS = ShellSpec(timeout_s=30, max_timeout_s=60, output_cap=20000, max_processes=48, max_memory_mb=256)
 OTHER_PORTS = ("MOCK_AUTH_URL", "MOCK_SLACK_URL", "MOCK_GCAL_URL", "MOCK_GDOC_URL", "MOCK_GDRIVE_URL",
                "MOCK_STRIPE_URL")

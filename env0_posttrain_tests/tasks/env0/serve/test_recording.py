@@ -20,8 +20,9 @@ from env0_posttrain.tasks.env0.serve.recording import oracle_calls, replay_http
 from env0_posttrain.tasks.env0.run.runner import run_and_record, replay_tools
 from env0_posttrain.tasks.env0.serve.server import Env0Surface
 from env0_posttrain.workspace import Workspace, call_tool
+from env0_posttrain_tests.support.paths import FIXTURES
 
-FIXTURE = Path(__file__).parent / "fixtures" / "env0_invoice"
+FIXTURE = FIXTURES / "env0_invoice"
 JSON = [(b"content-type", b"application/json")]
 
 
