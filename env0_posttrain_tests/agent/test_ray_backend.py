@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from env0_posttrain_tests.support.paths import REPO as ROOT
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")

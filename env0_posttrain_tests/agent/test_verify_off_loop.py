@@ -21,7 +21,6 @@ from env0_posttrain_tests.support.agent import NotesEnv, notes_task
 from env0_posttrain_tests.support.paths import FIXTURES
 
 
-
 class _Done(Env0Provider):
     async def respond(self, model, messages, options, meta, model_response):
         return fill_response(model_response, model, {"role": "assistant", "content": "done"})

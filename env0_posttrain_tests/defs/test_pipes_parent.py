@@ -19,7 +19,6 @@ from env0_posttrain.store import Store
 from env0_posttrain_tests.support.paths import REPO as ROOT
 
 
-
 def _gone(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE

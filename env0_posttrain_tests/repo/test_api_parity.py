@@ -7,6 +7,7 @@ import importlib.util
 import sys
 
 import pytest
+
 from env0_posttrain_tests.support.paths import REPO as ROOT
 
 pytest.importorskip("stripe")

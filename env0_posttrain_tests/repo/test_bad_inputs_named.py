@@ -18,7 +18,6 @@ from env0_posttrain_tests.store.test_store import _ep
 from env0_posttrain_tests.support.paths import FIXTURES
 
 
-
 def test_lines_are_found_for_nested_keys_list_items_and_dotted_toml_keys():
     text = "run_id: x\nlora:\n  r: 8\n  rank: 4\ntasks:\n  families:\n    - mail\n    - fax\n"
     assert yaml_line(text, ("lora", "rank")) == 4

@@ -9,6 +9,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+
 from env0_posttrain_tests.support.paths import REPO
 
 BENCH = REPO / "bench"

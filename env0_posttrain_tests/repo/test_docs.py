@@ -6,6 +6,7 @@ history (sessions, issue numbers): they state facts and reasons."""
 from __future__ import annotations
 
 import re
+
 from env0_posttrain_tests.support.paths import REPO as ROOT
 
 DOCS = sorted([ROOT / "README.md", ROOT / "deploy" / "README.md", *(ROOT / "docs").glob("*.md")])

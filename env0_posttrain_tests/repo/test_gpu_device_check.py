@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+
 from env0_posttrain_tests.support.paths import REPO
 
 BENCH = REPO / "bench"

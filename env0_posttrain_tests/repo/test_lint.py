@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from env0_posttrain_tests.support.paths import REPO as ROOT
 
+from env0_posttrain_tests.support.paths import REPO as ROOT
 
 
 def test_ruff_finds_nothing():

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from env0_posttrain_tests.support.paths import REPO as ROOT
 
 WAIT_S = 90

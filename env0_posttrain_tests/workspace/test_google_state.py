@@ -16,7 +16,6 @@ from env0_posttrain_tests.support.workspace import ok
 from env0_posttrain_tests.support.paths import REPO as ROOT
 
 
-
 def test_new_state_is_in_diff_log_and_restore():
     ws = Workspace.seeded(3)
     h0, seed_tables = ws.state_hash(), {k: dict(v) for k, v in ws.gmail.db.tables().items()}
