@@ -21,6 +21,10 @@
   chosen once by service name: no module outside the services and the dialects compares a value with a service
   name (`service == "slack"`, `svc != "auth"`, `spec.service in ("stripe", "auth")`). Asking whether a collection
   holds a service (`"gmail" in services`) is not such a branch.
+- The tests mirror the package: a `test_*.py` lives in the folder of `env0_posttrain_tests/` with the relative path of
+  the package folder whose code it tests (the tests of `env0_posttrain/x/y.py` are under `env0_posttrain_tests/x/`;
+  the code location's graph is tested in `defs/`), or in `repo/`, the one folder for suites about the repository as
+  a whole. Every test folder is a package, so pytest imports each test by its dotted name.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from functools import cache
 from pathlib import Path
 
 import networkx as nx
-from env0_posttrain_tests.support.paths import REPO
+
+from env0_posttrain_tests.support.paths import FIXTURES, REPO, TESTS
 
 PKG = REPO / "env0_posttrain"
 ROOT = PKG.name
@@ -315,3 +320,32 @@ if kind == "integer": pass
 
 def test_wire_differences_live_in_dialects():
     assert _wire_branches_outside_dialects() == []
+
+
+WHOLE_REPO_TESTS = "repo"  # the one test folder that mirrors no package folder: layout, lint, docs, bench, deploy
+
+
+def _test_homes() -> set[Path]:
+    """Where a test file may live, relative to the test folder: each folder of the package that holds modules."""
+    homes = {d.relative_to(PKG) for d in PKG.rglob("*") if d.is_dir() and any(d.glob("*.py"))}
+    return homes | {Path(WHOLE_REPO_TESTS)}
+
+
+def _test_files_off_the_mirror() -> list[str]:
+    homes = _test_homes()
+    return sorted(f.relative_to(TESTS).as_posix() for f in TESTS.rglob("test_*.py")
+                  if FIXTURES not in f.parents and f.parent.relative_to(TESTS) not in homes)
+
+
+def _test_folders_without_init() -> list[str]:
+    return sorted(d.relative_to(TESTS).as_posix() for d in (TESTS, *TESTS.rglob("*"))
+                  if d.is_dir() and d != FIXTURES and FIXTURES not in d.parents
+                  and d.name != "__pycache__" and not d.name.startswith(".") and not (d / "__init__.py").exists())
+
+
+def test_tests_mirror_the_package():
+    homes = _test_homes()
+    assert {Path("agent/shell"), Path("tasks/env0/serve"), Path("orchestration"), Path(WHOLE_REPO_TESTS)} <= homes
+    assert Path(".") not in homes and Path("spec/presets") not in homes  # the root and data-only folders hold no tests
+    assert _test_files_off_the_mirror() == []
+    assert _test_folders_without_init() == []
