@@ -23,7 +23,7 @@ from env0_posttrain.evaluate.explorer import write_explorer
 from env0_posttrain.spec.runspec import RunSpec
 from env0_posttrain.store import Store
 from env0_posttrain.tasks.model import Task, VerifierResult
-from env0_posttrain_tests.explorer_run import RUN_ID, write_tiny_run
+from env0_posttrain_tests.support.explorer_run import RUN_ID, write_tiny_run
 
 ARMS = ("base", "sft", "teacher_eval", "rl")
 PASS_P = {"base": 0.2, "sft": 0.35, "teacher_eval": 0.8, "rl": 0.4}

@@ -5,7 +5,7 @@ documents google-api-python-client ships.
     .venv/bin/python bench/google_scopes.py
 
 The gate (services/auth/gate.py) reads the file at run time (the client library is a test dependency only);
-test_workspace_auth_scopes.py checks that the file matches the documents and that every method accepts every
+workspace/test_auth_scopes.py checks that the file matches the documents and that every method accepts every
 scope its entry lists.
 """
 

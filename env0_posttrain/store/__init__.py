@@ -3,7 +3,7 @@
 DuckDB allows one writer per file across processes, so connections are short. DuckDB reads the
 file's headers before it takes its own lock, so a process opening the file while another has it
 open can work from the old headers once it gets the lock, and the other's last commit is lost
-(reproduced in env0_posttrain_tests/test_store_open_race.py). Every connection therefore holds a
+(reproduced in env0_posttrain_tests/store/test_open_race.py). Every connection therefore holds a
 sidecar file lock (`<db>.lock`, filelock) from before connect until after close. Rollouts write one
 episode per transaction as it finishes: a killed process loses nothing it had finished.
 
