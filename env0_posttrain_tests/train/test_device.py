@@ -134,7 +134,7 @@ def test_a_cpu_is_named_with_the_kernels_torch_dispatches_to():
 def test_auto_is_cuda_exactly_when_a_gpu_is_there(monkeypatch):
     import torch
 
-    from env0_posttrain.util.devices import DeviceError, device_label, model_dtype, resolve_device
+    from env0_posttrain.util.devices import DeviceError, model_dtype, resolve_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert resolve_device("auto") == resolve_device(None) == "cpu" and model_dtype("cpu") == torch.float32

@@ -47,7 +47,7 @@ APP = create_app(lambda: Workspace.seeded(0))  # requests below may change its s
 def test_the_table_has_one_route_per_tool_upload_path_and_slack_method():
     names = sorted(ENDPOINTS.values())
     assert len(names) == len(set(names)) == len(ENTRIES)
-    # auth's tools take forms, answer redirects and set cookies: auth_http.py serves them (workspace/test_auth.py);
+    # auth's tools take forms, answer redirects and set cookies: auth_http.py serves them (workspace/services/auth/test_service.py);
     # an upload path also takes PUT / DELETE on a resumable session's URI
     want = {s.name for s in TOOLS.values() if s.service != "auth"} | \
         {s.name + suffix for s in TOOLS.values() if s.upload_path for suffix in ("_upload", "_upload_session")}
