@@ -11,13 +11,12 @@ from .history import History
 from .labels import Labels
 from .mailbox import newest_first
 from .mime import b64url
-from .prefs import MailPrefs
 from .settings import MailSettings
 from .threads import Threads
 from .users import Users
 
 
-class Gmail(Drafts, Threads, Labels, History, Users, MailSettings, MailPrefs):
+class Gmail(Drafts, Threads, Labels, History, Users, MailSettings):
     """Seeding helpers (not tools) on top of every resource."""
 
     def add_message(self, *, sender: str, subject: str, body: str, to: list[str] | None = None,

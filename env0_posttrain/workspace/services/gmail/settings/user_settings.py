@@ -1,43 +1,21 @@
-"""Gmail v1 single-resource settings: vacation, autoForwarding, imap, pop, language (get and update).
+"""Gmail v1 users.settings' own methods: get and update vacation, autoForwarding, imap, pop and language.
 
-A mailbox stores a row only once a setting was changed; until then the Gmail defaults below are served.
-autoForwarding is recorded but forwards nothing, and it needs an accepted forwarding address (settings.py).
+A mailbox stores a row only once a setting was changed; until then Gmail's defaults are served (fields.py).
+autoForwarding is recorded but forwards nothing, and it needs an accepted forwarding address.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...base import api
-from ...errors import bad_request
-from .data_model import MailSetting
-from .mailbox import Mailbox
-from .mime import address_of
-from .settings import S, check_fields
-
-_DISPOSITIONS = ("dispositionUnspecified", "leaveInInbox", "archive", "trash", "markRead")
-# name -> (defaults, {field: bool | str | "ms" | "int" | (enum values)})
-SETTINGS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-    "vacation": ({"enableAutoReply": False}, {
-        "enableAutoReply": bool, "responseSubject": str, "responseBodyPlainText": str, "responseBodyHtml": str,
-        "restrictToContacts": bool, "restrictToDomain": bool, "startTime": "ms", "endTime": "ms"}),
-    "autoForwarding": ({"enabled": False}, {"enabled": bool, "emailAddress": str, "disposition": _DISPOSITIONS}),
-    "imap": ({"enabled": True, "autoExpunge": True, "expungeBehavior": "archive", "maxFolderSize": 0}, {
-        "enabled": bool, "autoExpunge": bool, "maxFolderSize": "int",
-        "expungeBehavior": ("expungeBehaviorUnspecified", "archive", "trash", "deleteForever")}),
-    "pop": ({"accessWindow": "disabled", "disposition": "leaveInInbox"}, {
-        "accessWindow": ("accessWindowUnspecified", "disabled", "fromNowOn", "allMail"), "disposition": _DISPOSITIONS}),
-    "language": ({"displayLanguage": "en"}, {"displayLanguage": str}),
-}
+from ....base import api
+from ....errors import bad_request
+from ..data_model import MailSetting
+from ..mime import address_of
+from .fields import S, SETTINGS, SettingsBase, check_fields
 
 
-class MailPrefs(Mailbox):
-    # -- single-resource settings -------------------------------------------------------------------
-    def setting(self, owner: str, name: str) -> dict[str, Any]:
-        """The current value of vacation / autoForwarding / imap / pop / language (verifier helper)."""
-        row = self.db.mailSettings.get(f"{owner}/{name}")
-        return dict(row.value) if row is not None else dict(SETTINGS[name][0])
-
+class UserSettings(SettingsBase):
     def _put_setting(self, userId: str, name: str, body: dict) -> dict[str, Any]:
         owner = self.owner(userId)
         defaults, spec = SETTINGS[name]
