@@ -84,10 +84,11 @@ class Comments(DriveState):
         self.db.comments[c.id] = c
         return c
 
-    def _comment(self, fileId: str, commentId: str, need: int = 1) -> Comment:
+    def _comment(self, fileId: str, commentId: str, need: int = 1, deleted: bool = True) -> Comment:
+        """The file's comment; with `deleted=False` a deleted one is not found, as Drive answers for it."""
         self._file(fileId, need=need)
         c = self.db.comments.get(commentId)
-        if c is None or c.fileId != fileId:
+        if c is None or c.fileId != fileId or (c.deleted and not deleted):
             raise google_error(404, f"Comment not found: {commentId}.", "notFound", "commentId")
         return c
 
@@ -101,18 +102,14 @@ class Comments(DriveState):
     def comments_get(self, fileId: str, commentId: str, fields: str | None = None,
                      includeDeleted: bool = False) -> dict[str, Any]:
         fields = _need_fields(fields)
-        c = self._comment(fileId, commentId)
-        if c.deleted and not includeDeleted:
-            raise google_error(404, f"Comment not found: {commentId}.", "notFound", "commentId")
+        c = self._comment(fileId, commentId, deleted=includeDeleted)
         return select_fields(self.comment_json(c), fields)
 
     @api("drive.comments.update", f"PATCH {C}", "Edit your comment's text.", writes=True,
          params={"fileId": "", "commentId": "", "fields": _FIELDS, "body": "{content}"})
     def comments_update(self, fileId: str, commentId: str, body: dict, fields: str | None = None) -> dict[str, Any]:
         fields = _need_fields(fields)
-        c = self._comment(fileId, commentId, need=2)
-        if c.deleted:
-            raise google_error(404, f"Comment not found: {commentId}.", "notFound", "commentId")
+        c = self._comment(fileId, commentId, need=2, deleted=False)
         self._author_only(c.authorEmail)
         if set(body) - {"content"}:
             raise bad_request(f"The resource body includes fields which are not directly writable: "
@@ -127,9 +124,7 @@ class Comments(DriveState):
     @api("drive.comments.delete", f"DELETE {C}", "Delete your comment (its replies go with it).", writes=True,
          status=204, params={"fileId": "", "commentId": ""})
     def comments_delete(self, fileId: str, commentId: str) -> None:
-        c = self._comment(fileId, commentId, need=2)
-        if c.deleted:
-            raise google_error(404, f"Comment not found: {commentId}.", "notFound", "commentId")
+        c = self._comment(fileId, commentId, need=2, deleted=False)
         self._author_only(c.authorEmail)
         self.db.comments[c.id] = c.model_copy(update={"deleted": True, "content": "",
                                                       "modifiedTime": self.ws.now_rfc3339()})

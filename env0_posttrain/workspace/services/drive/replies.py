@@ -53,9 +53,7 @@ class Replies(Comments):
          params={"fileId": "", "commentId": "", "fields": _FIELDS, "body": "{content, action: resolve|reopen}"})
     def replies_create(self, fileId: str, commentId: str, body: dict, fields: str | None = None) -> dict[str, Any]:
         fields = _need_fields(fields)
-        c = self._comment(fileId, commentId, need=2)
-        if c.deleted:
-            raise google_error(404, f"Comment not found: {commentId}.", "notFound", "commentId")
+        c = self._comment(fileId, commentId, need=2, deleted=False)
         action, content = body.get("action"), body.get("content")
         if action is not None and action not in ("resolve", "reopen"):
             raise bad_request(f"Invalid value for action: {action}", "invalid", "action")
