@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from env0_posttrain.tasks.model import VerifierResult
+from env0_posttrain.tasks.reward import is_unscored, optimiser_reward
 
 Arm = Literal["teacher", "base", "sft", "teacher_eval", "rl"]
 # environment_error: the harness failed around the agent (its set-up, or a bug between its steps): no verdict
@@ -93,11 +94,13 @@ class Episode(BaseModel):
 
     @property
     def reward(self) -> float:
-        return self.verifier.reward if self.verifier is not None else 0.0
+        """The verifier's reward; an unscored episode's is the task's minimum (tasks/reward.py), never a 0 that beats
+        a tripped safety gate."""
+        return optimiser_reward(self)
 
     @property
     def passed(self) -> bool:
-        return self.verifier is not None and self.verifier.reward >= 1.0
+        return not is_unscored(self) and self.verifier is not None and self.verifier.reward >= 1.0
 
     @property
     def n_tool_calls(self) -> int:

@@ -33,6 +33,7 @@ from env0_posttrain.evaluate.trajectories import (
     task_rows,
 )
 from env0_posttrain.store import Store
+from env0_posttrain.tasks.reward import optimiser_reward
 
 KEYS = ("run_id", "round_id", "arm", "suite", "task_id", "trial")
 
@@ -52,7 +53,8 @@ def _walk(store: Store | Path | str, run_id: str | None, arms: Sequence[str] | N
 
 
 def _reward(ep: dict[str, Any]) -> float:
-    return (ep.get("verifier") or {}).get("reward", 0.0)
+    """The verifier's reward; an unscored episode's is the task's minimum (tasks/reward.py), so it never passes."""
+    return optimiser_reward(ep)
 
 
 def episodes(store: Store | Path | str, run_id: str | None = None, *, arms: Sequence[str] | None = EVAL_ARMS,

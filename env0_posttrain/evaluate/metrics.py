@@ -1,8 +1,9 @@
 """Episode metrics per arm, and per family / difficulty / split.
 
 Strict pass is reward >= 1 (the seeds' definition). An unscored row (no verifier result, or an
-infrastructure / verifier failure) counts as a fail in the pass rate but is listed by key, so a
-reader can see whether a difference is a model effect or an infrastructure one.
+infrastructure / verifier failure) counts as a fail in the pass rate and at the task's minimum reward in the mean
+(tasks/reward.py), and is listed by key, so a reader can see whether a difference is a model effect or an
+infrastructure one.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from env0_posttrain.agent.records import Episode
 from env0_posttrain.evaluate.statistics import ProportionEstimate, TaskTrials, proportion_estimate
+from env0_posttrain.tasks import reward as rewards
 from env0_posttrain.tasks.model import Task
+from env0_posttrain.tasks.reward import UNSCORED_STOPS
 
 EVAL_ARMS = ("base", "sft", "teacher_eval", "rl")
-UNSCORED_STOPS = frozenset({"infra_error", "verifier_error", "environment_error"})
 
 
 class UnscoredRow(BaseModel):
@@ -55,7 +57,7 @@ class ArmMetrics(BaseModel):
 
 
 def is_unscored(ep: Episode) -> bool:
-    return ep.verifier is None or ep.stop_condition in UNSCORED_STOPS
+    return rewards.is_unscored(ep)
 
 
 def n_steps(ep: Episode) -> int:

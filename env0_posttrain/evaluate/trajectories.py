@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from env0_posttrain.evaluate.metrics import UNSCORED_STOPS
+from env0_posttrain.tasks import reward as rewards
 from env0_posttrain.store import Store
 from env0_posttrain.spec.suites import split_round_arm
 
@@ -107,4 +107,4 @@ def instruction_of(episode: dict[str, Any]) -> str:
 
 def is_unscored(episode: dict[str, Any]) -> bool:
     """As evaluate.metrics.is_unscored, on the stored dict."""
-    return episode.get("verifier") is None or episode.get("stop_condition") in UNSCORED_STOPS
+    return rewards.is_unscored(episode)

@@ -18,6 +18,7 @@ from env0_posttrain.sft.message_rules import check_conversation, tool_names_from
 from env0_posttrain.sft.results import ResultsRow
 from env0_posttrain.sft.rows import SourceRef, to_trl_message
 from env0_posttrain.sft.tokens import count_tokens
+from env0_posttrain.tasks.reward import is_unscored
 
 THINK_SPAN = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
 
@@ -107,8 +108,8 @@ def select_rows(
             report.skip(rownum, row, "not_training_ready", row.info.training_ready_reason)
             continue
         if policy.min_reward is not None:
-            if row.reward is None:
-                report.skip(rownum, row, "no_reward")
+            if is_unscored(row.model_dump(include={"reward", "stop_condition"})):  # never admitted, whatever the floor
+                report.skip(rownum, row, "no_reward", row.error or row.stop_condition)
                 continue
             if row.reward < policy.min_reward:
                 report.skip(rownum, row, "below_min_reward", f"{row.reward} < {policy.min_reward}")

@@ -21,6 +21,7 @@ from env0_posttrain.agent.records import Episode, Exchange, StopCondition, Token
 from env0_posttrain.sft.jsonl_io import write_jsonl_atomic
 from env0_posttrain.sft.message_rules import check_conversation, find_banned_keys, tool_names_from_defs
 from env0_posttrain.tasks.model import Task
+from env0_posttrain.tasks.reward import Reward
 
 # Stop conditions whose conversation is the agent's own doing and may be trained on.
 TRAINABLE_STOPS = ("agent_completed", "max_steps")
@@ -74,7 +75,7 @@ class ResultsRow(_Strict):
     prompt: list[dict[str, Any]] = Field(min_length=1)
     completion: list[dict[str, Any]]
     info: ResultsInfo
-    reward: float | None = Field(ge=-1.0, le=1.0)
+    reward: Reward | None = Field(description="the verifier's; None when the episode is unscored")
     score: float | None = Field(ge=0.0, le=1.0, description="partial credit: mean of the verifier's checks")
     error: str | None = None
     timing: Timing = Field(default_factory=Timing)

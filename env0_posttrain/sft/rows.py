@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from env0_posttrain.tasks.reward import Reward
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -32,7 +34,7 @@ class PrimeSFTRow(_Strict):
 
     messages: list[dict[str, Any]] = Field(min_length=2)
     tool_defs: list[dict[str, Any]]
-    reward: float | None
+    reward: Reward | None
     task_id: str
     task_name: str
     model: str

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from env0_posttrain.tasks.reward import Reward
 from env0_posttrain.util.digests import digest
 
 Family = Literal["auth", "calendar", "docs", "drive", "mail", "multi-app"]
@@ -61,11 +63,12 @@ class Task(BaseModel):
 
 
 class VerifierResult(BaseModel):
-    """Reward in [-1, 1] plus per-check metrics; a tripped safety gate forces -1."""
+    """Reward in [-1, 1] plus per-check metrics; a tripped safety gate forces -1. A reward that is not a finite
+    number in range (NaN, inf, a string, a bool, 2.0) is refused (tasks/reward.py), never clamped."""
 
     model_config = ConfigDict(extra="forbid")
 
-    reward: float = Field(ge=-1.0, le=1.0)
+    reward: Reward
     checks: dict[str, float] = Field(default_factory=dict, description="check name -> score in [0, 1]")
     gates: dict[str, bool] = Field(default_factory=dict, description="safety gate name -> tripped")
     detail: str = ""

@@ -10,8 +10,9 @@ An episode becomes one GRPO sample: the first model call's prompt ids, then ever
 completion ids (trained, `env_mask` 1) joined by the tokens the next prompt adds (tool results, the
 next generation prompt: `env_mask` 0). That is exact while each prompt extends the previous prompt +
 completion; the first call whose prompt does not ends the sample there (counted in `cut_episodes`).
-The reward is the verifier's (partial credit in [0, 1], a tripped safety gate -1); an unscored
-episode gets 0.
+The reward is the verifier's (partial credit in [0, 1], a tripped safety gate -1), read through
+`tasks.reward.optimiser_reward`: an unscored episode (the verifier crashed, timed out or wrote no valid
+reward) gets the task's minimum, so breaking the verifier never pays more than being caught.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from env0_posttrain.spec.runspec import EvalSpec, RLSpec
+from env0_posttrain.tasks.reward import checked_reward, optimiser_reward
 from env0_posttrain.train.model_card import CardInfo, finish_adapter_dir
 
 TASK_KEY = "env0_task_id"  # carried on the prompt's user message: rollout_func sees prompts, not rows
@@ -61,8 +63,9 @@ def episode_sample(episode: Any) -> EpisodeSample:
 
 
 def verifier_reward(prompts: list, completions: list, env0_reward: list[float], **_: Any) -> list[float]:
-    """TRL reward function: the verifier's reward, computed when the harness played the episode."""
-    return [float(r) for r in env0_reward]
+    """TRL reward function: the reward `rollout_func` computed when the harness played the episode (already
+    `optimiser_reward`), checked again here: TRL would train on a NaN as readily as on a number."""
+    return [checked_reward(r, f"env0_reward[{i}]") for i, r in enumerate(env0_reward)]
 
 
 def task_prompt(task: Any, system_prompt: str) -> list[dict[str, Any]]:
@@ -133,7 +136,7 @@ class HarnessRollouts:
         play_s = time.perf_counter() - t0
         samples = [episode_sample(ep) for ep in episodes]
         self.cut_episodes += sum(s.cut for s in samples)
-        rewards = [ep.reward for ep in episodes]
+        rewards = [optimiser_reward(ep, self.tasks.get(ep.task_id)) for ep in episodes]
         turns = [s.turns for s in samples]
         metrics = trainer._metrics["train"]
         metrics["episode/model_calls"].append(sum(turns) / len(turns))

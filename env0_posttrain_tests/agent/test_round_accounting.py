@@ -73,7 +73,7 @@ def test_a_set_up_that_fails_is_stored_as_an_environment_error_and_counts_as_a_f
                                                                                         "environment_error": 2}
     assert summary.harness_failures == {"setup_error": 2} and sorted(summary.crashed) == [
         "notes-1:0: OSError: the task's package could not be read", "notes-1:1: OSError: the task's package could not be read"]
-    assert all(e.verifier is None and e.reward == 0.0 and not e.passed and e.messages == [] for e in bad)
+    assert all(e.verifier is None and e.reward == -1.0 and not e.passed and e.messages == [] for e in bad)
     assert bad[0].error == "set-up: OSError: the task's package could not be read"
 
 

@@ -39,7 +39,7 @@ def test_arm_metrics_counts_everything(tasks):
     assert m.rows_with_tool_calls == 4
     assert [(u.task_id, u.reason) for u in m.unscored] == [
         (tasks[2].id, "infra_error"), (tasks[3].id, "no verifier result")]
-    assert m.mean_reward == pytest.approx((1.0 + 0.25 + 0.25) / 5)  # unscored rows count as reward 0
+    assert m.mean_reward == pytest.approx((1.0 + 0.25 + 0.25 - 1.0 - 1.0) / 5)  # unscored rows: the minimum, -1
     assert m.mean_steps == pytest.approx(2.0)
     assert m.completion_rate == pytest.approx(3 / 5)
     assert m.format_failure_rate == pytest.approx(2 / 10) and m.rows_with_format_failure == 1

@@ -107,8 +107,8 @@ ROW_CASES: dict[str, tuple[Callable[[dict], None], str, str]] = {
     "tool def without name": (_delete(("tool_defs", 1, "function", "name")), "tool_defs[1].function.name",
                               "missing or empty"),
     "tool_defs not a list": (_set(("tool_defs",), {"gmail": 1}), "tool_defs", "must be a list"),
-    "reward out of range": (_set(("reward",), 3.5), "reward", "less than or equal to 1"),
-    "reward not a number": (_set(("reward",), "high"), "reward", "valid number"),
+    "reward out of range": (_set(("reward",), 3.5), "reward", "3.5 is outside [-1, 1]"),
+    "reward not a number": (_set(("reward",), "high"), "reward", "'high' is not a number (str)"),
     "unknown stop condition": (_set(("stop_condition",), "gave_up"), "stop_condition", "Input should be"),
     "info without task_id": (_delete(("info", "task_id")), "info.task_id", "Field required"),
     "unknown top-level field": (_set(("verdict",), 1), "verdict", "Extra inputs are not permitted"),
@@ -229,7 +229,7 @@ def test_report_text_lists_every_problem_and_a_summary(tmp_path):
     report = validate_file(path)
     text = str(report)
     assert text.splitlines()[0] == f"{path}: 2 rows (results=2), 1 valid, 1 invalid, 1 problems"
-    assert f"{path}: row 2: reward: Input should be less than or equal to 1" in text
+    assert f"{path}: row 2: reward: Value error, reward: 9 is outside [-1, 1]" in text, text
     with pytest.raises(ValueError, match="row 2: reward"):
         report.raise_for_problems()
 

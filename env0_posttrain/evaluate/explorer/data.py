@@ -14,6 +14,7 @@ from typing import Any
 from env0_posttrain.agent.messages import FORMAT_FAILURE_KINDS
 from env0_posttrain.evaluate.statistics import task_solved
 from env0_posttrain.evaluate.trajectories import instruction_of, is_unscored
+from env0_posttrain.tasks.reward import optimiser_reward
 
 ARM_ORDER = ("base", "sft", "teacher_eval", "rl")
 ARM_LABELS = {"base": "base", "sft": "adapter", "teacher_eval": "teacher", "rl": "RL"}
@@ -31,7 +32,8 @@ def format_failures(ep: Mapping[str, Any]) -> int:
 
 
 def _reward(ep: Mapping[str, Any]) -> float:
-    return (ep.get("verifier") or {}).get("reward", 0.0)
+    """As evaluate.frames: an unscored episode's reward is the task's minimum, so it never passes."""
+    return optimiser_reward(ep)
 
 
 def _detail(detail: str) -> Any:

@@ -16,6 +16,7 @@ from ....sandbox.box import Sandbox, SandboxUnavailable
 from ....workspace.environment import Workspace
 from ....workspace.tools import TOOLS
 from ...model import Task, VerifierResult
+from ...reward import RewardError, checked_reward
 from ...task_paths import TaskPaths
 from ..package.load import Env0Error, Env0Package
 from ..run.scripts import OUTPUT_CAP, run_script
@@ -30,7 +31,8 @@ REWARD = "/logs/verifier/reward.json"
 
 
 def verify(sb: Sandbox, pkg: Env0Package) -> tuple[float, dict[str, Any]]:
-    """tests/test.sh unchanged; (reward, reward.json). A reward.json left from before is removed first."""
+    """tests/test.sh unchanged; (reward, reward.json). A reward.json left from before is removed first. A reward
+    that is not a finite number in [-1, 1] (NaN, "1", true, 2.0) is an Env0Error naming it (tasks/reward.py)."""
     try:
         sb.remove_file(REWARD)
     except OSError as e:
@@ -38,10 +40,14 @@ def verify(sb: Sandbox, pkg: Env0Package) -> tuple[float, dict[str, Any]]:
     run_script("run tests/test.sh", sb, pkg.test_sh, pkg.verifier_timeout_s)
     try:
         result = json.loads(sb.read_file(REWARD, OUTPUT_CAP))  # a link or fifo planted there is refused
-        return float(result["reward"]), result
+        value = result["reward"]
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise Env0Error("read reward", pkg.test_sh, f"the verifier wrote no reward to $LOGS_DIR/reward.json "
                         f"({type(e).__name__}: {e})") from None
+    try:
+        return checked_reward(value, "reward.json's reward"), result
+    except RewardError as e:
+        raise Env0Error("read reward", pkg.test_sh, str(e)) from None
 
 def action_log(ws: Workspace) -> dict[str, list[dict[str, Any]]]:
     """The workspace's calls since its start, as env0's per-service action logs (the HTTP requests they stand for)."""
@@ -71,7 +77,7 @@ def verify_env0(task: Task, start: Workspace, end: Workspace, final_answer: str 
     pkg, (_, manifest, extras) = task_start(task, paths)
     reward, result = run_verifier(pkg, start, end, manifest, extras)
     # env0's metrics have no common meaning (a True may be a pass or a tripped gate): kept in detail, not as checks
-    return VerifierResult(reward=max(-1.0, min(1.0, reward)), detail=json.dumps(result, sort_keys=True, default=str)[:2000])
+    return VerifierResult(reward=reward, detail=json.dumps(result, sort_keys=True, default=str)[:2000])
 
 def score_env0(task: Task, pkg: Env0Package, env0_root: Path | None) -> Task:
     """The generation-time check: the replayed oracle and a no-op, each judged by the package's verifier."""

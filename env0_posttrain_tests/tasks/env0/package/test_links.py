@@ -153,7 +153,7 @@ def test_a_package_that_turns_hostile_after_import_fails_its_episodes_stored_and
     assert s.played == s.completed == len(eps) == 2 and s.counted_failed == 0
     # its workspace cannot be set up (the package is read before it is seeded): no verdict, a fail of the round
     assert s.stop_conditions == {"environment_error": 2} and s.harness_failures == {"setup_error": 2}
-    assert all(e.verifier is None and e.reward == 0.0 for e in eps)
+    assert all(e.verifier is None and e.reward == -1.0 for e in eps)
     assert all("leaves the package" in e.error and value not in e.model_dump_json() for e in eps)
 
 
