@@ -267,6 +267,33 @@ def no_route(method: str, path: str, allowed: Iterable[str] = ()) -> tuple[int, 
     return 404, google_error(404, f"Method not found: {method} {path}", "notFound").body
 
 
+@functools.cache
+def _heads() -> tuple[tuple[tuple[str, ...], str], ...]:
+    """(the literal segments a route's path starts with, its service), for every tool route."""
+    out = set()
+    for e in entries():
+        if e.target.spec is not None:
+            head = tuple(s for s in e.segments[:next((i for i, s in enumerate(e.segments) if "{" in s),
+                                                     len(e.segments))])
+            out.add((head, e.target.spec.service))
+    return tuple(sorted(out))
+
+
+def path_owners(path: str) -> frozenset[str]:
+    """The services whose API paths a path that no route takes lies among: those whose routes share the most leading
+    literal segments with it (at least one). `/api/x` is Slack's, `/gmail/v1/users/me/nothing` Gmail's; `/v1/x` is
+    both Docs' and Stripe's; `/nothing` nobody's. A port serving one service refuses a path another one owns."""
+    parts = tuple(p for p in path.split("/") if p)
+    best, owners = 0, set()
+    for head, service in _heads():
+        n = next((i for i, (a, b) in enumerate(zip(head, parts)) if a != b), min(len(head), len(parts)))
+        if n and n > best:
+            best, owners = n, {service}
+        elif n and n == best:
+            owners.add(service)
+    return frozenset(owners)
+
+
 def resolve(routes: Iterable[BaseRoute], scope: dict[str, Any]) -> tuple[Route | None, dict[str, Any], set[str]]:
     """The route the app's router would run for `scope`, its path parameters, and (when none) every verb the path
     takes (Starlette's 405 names only the first route's): Starlette's own `matches`, walked synchronously."""

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from ....workspace import auth_http
 from ....workspace.dialects import dialect
-from ....workspace.api_routes import api_routes, resolve, targets
+from ....workspace.api_routes import api_routes, path_owners, resolve, targets
 from ....workspace.services.auth.gate import GUARDED, Refusal, authorize, refusal_answer
 from ....workspace.tools import TOOLS
 from .doc_compat import DOC_COMPAT, DOC_SERVICE, drive_call
@@ -95,8 +95,9 @@ def _method(svc: str, scope: dict[str, Any], rest: str, body: bytes) -> tuple[st
 
 
 def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: bytes = b"") -> Raw | None:
-    """What a port refuses before any handler runs, audited: a method of another service (each env0 container serves
-    its own service only: its 404; a `/_gws` call naming another service: 400), and, behind AUTH_ENABLED, a guarded
+    """What a port refuses before any handler runs, audited: a method of another service, or a path in another
+    service's API that names no method (`/api/anything` on Gmail's port: each env0 container serves its own service
+    only: its 404; a `/_gws` call naming another service: 400), and, behind AUTH_ENABLED, a guarded
     method without a good Bearer token (the API's 401 / 403, Slack's `ok: false`), on its own port and on the
     workspace listener alike. A Gmail request made with
     another account's token is answered here, run as that account. None lets the request through."""
@@ -104,8 +105,10 @@ def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: byt
     if rest in AUTH_READS or (rest.startswith("/_") and rest != "/_gws"):
         return None
     found = _method(svc, scope, rest, body)
-    if found is None:
-        return None
+    if found is None:  # no API method: this port's own API answers it (its 404 / 405), unless the path is another's
+        owners = path_owners(rest) if prefix != WORKSPACE.prefix and rest != "/_gws" else frozenset()
+        return _elsewhere(surface, prefix, scope, rest, "/".join(sorted(owners)), None) \
+            if owners and svc not in owners else None
     named, spec, params = found
     if prefix == WORKSPACE.prefix:  # every service's methods, each behind its own service's gate
         home = _home(named)

@@ -35,6 +35,7 @@ from .recording import SURFACE_READS, RecordedRequest, recorded
 from ..services import LISTENERS, PREFIXES, WORKSPACE
 from .shapes import DIFF, STATE
 
+READ_METHODS = ("GET", "HEAD")  # what the surface's own reads (/health, /_admin/state, diff, action_log) take
 
 
 class Env0Surface:
@@ -193,7 +194,7 @@ class Env0Surface:
         (and logged there); the Admin SDK, which no env0 port serves, straight by the routes."""
         rest, out = scope["path"], [(b"content-type", b"application/json")]
         if rest == "/health":
-            return 200, out, b'{"status":"ok"}'
+            return (200, out, b'{"status":"ok"}') if scope["method"] in READ_METHODS else _read_only(out)
         if rest.startswith("/_") and rest != "/_gws":
             return 404, out, b'{"detail":"Not Found"}'
         home = service_prefix(self, scope, body)
@@ -207,6 +208,8 @@ class Env0Surface:
         svc = PREFIXES[prefix]
         method, rest, query, headers = scope["method"], scope["path"], scope["query_string"], scope["headers"]
         out = [(b"content-type", b"application/json")]
+        if rest in SURFACE_READS and method not in READ_METHODS:
+            return _read_only(out)
         if dialect(svc).own_http_surface and rest not in AUTH_READS:
             return answer_auth(self, scope, rest, body)
         if batch.is_batch_path(rest):  # each part through the same dispatch: this port's gate, the API, the action log
@@ -237,6 +240,11 @@ class Env0Surface:
         ctype = next((v.decode("latin-1") for k, v in headers if k == b"content-type"), "")
         status, payload = self.api(prefix, method, rest, query, body, ctype, headers)
         return status, out, payload
+
+
+def _read_only(out: list[tuple[bytes, bytes]]) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """A write method on one of the surface's reads: 405 with its Allow header, as env0's FastAPI mock answers."""
+    return 405, [*out, (b"allow", ", ".join(READ_METHODS).encode())], b'{"detail":"Method Not Allowed"}'
 
 
 def log_entry(spec: Any, arguments: dict[str, Any], status: int) -> tuple[str, dict[str, Any]] | None:
