@@ -218,7 +218,8 @@ def _ledger_section(ledger: list[LedgerEntry]) -> list[str]:
 def _unscored_section(n: ReportNumbers) -> list[str]:
     if not n.unscored:
         return ["## Unscored rows", "Zero unscored rows."]
-    return [f"## Unscored rows ({len(n.unscored)})", "Counted as fails in every pass rate above.",
+    return [f"## Unscored rows ({len(n.unscored)})",
+            "Counted as fails in every pass rate above and at the minimum reward (-1) in the mean reward.",
             md_table(["arm", "task", "trial", "reason"], [[_label(u.arm), u.task_id, u.trial, u.reason] for u in n.unscored])]
 
 
