@@ -47,8 +47,8 @@ class Task(BaseModel):
     oracle: list[ToolCall]
     final_answer: str | None = Field(default=None, description="expected answer, for tasks that ask a question")
     tools: list[str] = Field(description="names of the workspace tools exposed to the agent for this task")
-    oracle_reward: float | None = None
-    noop_reward: float | None = None
+    oracle_reward: Reward | None = None
+    noop_reward: Reward | None = None
     noop_pass: bool = False
 
     def content_digest(self) -> str:
