@@ -64,22 +64,24 @@ def _expected(case: str) -> tuple[str, str]:
     return "read reward", WRITES[case][1]
 
 
-def _cli(pkg: Path, out: Path) -> tuple[int, dict]:
+def _cli(pkg: Path, out: Path, *oracle: str) -> tuple[int, dict]:
     from env0_posttrain.tasks.__main__ import main
 
-    rc = main(["env0", str(pkg), "--oracle", "--reward-file", str(out)])
+    rc = main(["env0", str(pkg), *oracle, "--reward-file", str(out)])
     return rc, json.loads(out.read_text())
 
 
 @pytest.mark.parametrize("case", [*sorted(WRITES), *sorted(BREAKS)])
 def test_the_cli_door_writes_a_verifier_error_naming_the_value_never_a_reward(case, tmp_path, capsys):
+    # the agent does nothing (no --oracle): a verifier averaging over nothing is the attack
     rc, body = _cli(_hostile(tmp_path / "hostile", case), tmp_path / "reward.json")
     step, words = _expected(case)
     assert rc == 2 and body["reward"] is None, body  # the reward file says "no verdict", never a clamped 1.0
     assert body["verifier_error"].startswith(step + ":") and words in body["verifier_error"], body
     assert json.loads(capsys.readouterr().out)["reward"] is None
-    rc, clean = _cli(FIXTURE, tmp_path / "clean.json")  # the runner goes on
-    assert (rc, clean["reward"]) == (0, 1.0), clean
+    if case in BREAKS:  # the runner goes on after a verifier it had to stop (the other cases end as every run does)
+        rc, clean = _cli(FIXTURE, tmp_path / "clean.json", "--oracle")
+        assert (rc, clean["reward"]) == (0, 1.0), clean
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +113,7 @@ def _as_task(clean, src: Path, pkg: Path):
     return clean.model_copy(update={"id": f"env0-{pkg.name}", "recipe": clean.recipe.model_copy(update={"items": items})})
 
 
-ROUND = ("nan", "the string 1", "true", "2.0", "huge", "nothing", "crash", "timeout")
+ROUND = ("nan", "nothing", "crash", "timeout")  # every value goes through the CLI door above
 
 
 def test_a_round_stores_each_bad_verdict_as_unscored_worth_the_minimum_to_grpo_and_to_the_sft_floor(corpus, monkeypatch):
