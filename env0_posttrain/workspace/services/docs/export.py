@@ -1,5 +1,6 @@
 """Drive files.export of a Google Doc: the formats served here, each rendered from the document's structure by the
-format's own library (fpdf2 for PDF, python-docx for Word), never by hand-written file writers."""
+format's own library (fpdf2 for PDF, python-docx for Word, odfpy for OpenDocument, EbookLib for EPUB), never by
+hand-written file writers. Rich Text is not served: no maintained RTF writer is in the project's dependencies."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from .units import CELL, PAGE_BREAK, ROW, SECTION, TABLE, TABLE_END, Para, Table
 
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-FORMATS = ("text/plain", "text/markdown", "text/html", PDF, DOCX)
+ODT = "application/vnd.oasis.opendocument.text"
+EPUB = "application/epub+zip"
+FORMATS = ("text/plain", "text/markdown", "text/html", PDF, DOCX, ODT, EPUB)
 EXPORT_LIMIT = 10 * 1024 * 1024  # Drive: exported content is limited to 10 MB
 _MARKS = {SECTION, TABLE, ROW, CELL, TABLE_END}
 _HEAD = {"TITLE": 1, "HEADING_1": 1, "HEADING_2": 2, "HEADING_3": 3, "HEADING_4": 4, "HEADING_5": 5,
@@ -226,7 +229,80 @@ def to_docx(title: str, items: list[Any]) -> bytes:
     return buf.getvalue()
 
 
-def export(title: str, text: str, units: list[Unit], lists: dict[str, Any], mime: str) -> bytes:
+# -- OpenDocument text (odfpy) ------------------------------------------------------------------------------------
+def to_odt(title: str, items: list[Any]) -> bytes:
+    from odf import dc, opendocument, style, table, text
+
+    d = opendocument.OpenDocumentText()
+    d.meta.addElement(dc.Title(text=title))
+    spans = {}
+    for key, attrs in (("bold", {"fontweight": "bold"}), ("italic", {"fontstyle": "italic"}),
+                       ("underline", {"textunderlinestyle": "solid"})):
+        st = style.Style(name=key, family="text")
+        st.addElement(style.TextProperties(**attrs))
+        d.automaticstyles.addElement(st)
+        spans[key] = st
+
+    def para(line: Line) -> Any:
+        el = text.H(outlinelevel=_HEAD[line.style]) if line.style in _HEAD else text.P()
+        for t, ts in line.runs:
+            key = next((k for k in spans if ts.get(k)), None)
+            if key:
+                el.addElement(text.Span(stylename=spans[key], text=t))
+            else:
+                el.addText(t)
+        return el
+
+    def fill(parent: Any, items: list[Any]) -> None:
+        for it in items:
+            if isinstance(it, Line):
+                if it.bullet is not None:
+                    lst = text.List()
+                    item = text.ListItem()
+                    item.addElement(para(it))
+                    lst.addElement(item)
+                    parent.addElement(lst)
+                else:
+                    parent.addElement(para(it))
+            else:
+                tb = table.Table()
+                tb.addElement(table.TableColumn(numbercolumnsrepeated=max(len(r) for r in it)))
+                for r in it:
+                    tr = table.TableRow()
+                    for c in r:
+                        tc = table.TableCell()
+                        fill(tc, c)
+                        tr.addElement(tc)
+                    tb.addElement(tr)
+                parent.addElement(tb)
+
+    fill(d.text, items)
+    buf = io.BytesIO()
+    d.write(buf)
+    return buf.getvalue()
+
+
+# -- EPUB (EbookLib) ----------------------------------------------------------------------------------------------
+def to_epub(doc_id: str, title: str, items: list[Any]) -> bytes:
+    from ebooklib import epub
+
+    book = epub.EpubBook()
+    book.set_identifier(doc_id)
+    book.set_title(title)
+    book.set_language("en")
+    chapter = epub.EpubHtml(title=title, file_name="document.xhtml", lang="en")
+    chapter.content = f"<html><body>{_html_items(items)}</body></html>"
+    book.add_item(chapter)
+    book.toc = [chapter]
+    book.spine = [chapter]
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    buf = io.BytesIO()
+    epub.write_epub(buf, book)
+    return buf.getvalue()
+
+
+def export(doc_id: str, title: str, text: str, units: list[Unit], lists: dict[str, Any], mime: str) -> bytes:
     if mime == "text/plain":
         return text.encode("utf-8")
     items = outline(units, lists)
@@ -236,4 +312,8 @@ def export(title: str, text: str, units: list[Unit], lists: dict[str, Any], mime
         return to_html(title, items).encode("utf-8")
     if mime == PDF:
         return to_pdf(title, items)
+    if mime == ODT:
+        return to_odt(title, items)
+    if mime == EPUB:
+        return to_epub(doc_id, title, items)
     return to_docx(title, items)

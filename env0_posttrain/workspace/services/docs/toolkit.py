@@ -174,7 +174,7 @@ class Docs(Service):
         too_big = forbidden("This file is too large to be exported.", "exportSizeLimitExceeded")
         if len(d.text) > EXPORT_LIMIT:
             raise too_big
-        data = export(d.title, d.text, body_units(d), d.lists, mime)
+        data = export(d.documentId, d.title, d.text, body_units(d), d.lists, mime)
         if len(data) > EXPORT_LIMIT:
             raise too_big
         return data

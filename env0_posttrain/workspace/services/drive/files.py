@@ -102,7 +102,8 @@ class Files(DriveState):
         return select_fields(file_json(self.ws, f), fields or _DEFAULT_FILE_FIELDS)
 
     @api("drive.files.export", f"GET {D}/files/{{fileId}}/export",
-         "Export a Google Doc: text/plain, text/markdown, text/html, application/pdf or Word (.docx).",
+         "Export a Google Doc: text/plain, text/markdown, text/html, application/pdf, Word (.docx), "
+         "OpenDocument (.odt) or EPUB.",
          params={"fileId": "", "mimeType": "text/plain"})
     def files_export(self, fileId: str, mimeType: str) -> Media:
         f = self._file(fileId)

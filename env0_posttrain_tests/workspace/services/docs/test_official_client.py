@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
 
 import pytest
 
@@ -247,8 +248,19 @@ def test_export_pdf_docx_markdown_html_and_about(server, docs):
     assert md.startswith("# Quarterly review\n**Revenue** grew\n") and "| --- | --- |" in md
     page = drive.files().export(fileId=did, mimeType="text/html").execute().decode()
     assert "<h1>Quarterly review</h1>" in page and "<b>Revenue</b>" in page and "<table>" in page
+    odt = drive.files().export(fileId=did, mimeType="application/vnd.oasis.opendocument.text").execute()
+    from odf import opendocument, teletype, text
+
+    od = opendocument.load(io.BytesIO(odt))
+    assert [teletype.extractText(h) for h in od.getElementsByType(text.H)] == ["Quarterly review"]
+    assert "Revenue grew" in [teletype.extractText(p) for p in od.getElementsByType(text.P)]
+    book = drive.files().export(fileId=did, mimeType="application/epub+zip").execute()
+    with zipfile.ZipFile(io.BytesIO(book)) as z:
+        assert z.read("mimetype") == b"application/epub+zip"
+        assert b"<h1>Quarterly review</h1>" in z.read("EPUB/document.xhtml")
     assert status_of(drive.files().export(fileId=did, mimeType="application/rtf")) == (400, "badRequest")
     formats = drive.about().get(fields="exportFormats").execute()["exportFormats"]
     assert formats == {"application/vnd.google-apps.document": [
         "text/plain", "text/markdown", "text/html", "application/pdf",
-        "application/vnd.openxmlformats-officedocument.wordprocessingml.document"]}
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/vnd.oasis.opendocument.text", "application/epub+zip"]}
