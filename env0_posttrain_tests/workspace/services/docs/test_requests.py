@@ -1,0 +1,126 @@
+"""Docs batchUpdate edge cases in process: plain documents render as they always did, agent text cannot forge
+structure, deletions and replacements never break a table, a batch is all or nothing, copies keep structure, and
+an export over Drive's limit fails as Drive's does."""
+
+from __future__ import annotations
+
+import pytest
+
+from env0_posttrain.workspace import Workspace
+from env0_posttrain_tests.support.workspace import err, ok
+
+
+@pytest.fixture()
+def ws():
+    return Workspace.seeded(21)
+
+
+def _new(ws, text: str) -> str:
+    did = ok(ws, "docs_documents_create", {"body": {"title": "Edge"}})["documentId"]
+    _bu(ws, did, {"insertText": {"location": {"index": 1}, "text": text}})
+    return did
+
+
+def _bu(ws, did: str, *reqs):
+    return ok(ws, "docs_documents_batchUpdate", {"documentId": did, "body": {"requests": list(reqs)}})
+
+
+def _bad(ws, did: str, *reqs) -> str:
+    e = err(ws, "docs_documents_batchUpdate", {"documentId": did, "body": {"requests": list(reqs)}})
+    assert e["code"] == 400, e
+    return e["message"]
+
+
+def _content(ws, did: str) -> list:
+    return ok(ws, "docs_documents_get", {"documentId": did})["body"]["content"]
+
+
+def test_a_planted_plain_document_renders_as_before(ws):
+    d = ws.docs.add_document(title="Plain", text="One\nTwo\n")
+    para = {"namedStyleType": "NORMAL_TEXT", "direction": "LEFT_TO_RIGHT"}
+    assert _content(ws, d.documentId)[1:] == [
+        {"startIndex": 1, "endIndex": 5, "paragraph": {"elements": [
+            {"startIndex": 1, "endIndex": 5, "textRun": {"content": "One\n", "textStyle": {}}}], "paragraphStyle": para}},
+        {"startIndex": 5, "endIndex": 9, "paragraph": {"elements": [
+            {"startIndex": 5, "endIndex": 9, "textRun": {"content": "Two\n", "textStyle": {}}}], "paragraphStyle": para}}]
+    assert ws.docs.db.documents[d.documentId].body is None  # untouched until its first edit
+
+
+def test_agent_text_cannot_forge_structure(ws):
+    did = _new(ws, "a\ue001b\x01c\ue003\n")
+    assert ws.docs.text_of(did) == "abc\n\n"
+    assert [k for e in _content(ws, did) for k in e if k in ("paragraph", "table")] == ["paragraph", "paragraph"]
+
+
+def test_deletions_respect_segment_cell_and_table_bounds(ws):
+    did = _new(ws, "Alpha\nBeta\n")
+    _bu(ws, did, {"deleteContentRange": {"range": {"startIndex": 4, "endIndex": 9}}})
+    assert ws.docs.text_of(did) == "Alpta\n\n"  # two paragraphs merged
+    assert "newline character at the end of the segment" in _bad(
+        ws, did, {"deleteContentRange": {"range": {"startIndex": 1, "endIndex": 8}}})
+    _bu(ws, did, {"insertTable": {"rows": 1, "columns": 2, "location": {"index": 1}}})
+    c = _content(ws, did)
+    table = next(e for e in c if "table" in e)
+    cell = table["table"]["tableRows"][0]["tableCells"][0]
+    assert "end of a table cell" in _bad(ws, did, {"deleteContentRange": {
+        "range": {"startIndex": cell["content"][0]["startIndex"], "endIndex": cell["endIndex"]}}})
+    assert "newline character before a table" in _bad(ws, did, {"deleteContentRange": {
+        "range": {"startIndex": table["startIndex"] - 1, "endIndex": table["startIndex"]}}})
+    assert "inside the bounds of an existing paragraph" in _bad(ws, did, {"insertText": {
+        "location": {"index": table["startIndex"]}, "text": "x"}})
+
+
+def test_replace_all_text_never_breaks_a_table(ws):
+    did = _new(ws, "x\n")
+    _bu(ws, did, {"insertTable": {"rows": 1, "columns": 1, "endOfSegmentLocation": {}}})
+    cell_text = next(e for e in _content(ws, did) if "table" in e)["table"]["tableRows"][0]["tableCells"][0]
+    _bu(ws, did, {"insertText": {"location": {"index": cell_text["content"][0]["startIndex"]}, "text": "x"}})
+    r = _bu(ws, did, {"replaceAllText": {"containsText": {"text": "x\n"}, "replaceText": "y"}})
+    assert r["replies"] == [{"replaceAllText": {"occurrencesChanged": 1}}]  # the body's, not the cell's last newline
+    t = next(e for e in _content(ws, did) if "table" in e)["table"]
+    assert t["tableRows"][0]["tableCells"][0]["content"][0]["paragraph"]["elements"][0]["textRun"]["content"] == "x\n"
+
+
+def test_a_batch_is_all_or_nothing_and_ids_are_deterministic(ws):
+    did = _new(ws, "Notes\n")
+    before = ws.state_hash()
+    assert "rows and columns" in _bad(ws, did, {"insertTable": {"rows": 2, "columns": 2, "location": {"index": 1}}},
+                                      {"createHeader": {"type": "DEFAULT"}},
+                                      {"insertTable": {"rows": 0, "columns": 2, "location": {"index": 1}}})
+    assert ws.state_hash() == before
+    assert "at most 20 columns" in _bad(ws, did, {"insertTable": {"rows": 1, "columns": 21, "location": {"index": 1}}})
+    assert "surrogate" in _bad(ws, _new(ws, "😀\n"), {"insertText": {"location": {"index": 2}, "text": "x"}})
+    a = Workspace.seeded(21)
+    b = Workspace.seeded(21)
+    ids = []
+    for w in (a, b):
+        d = _new(w, "Same\n")
+        ids.append(_bu(w, d, {"createHeader": {}}, {"createNamedRange": {"name": "n", "range": {
+            "startIndex": 1, "endIndex": 3}}})["replies"])
+    assert ids[0] == ids[1]
+
+
+def test_deleting_a_footnote_reference_deletes_the_footnote(ws):
+    did = _new(ws, "Claim\n")
+    fid = _bu(ws, did, {"createFootnote": {"location": {"index": 6}}})["replies"][0]["createFootnote"]["footnoteId"]
+    assert fid in ok(ws, "docs_documents_get", {"documentId": did})["footnotes"]
+    _bu(ws, did, {"deleteContentRange": {"range": {"startIndex": 6, "endIndex": 7}}})
+    assert "footnotes" not in ok(ws, "docs_documents_get", {"documentId": did})
+
+
+def test_a_copy_keeps_the_structure(ws):
+    did = _new(ws, "Title\n")
+    _bu(ws, did, {"updateParagraphStyle": {"range": {"startIndex": 1, "endIndex": 2}, "fields": "namedStyleType",
+                                           "paragraphStyle": {"namedStyleType": "TITLE"}}},
+        {"insertTable": {"rows": 1, "columns": 3, "endOfSegmentLocation": {}}})
+    copy = ok(ws, "drive_files_copy", {"fileId": did, "body": {"name": "Copy"}})["id"]
+    got = ok(ws, "docs_documents_get", {"documentId": copy})
+    assert got["title"] == "Copy" and got["body"] == ok(ws, "docs_documents_get", {"documentId": did})["body"]
+
+
+def test_an_export_over_ten_megabytes_is_export_size_limit_exceeded(ws):
+    d = ws.docs.add_document(title="Huge", text="word " * (2 * 1024 * 1024 + 1))
+    e = err(ws, "drive_files_export", {"fileId": d.documentId, "mimeType": "text/plain"})
+    assert (e["code"], e["errors"][0]["reason"]) == (403, "exportSizeLimitExceeded")
+    e = err(ws, "drive_files_export", {"fileId": d.documentId, "mimeType": "application/rtf"})
+    assert (e["code"], e["errors"][0]["reason"]) == (400, "badRequest")
