@@ -66,6 +66,7 @@ HANDLED = ("insertText", "deleteContentRange", "replaceAllText", "insertTable", 
            "updateSectionStyle", "insertPerson", "insertInlineImage", "replaceImage", "deletePositionedObject",
            "acceptSuggestion", "rejectSuggestion", "deleteSuggestion")
 MAX_TABLE_CELLS = 20_000
+DOC_LIMIT = 1_020_000  # Google Docs' maximum document size, in characters
 
 
 def _int(v: Any) -> bool:
@@ -171,8 +172,8 @@ class Editor:
             if u.ch == "\n" and u.pa is None:
                 u.pa = dict(para)
             if u.ch not in STRUCTURE:
-                u.ts = {**ts, **u.ts}
-            u.nr = u.nr | nr
+                u.ts = {**ts, **u.ts} if u.ts else ts
+            u.nr = u.nr | nr if u.nr else nr
         units[pos:pos] = new
 
     def check_delete(self, units: list[Unit], p0: int, p1: int) -> None:
@@ -207,6 +208,8 @@ class Editor:
             raise self.err("text is required.")
         sid, pos = self.insert_pos(a)
         t = clean_text(t)
+        if sum(len(units) for units in self.seg.values()) + len(t) > DOC_LIMIT:
+            raise self.err(f"The document would exceed the maximum size of {DOC_LIMIT:,} characters.")
         if t:
             self.splice_in(self.seg[sid], pos, [Unit(c, pa=None) for c in t])
         return {}
@@ -234,7 +237,7 @@ class Editor:
                     continue
                 first = units[m.start()]
                 del units[m.start():m.end()]
-                units[m.start():m.start()] = [Unit(c, dict(first.ts), {} if c == "\n" else None, first.nr)
+                units[m.start():m.start()] = [Unit(c, first.ts, {} if c == "\n" else None, first.nr)
                                               for c in repl]
                 n += 1
         return {"replaceAllText": {"occurrencesChanged": n} if n else {}}
@@ -770,7 +773,11 @@ def apply(ed: Editor, i: int, kind: str, arg: dict[str, Any]) -> dict[str, Any]:
     if kind not in HANDLED:
         raise bad_request(f"Invalid JSON payload received. Unknown name \"{kind}\" at 'requests[{i}]': Cannot find "
                           "field.", "badRequest")
-    return getattr(ed, kind)(arg)
+    reply = getattr(ed, kind)(arg)
+    if sum(len(units) for units in ed.seg.values()) > DOC_LIMIT:
+        raise bad_request(f"Invalid requests[{i}].{kind}: The document would exceed the maximum size of "
+                          f"{DOC_LIMIT:,} characters.", "badRequest")
+    return reply
 
 
 # CELL, ROW are re-exported for callers that walk segments

@@ -25,7 +25,7 @@ STRUCTURE = frozenset({SECTION, TABLE, ROW, CELL, TABLE_END})
 INLINE_MARKS = frozenset({PAGE_BREAK, FOOTNOTE_REF, PERSON})
 
 
-@dataclass
+@dataclass(slots=True)
 class Unit:
     ch: str
     ts: dict[str, Any] = field(default_factory=dict)   # textStyle
@@ -53,29 +53,39 @@ def from_text(text: str, body: bool) -> list[Unit]:
     if not text.endswith("\n"):
         text += "\n"
     out = [Unit(SECTION, pa={})] if body else []
+    plain: dict[str, Any] = {}
     for c in clean_text(text):
-        out.append(Unit(c, pa={} if c == "\n" else None))
+        out.append(Unit(c, plain, {} if c == "\n" else None))
     return out
 
 
 def encode(units: list[Unit]) -> list[list[Any]]:
-    """Stored form: runs of plain characters sharing a style and named ranges; each paragraph end or marker alone."""
+    """Stored form: runs of plain characters sharing a style and named ranges; each paragraph end or marker alone.
+    Units of one run share their textStyle dict: styles are replaced, never changed in place."""
     out: list[list[Any]] = []
+    chars: list[str] = []
+    last: Unit | None = None
     for u in units:
-        nr = sorted(u.nr)
-        if u.pa is None and out and out[-1][2] is None and out[-1][1] == u.ts and out[-1][3] == nr \
-                and out[-1][0][-1:] not in STRUCTURE | INLINE_MARKS | {"\n"}:
-            out[-1][0] += u.ch
-        else:
-            out.append([u.ch, dict(u.ts), None if u.pa is None else dict(u.pa), nr])
+        if u.pa is None and last is not None and last.pa is None and (last.ts is u.ts or last.ts == u.ts) \
+                and (last.nr is u.nr or last.nr == u.nr):
+            chars.append(u.ch)
+            continue
+        if last is not None:
+            out[-1][0] = "".join(chars)
+        chars = [u.ch]
+        out.append(["", dict(u.ts), None if u.pa is None else dict(u.pa), sorted(u.nr)])
+        last = u
+    if last is not None:
+        out[-1][0] = "".join(chars)
     return out
 
 
 def decode(rows: list[list[Any]]) -> list[Unit]:
     out: list[Unit] = []
     for text, ts, pa, nr in rows:
+        shared, ranges = dict(ts), frozenset(nr)
         for c in text:
-            out.append(Unit(c, dict(ts), None if pa is None else dict(pa), frozenset(nr)))
+            out.append(Unit(c, shared, None if pa is None else dict(pa), ranges))
     return out
 
 
@@ -86,11 +96,12 @@ def plain_text(units: list[Unit]) -> str:
 
 def starts(units: list[Unit]) -> list[int]:
     """The index at which each unit starts, plus the segment's end index as the last item."""
-    out, i = [], 0
-    for u in units:
-        out.append(i)
-        i += u.width
-    out.append(i)
+    out, i = [0] * (len(units) + 1), 0
+    for k, u in enumerate(units):
+        out[k] = i
+        c = u.ch
+        i += 0 if c == TABLE_END else 2 if c > "\uffff" else 1
+    out[-1] = i
     return out
 
 

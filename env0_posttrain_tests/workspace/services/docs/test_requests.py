@@ -124,3 +124,10 @@ def test_an_export_over_ten_megabytes_is_export_size_limit_exceeded(ws):
     assert (e["code"], e["errors"][0]["reason"]) == (403, "exportSizeLimitExceeded")
     e = err(ws, "drive_files_export", {"fileId": d.documentId, "mimeType": "application/rtf"})
     assert (e["code"], e["errors"][0]["reason"]) == (400, "badRequest")
+
+
+def test_a_document_cannot_grow_past_googles_size_limit(ws):
+    did = _new(ws, "x\n")
+    before = ws.state_hash()
+    assert "maximum size" in _bad(ws, did, {"insertText": {"location": {"index": 1}, "text": "y" * 1_020_001}})
+    assert ws.state_hash() == before
