@@ -218,7 +218,11 @@ class Editor:
         sid, p0, p1 = self.range_pos(a.get("range"))
         units = self.seg[sid]
         self.check_delete(units, p0, p1)
+        first_nl = next((u for u in units[p0:p1] if u.ch == "\n"), None)
+        mid_paragraph = p0 > 0 and units[p0 - 1].ch not in STRUCTURE | {"\n"}
         del units[p0:p1]
+        if first_nl is not None and mid_paragraph:  # paragraphs merged: the first one's style and bullet stay
+            self._para_end(units, p0).pa = dict(first_nl.pa or {})
         return {}
 
     def replaceAllText(self, a: dict[str, Any]) -> dict[str, Any]:

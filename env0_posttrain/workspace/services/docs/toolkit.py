@@ -16,6 +16,8 @@ from .units import FOOTNOTE_REF, Unit, decode, encode, from_text, plain_text
 
 
 REVISION_PREFIX = "ALm37B"
+VIEW_MODES = ("DEFAULT_FOR_CURRENT_ACCESS", "SUGGESTIONS_INLINE", "PREVIEW_SUGGESTIONS_ACCEPTED",
+              "PREVIEW_WITHOUT_SUGGESTIONS")
 DOC_STYLE = {"background": {"color": {}}, "pageNumberStart": 1,
              "marginTop": {"magnitude": 72, "unit": "PT"}, "marginBottom": {"magnitude": 72, "unit": "PT"},
              "marginRight": {"magnitude": 72, "unit": "PT"}, "marginLeft": {"magnitude": 72, "unit": "PT"},
@@ -85,7 +87,18 @@ class Docs(Service):
          params={"documentId": ""})
     def documents_get(self, documentId: str, suggestionsViewMode: str | None = None,
                       includeTabsContent: bool | None = None) -> dict[str, Any]:
-        return self.render(self._doc(documentId))
+        if suggestionsViewMode not in (None, *VIEW_MODES):
+            raise bad_request(f"Invalid value at 'suggestions_view_mode' ({suggestionsViewMode})", "invalid",
+                              "suggestionsViewMode")
+        out = self.render(self._doc(documentId))
+        if suggestionsViewMode:  # no suggestions exist here, so every mode shows the same content
+            out["suggestionsViewMode"] = suggestionsViewMode
+        if includeTabsContent is True or includeTabsContent == "true":
+            # Google moves the content into the document's tabs (here always one) and leaves the top level empty
+            tab = {k: out.pop(k) for k in ("body", "headers", "footers", "footnotes", "documentStyle", "namedStyles",
+                                           "lists", "namedRanges") if k in out}
+            out["tabs"] = [{"tabProperties": {"tabId": "t.0", "title": "Tab 1"}, "documentTab": tab}]
+        return out
 
     @api("docs.documents.create", "POST v1/documents", "Create an empty document in My Drive.", writes=True,
          params={"body": "{title}"})

@@ -131,3 +131,27 @@ def test_a_document_cannot_grow_past_googles_size_limit(ws):
     before = ws.state_hash()
     assert "maximum size" in _bad(ws, did, {"insertText": {"location": {"index": 1}, "text": "y" * 1_020_001}})
     assert ws.state_hash() == before
+
+
+def test_merged_paragraphs_keep_the_first_ones_style(ws):
+    did = _new(ws, "Heading\nbody text\n")
+    _bu(ws, did, {"updateParagraphStyle": {"range": {"startIndex": 1, "endIndex": 2}, "fields": "namedStyleType",
+                                           "paragraphStyle": {"namedStyleType": "HEADING_2"}}},
+        {"deleteContentRange": {"range": {"startIndex": 8, "endIndex": 9}}})  # the heading's newline
+    first = _content(ws, did)[1]["paragraph"]
+    assert first["elements"][0]["textRun"]["content"] == "Headingbody text\n"
+    assert first["paragraphStyle"]["namedStyleType"] == "HEADING_2"
+
+
+def test_get_with_tabs_content_and_view_modes(ws):
+    did = _new(ws, "Tabbed\n")
+    got = ok(ws, "docs_documents_get", {"documentId": did, "includeTabsContent": True,
+                                         "suggestionsViewMode": "PREVIEW_WITHOUT_SUGGESTIONS"})
+    assert "body" not in got and got["suggestionsViewMode"] == "PREVIEW_WITHOUT_SUGGESTIONS"
+    tab = got["tabs"][0]
+    assert tab["tabProperties"]["tabId"] == "t.0" and tab["documentTab"]["body"] == _content_body(ws, did)
+    assert err(ws, "docs_documents_get", {"documentId": did, "suggestionsViewMode": "SIDEWAYS"})["code"] == 400
+
+
+def _content_body(ws, did: str) -> dict:
+    return ok(ws, "docs_documents_get", {"documentId": did})["body"]
