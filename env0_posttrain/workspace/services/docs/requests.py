@@ -329,11 +329,14 @@ class Editor:
             while units[p.start + tabs].ch == "\t":
                 tabs += 1
             nl = units[p.end - 1]
-            nl.pa = {**(nl.pa or {}), "bullet": {"listId": list_id, "nestingLevel": min(tabs, 8)}}
+            level = self.lists[list_id]["listProperties"]["nestingLevels"][min(tabs, 8)]
+            nl.pa = {**(nl.pa or {}), "bullet": {"listId": list_id, "nestingLevel": min(tabs, 8)},
+                     "indentFirstLine": level["indentFirstLine"], "indentStart": level["indentStart"]}
             del units[p.start:p.start + tabs]
         return {}
 
     def deleteParagraphBullets(self, a: dict[str, Any]) -> dict[str, Any]:
+        """The bullet goes; its indent stays, so the nesting stays visible (as Google keeps it)."""
         sid, p0, p1 = self.range_pos(a.get("range"))
         for nl in self._paras(sid, p0, p1):
             nl.pa = {k: v for k, v in (nl.pa or {}).items() if k != "bullet"}

@@ -126,6 +126,7 @@ def test_text_style_paragraph_style_and_bullets(docs):
                                                                "textStyle": {}}, {"listId": list_id, "textStyle": {}}]
     assert _text(doc["body"]["content"]) == "Launch plan\nShip the beta\nWrite the notes\nTell sales\n\n"  # tab gone
     assert doc["lists"][list_id]["listProperties"]["nestingLevels"][0]["glyphType"] == "DECIMAL"
+    assert paras[2]["paragraphStyle"]["indentStart"] == {"magnitude": 72, "unit": "PT"}  # nesting level 1
     _bu(docs, did, {"deleteParagraphBullets": {"range": {"startIndex": 13, "endIndex": 14}}},
         {"updateTextStyle": {"range": {"startIndex": 1, "endIndex": 7}, "fields": "bold", "textStyle": {}}})
     doc = docs.documents().get(documentId=did).execute()
