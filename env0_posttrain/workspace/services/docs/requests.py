@@ -385,6 +385,9 @@ class Editor:
             raise self.err(f"No named range named {a.get('namedRangeName')!r} exists.")
         for rid in ids:
             spans = [(sid, s, e) for sid, units in self.seg.items() for s, e in _spans(units, rid)]
+            if not spans:  # its text went with an earlier range of the same name
+                self.names.pop(rid, None)
+                continue
             for sid, s, e in spans:
                 if any(u.ch in STRUCTURE for u in self.seg[sid][s:e]) or e >= len(self.seg[sid]):
                     raise self.err("The named range's content cannot be replaced: it spans structural elements.")
@@ -664,8 +667,10 @@ class Editor:
     def updateTableColumnProperties(self, a: dict[str, Any]) -> dict[str, Any]:
         style, fields = self._fields(a, "tableColumnProperties", COLUMN_FIELDS)
         width = style.get("width")
-        if "width" in fields and isinstance(width, dict) and (width.get("magnitude") or 0) < 5:
-            raise self.err("The column width must be at least 5 points.")
+        if "width" in fields and width is not None:
+            mag = width.get("magnitude") if isinstance(width, dict) else None
+            if not isinstance(mag, (int, float)) or isinstance(mag, bool) or mag < 5:
+                raise self.err("The column width must be at least 5 points.")
         sid, t = self._table(a.get("tableStartLocation"))
         n = max(len(r.cells) for r in t.rows)
         head = self.seg[sid][t.start]
