@@ -155,3 +155,78 @@ def test_get_with_tabs_content_and_view_modes(ws):
 
 def _content_body(ws, did: str) -> dict:
     return ok(ws, "docs_documents_get", {"documentId": did})["body"]
+
+
+def _walk(content: list, start: int) -> int:
+    """Google's index invariant: elements abut; a table, each row and each cell take one index before content."""
+    for e in content:
+        assert e.get("startIndex", 0) == start, (e, start)
+        if "table" in e:
+            at = start + 1
+            for row in e["table"]["tableRows"]:
+                assert row["startIndex"] == at
+                at += 1
+                for c in row["tableCells"]:
+                    assert c["startIndex"] == at
+                    at = _walk(c["content"], at + 1)
+                    assert c["endIndex"] == at
+                assert row["endIndex"] == at
+            assert e["endIndex"] == at
+        if "paragraph" in e:
+            els = e["paragraph"]["elements"]
+            assert els[-1]["endIndex"] == e["endIndex"] and els[-1]["textRun"]["content"].endswith("\n")
+        start = e["endIndex"]
+    return start
+
+
+def _spots(content: list, paras: list, tables: list) -> None:
+    for e in content:
+        if "paragraph" in e:
+            paras.append((e.get("startIndex", 0), e["endIndex"]))
+        if "table" in e:
+            tables.append(e)
+            for row in e["table"]["tableRows"]:
+                for c in row["tableCells"]:
+                    _spots(c["content"], paras, tables)
+
+
+def test_random_edits_keep_the_structure_consistent(ws):
+    """A seeded walk of edits at indexes taken from the document: no 5xx, and documents.get stays consistent."""
+    import random
+
+    rnd = random.Random(7)
+    did = _new(ws, "Start\n")
+    done = set()
+    for _ in range(60):
+        paras, tables = [], []
+        _spots(_content(ws, did), paras, tables)
+        p, q = rnd.choice(paras), rnd.choice(paras)
+        i = rnd.randint(p[0], p[1] - 1)
+        s, e = sorted((i, rnd.randint(q[0], q[1])))
+        e = max(e, s + 1)
+        ops = [("insertText", {"location": {"index": i}, "text": rnd.choice(["ab", "x\ny", "\n", "😀"])}),
+               ("deleteContentRange", {"range": {"startIndex": s, "endIndex": e}}),
+               ("insertTable", {"rows": rnd.randint(1, 2), "columns": rnd.randint(1, 3), "location": {"index": i}}),
+               ("updateTextStyle", {"range": {"startIndex": s, "endIndex": e}, "fields": "italic",
+                                    "textStyle": {"italic": True}}),
+               ("createParagraphBullets", {"range": {"startIndex": s, "endIndex": e},
+                                           "bulletPreset": "NUMBERED_DECIMAL_NESTED"}),
+               ("createNamedRange", {"name": "r", "range": {"startIndex": s, "endIndex": e}}),
+               ("replaceNamedRangeContent", {"namedRangeName": "r", "text": "R"}),
+               ("replaceAllText", {"containsText": {"text": rnd.choice(["a", "\n"])}, "replaceText": "b"}),
+               ("createFootnote", {"location": {"index": i}}), ("insertPageBreak", {"location": {"index": i}})]
+        if tables:
+            t = rnd.choice(tables)
+            r = rnd.randrange(t["table"]["rows"])
+            cell = {"tableStartLocation": {"index": t["startIndex"]}, "rowIndex": r,
+                    "columnIndex": rnd.randrange(len(t["table"]["tableRows"][r]["tableCells"]))}
+            ops += [("insertTableRow", {"tableCellLocation": cell}), ("insertTableColumn", {"tableCellLocation": cell}),
+                    ("deleteTableRow", {"tableCellLocation": cell}), ("deleteTableColumn", {"tableCellLocation": cell}),
+                    ("deleteContentRange", {"range": {"startIndex": t["startIndex"], "endIndex": t["endIndex"]}})]
+        kind, arg = rnd.choice(ops)
+        res = ws.call("docs_documents_batchUpdate", {"documentId": did, "body": {"requests": [{kind: arg}]}})
+        assert res.ok or res.status == 400, (kind, arg, res.body)
+        if res.ok:
+            done.add(kind)
+        _walk(_content(ws, did), 0)
+    assert {"insertText", "deleteContentRange", "insertTable", "insertTableRow", "deleteTableColumn"} <= done
