@@ -27,6 +27,12 @@ parameter with a valid value added, each on a fresh copy of the same workspace, 
 - `5xx`: a crash (must be none);
 - `baseline failed`: no successful baseline request, so the method's parameters were not probed.
 
+Two request-level audits beside the parameters: every `Request` kind of the Docs discovery document, sent alone in a
+documents.batchUpdate (`Request.KIND`, on a document with text, a 2x2 table and a named range; `acts` when
+documents.get answers differently, revisionId aside; `refused: not served` when the answer says the workspace does
+not support that kind; `refused: value` for any other 4xx, the note has it), plus writeControl's two revision
+checks; and every export type Drive documents for a Google Doc, asked of drive.files.export (`acts` when served).
+
 The table is written to docs/API-PARITY.md (generated; do not edit by hand).
 """
 
@@ -783,6 +789,158 @@ def _audit_google_method(base_ws: Workspace, service: str, doc: dict[str, Any], 
     return rows
 
 
+# -- Docs batchUpdate request kinds and Drive export types ----------------------------------------------------------
+# One example per Request kind, on the audit document (text 1-18, a 2x2 table at 19, named range "audit" at 1-6).
+# A callable gets the replies of its `prefix` requests (sent first, on both sides).
+_CELL = {"tableStartLocation": {"index": 19}, "rowIndex": 0, "columnIndex": 0}
+_MERGE = {"mergeTableCells": {"tableRange": {"tableCellLocation": _CELL, "rowSpan": 1, "columnSpan": 2}}}
+DOCS_REQUESTS: dict[str, tuple[list[dict[str, Any]], Any]] = {
+    "insertText": ([], {"location": {"index": 1}, "text": "x"}),
+    "deleteContentRange": ([], {"range": {"startIndex": 1, "endIndex": 3}}),
+    "replaceAllText": ([], {"containsText": {"text": "Alpha", "matchCase": True}, "replaceText": "A"}),
+    "insertTable": ([], {"rows": 1, "columns": 1, "location": {"index": 1}}),
+    "insertTableRow": ([], {"tableCellLocation": _CELL, "insertBelow": True}),
+    "insertTableColumn": ([], {"tableCellLocation": _CELL, "insertRight": True}),
+    "deleteTableRow": ([], {"tableCellLocation": _CELL}),
+    "deleteTableColumn": ([], {"tableCellLocation": _CELL}),
+    "mergeTableCells": ([], _MERGE["mergeTableCells"]),
+    "unmergeTableCells": ([_MERGE], _MERGE["mergeTableCells"]),
+    "updateTableCellStyle": ([], {"tableStartLocation": {"index": 19}, "fields": "backgroundColor",
+                                  "tableCellStyle": {"backgroundColor": {"color": {"rgbColor": {"red": 1}}}}}),
+    "updateTableColumnProperties": ([], {"tableStartLocation": {"index": 19}, "columnIndices": [0], "fields": "*",
+                                         "tableColumnProperties": {"widthType": "FIXED_WIDTH",
+                                                                   "width": {"magnitude": 90, "unit": "PT"}}}),
+    "updateTableRowStyle": ([], {"tableStartLocation": {"index": 19}, "rowIndices": [0], "fields": "minRowHeight",
+                                 "tableRowStyle": {"minRowHeight": {"magnitude": 20, "unit": "PT"}}}),
+    "pinTableHeaderRows": ([], {"tableStartLocation": {"index": 19}, "pinnedHeaderRowsCount": 1}),
+    "updateTextStyle": ([], {"range": {"startIndex": 1, "endIndex": 6}, "fields": "bold", "textStyle": {"bold": True}}),
+    "updateParagraphStyle": ([], {"range": {"startIndex": 1, "endIndex": 2}, "fields": "namedStyleType",
+                                  "paragraphStyle": {"namedStyleType": "HEADING_1"}}),
+    "createParagraphBullets": ([], {"range": {"startIndex": 1, "endIndex": 18},
+                                    "bulletPreset": "BULLET_DISC_CIRCLE_SQUARE"}),
+    "deleteParagraphBullets": ([{"createParagraphBullets": {"range": {"startIndex": 1, "endIndex": 18},
+                                                            "bulletPreset": "BULLET_DISC_CIRCLE_SQUARE"}}],
+                               {"range": {"startIndex": 1, "endIndex": 18}}),
+    "createNamedRange": ([], {"name": "second", "range": {"startIndex": 7, "endIndex": 11}}),
+    "deleteNamedRange": ([], {"name": "audit"}),
+    "replaceNamedRangeContent": ([], {"namedRangeName": "audit", "text": "Omega"}),
+    "createHeader": ([], {"type": "DEFAULT"}),
+    "createFooter": ([], {"type": "DEFAULT"}),
+    "deleteHeader": ([{"createHeader": {"type": "DEFAULT"}}],
+                     lambda r: {"headerId": r[0]["createHeader"]["headerId"]}),
+    "deleteFooter": ([{"createFooter": {"type": "DEFAULT"}}],
+                     lambda r: {"footerId": r[0]["createFooter"]["footerId"]}),
+    "createFootnote": ([], {"location": {"index": 6}}),
+    "insertPageBreak": ([], {"location": {"index": 6}}),
+    "insertSectionBreak": ([], {"sectionType": "NEXT_PAGE", "location": {"index": 6}}),
+    "updateDocumentStyle": ([], {"documentStyle": {"marginTop": {"magnitude": 36, "unit": "PT"}},
+                                 "fields": "marginTop"}),
+    "updateSectionStyle": ([], {"range": {"startIndex": 1, "endIndex": 2}, "fields": "marginLeft",
+                                "sectionStyle": {"marginLeft": {"magnitude": 50, "unit": "PT"}}}),
+    "insertPerson": ([], lambda r: {"personProperties": {"email": "audit@example.com"}, "location": {"index": 1}}),
+    "insertInlineImage": ([], {"uri": "https://example.com/chart.png", "location": {"index": 1}}),
+    "replaceImage": ([], {"imageObjectId": "kix.audit", "uri": "https://example.com/chart.png"}),
+    "deletePositionedObject": ([], {"objectId": "kix.audit"}),
+    "acceptSuggestion": ([], {"suggestionId": "suggest.audit"}),
+    "rejectSuggestion": ([], {"suggestionId": "suggest.audit"}),
+    "deleteSuggestion": ([], {"suggestionId": "suggest.audit"}),
+}
+# Every export type Drive documents for a Google Doc (Drive's "Export MIME types for Google Workspace documents").
+DOC_EXPORTS = ("text/plain", "text/markdown", "text/html", "application/pdf",
+               "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+               "application/vnd.oasis.opendocument.text", "application/rtf", "application/epub+zip", "application/zip")
+
+
+EXPORT_NOTES = {"application/pdf": "fpdf2 with its core fonts: a character outside Latin-1 prints as '?'",
+                "text/markdown": "headings, bold/italic/strikethrough, links, lists and tables from the structure",
+                "text/html": "headings, b/i/u/s, links, lists and tables from the structure",
+                "application/rtf": "no maintained RTF writer among the dependencies",
+                "application/zip": "the zipped web page is not served"}
+
+
+def _audit_document(ws: Workspace) -> str:
+    did = ws.call("docs_documents_create", {"body": {"title": "Audit"}}).body["documentId"]
+    res = ws.call("docs_documents_batchUpdate", {"documentId": did, "body": {"requests": [
+        {"insertText": {"location": {"index": 1}, "text": "Alpha beta\nGamma\n"}},
+        {"insertTable": {"rows": 2, "columns": 2, "endOfSegmentLocation": {}}},
+        {"createNamedRange": {"name": "audit", "range": {"startIndex": 1, "endIndex": 6}}}]}})
+    assert res.ok, res.body
+    return did
+
+
+def _doc_view(ws: Workspace, did: str) -> Any:
+    got = ws.call("docs_documents_get", {"documentId": did}).body
+    return {k: v for k, v in got.items() if k != "revisionId"}
+
+
+def audit_docs_requests(base_ws: Workspace) -> list[Row]:
+    doc = discovery("docs")
+    rows: list[Row] = []
+    for kind in sorted(doc["schemas"]["Request"]["properties"]):
+        prefix, example = DOCS_REQUESTS.get(kind, ([], {}))
+        ws = base_ws.fork()
+        did = _audit_document(ws)
+        replies: list[Any] = []
+        if prefix:
+            res = ws.call("docs_documents_batchUpdate", {"documentId": did, "body": {"requests": prefix}})
+            assert res.ok, (kind, res.body)
+            replies = res.body["replies"]
+        before = _doc_view(ws, did)
+        arg = example(replies) if callable(example) else example
+        res = ws.call("docs_documents_batchUpdate", {"documentId": did, "body": {"requests": [{kind: arg}]}})
+        status = 200 if res.ok else int(res.body.get("error", {}).get("code", 400))
+        msg = "" if res.ok else str(res.body.get("error", {}).get("message", ""))
+        if status >= 500:
+            v, note = "5xx", msg
+        elif status >= 400:
+            v = "refused: not served" if "not supported by this workspace" in msg else "refused: value"
+            note = f"{status} {msg}"
+        elif _doc_view(ws, did) != before:
+            v, note = "acts", ""
+        else:
+            v, note = "no effect seen", ""
+        rows.append(Row("docs", "docs.documents.batchUpdate", f"Request.{kind}", "body", v, note[:160]))
+    rows += _audit_write_control(base_ws)
+    return rows
+
+
+def _audit_write_control(base_ws: Workspace) -> list[Row]:
+    rows = []
+    for key in ("requiredRevisionId", "targetRevisionId"):
+        ws = base_ws.fork()
+        did = _audit_document(ws)
+        stale = ws.call("docs_documents_get", {"documentId": did}).body["revisionId"]
+        edit = {"insertText": {"location": {"index": 1}, "text": "x"}}
+        ok_now = ws.call("docs_documents_batchUpdate", {"documentId": did, "body": {
+            "requests": [edit], "writeControl": {key: stale}}})
+        refused = ws.call("docs_documents_batchUpdate", {"documentId": did, "body": {
+            "requests": [edit], "writeControl": {key: stale}}})
+        v = "acts" if ok_now.ok and not refused.ok else "no effect seen"
+        note = ("the latest revision is applied; an older one is 400" + (
+            " (no collaborator edits are merged here, so an older target is refused as Google refuses one too far "
+            "behind)" if key == "targetRevisionId" else ""))
+        rows.append(Row("docs", "docs.documents.batchUpdate", f"WriteControl.{key}", "body", v, note))
+    return rows
+
+
+def audit_drive_exports(base_ws: Workspace) -> list[Row]:
+    rows: list[Row] = []
+    for mime in DOC_EXPORTS:
+        ws = base_ws.fork()
+        did = _audit_document(ws)
+        res = ws.call("drive_files_export", {"fileId": did, "mimeType": mime})
+        if res.ok:
+            rows.append(Row("drive", "drive.files.export", f"mimeType={mime}", "query", "acts",
+                            EXPORT_NOTES.get(mime, "")))
+        else:
+            e = res.body.get("error", {})
+            served = "conversion is not supported" not in str(e.get("message", ""))
+            rows.append(Row("drive", "drive.files.export", f"mimeType={mime}", "query",
+                            "refused: value" if served else "refused: not served",
+                            f"{e.get('code', '')} {e.get('message', '')}; {EXPORT_NOTES.get(mime, '')}"))
+    return rows
+
+
 # -- the report -------------------------------------------------------------------------------------------------
 def summary(rows: list[Row]) -> dict[str, Counter]:
     out: dict[str, Counter] = {}
@@ -798,7 +956,9 @@ def render(rows: list[Row]) -> str:
              "Generated by `bench/api_parity.py --write docs/API-PARITY.md`; do not edit by hand. What each verdict "
              "means, and where the parameters come from, is in the program's docstring: stripe-python's typed "
              "parameter classes for Stripe, the discovery documents google-api-python-client ships for Gmail, "
-             "Calendar, Drive and Docs (query parameters; writable top-level fields of a resource body).", "",
+             "Calendar, Drive and Docs (query parameters; writable top-level fields of a resource body; every Request kind "
+             "of Docs documents.batchUpdate and its writeControl; every export type Drive documents for a Google Doc).",
+             "",
              "## Summary", ""]
     sums = summary(rows)
     lines.append(markdown_table(["service", *VERDICTS, "probed"],
@@ -824,6 +984,10 @@ def run(services: list[str], only: set[str] | None = None) -> list[Row]:
     if "stripe" in services:
         rows += audit_stripe(ws, only)
     rows += audit_google(ws, [s for s in services if s != "stripe"], only)
+    if "drive" in services and (not only or "drive.files.export" in only):
+        rows += audit_drive_exports(ws)
+    if "docs" in services and (not only or "docs.documents.batchUpdate" in only):
+        rows += audit_docs_requests(ws)
     return rows
 
 

@@ -2,27 +2,49 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ...base import Service, api
 from ...errors import bad_request, forbidden, google_error
 from ..drive.data_model import GDOC
+from . import render as R
 from .data_model import DocsDB, Document
+from .export import EXPORT_LIMIT, export
+from .requests import Editor, apply, named_ranges
+from .units import FOOTNOTE_REF, Unit, decode, encode, from_text, plain_text
 
 
-def _render_body(text: str) -> list[dict[str, Any]]:
-    content: list[dict[str, Any]] = [{"endIndex": 1, "sectionBreak": {"sectionStyle": {
-        "columnSeparatorStyle": "NONE", "contentDirection": "LEFT_TO_RIGHT", "sectionType": "CONTINUOUS"}}}]
-    idx = 1
-    for para in text.splitlines(keepends=True):
-        end = idx + len(para)
-        style = "NORMAL_TEXT"
-        shown = para
-        content.append({"startIndex": idx, "endIndex": end, "paragraph": {
-            "elements": [{"startIndex": idx, "endIndex": end, "textRun": {"content": shown, "textStyle": {}}}],
-            "paragraphStyle": {"namedStyleType": style, "direction": "LEFT_TO_RIGHT"}}})
-        idx = end
-    return content
+REVISION_PREFIX = "ALm37B"
+VIEW_MODES = ("DEFAULT_FOR_CURRENT_ACCESS", "SUGGESTIONS_INLINE", "PREVIEW_SUGGESTIONS_ACCEPTED",
+              "PREVIEW_WITHOUT_SUGGESTIONS")
+DOC_STYLE = {"background": {"color": {}}, "pageNumberStart": 1,
+             "marginTop": {"magnitude": 72, "unit": "PT"}, "marginBottom": {"magnitude": 72, "unit": "PT"},
+             "marginRight": {"magnitude": 72, "unit": "PT"}, "marginLeft": {"magnitude": 72, "unit": "PT"},
+             "pageSize": {"height": {"magnitude": 792, "unit": "PT"}, "width": {"magnitude": 612, "unit": "PT"}},
+             "marginHeader": {"magnitude": 36, "unit": "PT"}, "marginFooter": {"magnitude": 36, "unit": "PT"}}
+
+
+def revision_id(n: int) -> str:
+    return f"{REVISION_PREFIX}{n:08d}"
+
+
+def body_units(d: Document) -> list[Unit]:
+    return decode(d.body) if d.body is not None else from_text(d.text, body=True)
+
+
+def editor(d: Document, people: Any = None) -> Editor:
+    segs = {"": body_units(d)} | {k: decode(v) for k, v in d.segments.items()}
+    return Editor(d.documentId, segs, dict(d.kinds), copy.deepcopy(d.lists), dict(d.names), copy.deepcopy(d.style),
+                  d.serial, people)
+
+
+def stored(d: Document, ed: Editor, **update: Any) -> Document:
+    body = ed.seg[""]
+    return d.model_copy(update={"body": encode(body), "text": plain_text(body),
+                                "segments": {k: encode(v) for k, v in ed.seg.items() if k},
+                                "kinds": dict(ed.kinds), "lists": ed.lists, "names": dict(ed.names),
+                                "style": ed.style, "serial": ed.serial, **update})
 
 
 class Docs(Service):
@@ -43,17 +65,40 @@ class Docs(Service):
         return d
 
     def render(self, d: Document) -> dict[str, Any]:
-        return {"title": d.title, "body": {"content": _render_body(d.text)},
-                "documentStyle": {"pageSize": {"height": {"magnitude": 792, "unit": "PT"},
-                                               "width": {"magnitude": 612, "unit": "PT"}}},
-                "revisionId": f"ALm37B{d.revision:08d}", "suggestionsViewMode": "SUGGESTIONS_INLINE",
-                "documentId": d.documentId}
+        ed = editor(d)
+        body = ed.seg[""]
+        fn = {(u.pa or {}).get("footnoteId", ""): str(n + 1)
+              for n, u in enumerate(u for u in body if u.ch == FOOTNOTE_REF)}
+        out: dict[str, Any] = {"title": d.title, "body": {"content": R.content(body, fn)}}
+        for kind in ("header", "footer", "footnote"):
+            segs = {k: {f"{kind}Id": k, "content": R.content(ed.seg[k], fn)} for k, v in d.kinds.items() if v == kind}
+            if segs:
+                out[f"{kind}s"] = segs
+        out["documentStyle"] = DOC_STYLE | d.style
+        out["namedStyles"] = R.NAMED_STYLES
+        if d.lists:
+            out["lists"] = copy.deepcopy(d.lists)
+        if d.names:
+            out["namedRanges"] = named_ranges(ed.seg, d.names)
+        return out | {"revisionId": revision_id(d.revision), "suggestionsViewMode": "SUGGESTIONS_INLINE",
+                      "documentId": d.documentId}
 
     @api("docs.documents.get", "GET v1/documents/{documentId}", "Get a document (text in body.content).",
          params={"documentId": ""})
     def documents_get(self, documentId: str, suggestionsViewMode: str | None = None,
                       includeTabsContent: bool | None = None) -> dict[str, Any]:
-        return self.render(self._doc(documentId))
+        if suggestionsViewMode not in (None, *VIEW_MODES):
+            raise bad_request(f"Invalid value at 'suggestions_view_mode' ({suggestionsViewMode})", "invalid",
+                              "suggestionsViewMode")
+        out = self.render(self._doc(documentId))
+        if suggestionsViewMode:  # no suggestions exist here, so every mode shows the same content
+            out["suggestionsViewMode"] = suggestionsViewMode
+        if includeTabsContent is True or includeTabsContent == "true":
+            # Google moves the content into the document's tabs (here always one) and leaves the top level empty
+            tab = {k: out.pop(k) for k in ("body", "headers", "footers", "footnotes", "documentStyle", "namedStyles",
+                                           "lists", "namedRanges") if k in out}
+            out["tabs"] = [{"tabProperties": {"tabId": "t.0", "title": "Tab 1"}, "documentTab": tab}]
+        return out
 
     @api("docs.documents.create", "POST v1/documents", "Create an empty document in My Drive.", writes=True,
          params={"body": "{title}"})
@@ -66,71 +111,59 @@ class Docs(Service):
 
     @api("docs.documents.batchUpdate", "POST v1/documents/{documentId}:batchUpdate",
          "Edit a document. body.requests: insertText{text,location{index}}, replaceAllText{containsText{text},"
-         "replaceText}, deleteContentRange{range{startIndex,endIndex}}.", writes=True,
+         "replaceText}, deleteContentRange{range{startIndex,endIndex}}, insertTable{rows,columns,location}, "
+         "updateTextStyle{range,textStyle,fields}, updateParagraphStyle{range,paragraphStyle,fields}, "
+         "createParagraphBullets{range,bulletPreset}, createNamedRange, createHeader and the other Docs request "
+         "kinds; optional writeControl{requiredRevisionId}.", writes=True,
          params={"documentId": "", "body": "{requests: [...]}"})
     def documents_batchUpdate(self, documentId: str, body: dict) -> dict[str, Any]:
         d = self._doc(documentId, need=3)
         reqs = body.get("requests")
         if not isinstance(reqs, list) or not reqs:
             raise bad_request("Invalid requests: at least one request is required.", "badRequest")
-        text, replies = d.text, []
+        self._write_control(d, body.get("writeControl"))
+        ed, replies = editor(d, self.ws.person), []
         for i, r in enumerate(reqs):
             if not isinstance(r, dict) or len(r) != 1:
                 raise bad_request(f"Invalid requests[{i}]: exactly one request kind is required.", "badRequest")
             kind, arg = next(iter(r.items()))
             if not isinstance(arg, dict):
                 raise bad_request(f"Invalid requests[{i}].{kind}", "badRequest")
-            text, reply = self._apply(i, kind, arg, text)
-            replies.append(reply)
-        self.db.documents[d.documentId] = d.model_copy(update={"text": text, "revision": d.revision + 1})
-        self.ws.drive.document_edited(d.documentId, d.text, text)
-        return {"documentId": d.documentId, "replies": replies,
-                "writeControl": {"requiredRevisionId": f"ALm37B{d.revision + 1:08d}"}}
+            replies.append(apply(ed, i, kind, arg))
+        ed.finish()
+        new = stored(d, ed, revision=d.revision + 1)
+        self.db.documents[d.documentId] = new
+        self.ws.drive.document_edited(d.documentId, d.text, new.text)
+        return {"replies": replies, "writeControl": {"requiredRevisionId": revision_id(new.revision)},
+                "documentId": d.documentId}
 
-    def _apply(self, i: int, kind: str, arg: dict[str, Any], text: str) -> tuple[str, dict[str, Any]]:
-        end = len(text) + 1  # body end index (exclusive), the final newline sits at end-1
-        where = f"Invalid requests[{i}].{kind}"
-        if kind == "insertText":
-            t = arg.get("text")
-            if not isinstance(t, str):
-                raise bad_request(f"{where}: text is required.", "badRequest")
-            if "endOfSegmentLocation" in arg:
-                pos = end - 1
-            else:
-                idx = (arg.get("location") or {}).get("index") if isinstance(arg.get("location"), dict) else None
-                if not isinstance(idx, int) or isinstance(idx, bool):
-                    raise bad_request(f"{where}: location.index is required.", "badRequest")
-                if idx < 1 or idx >= end:
-                    raise bad_request(f"{where}: Index {idx} must be less than the end index of the referenced "
-                                      f"segment, {end}.", "badRequest")
-                pos = idx
-            off = pos - 1
-            return text[:off] + t + text[off:], {}
-        if kind == "deleteContentRange":
-            rng = arg.get("range")
-            s = rng.get("startIndex") if isinstance(rng, dict) else None
-            e = rng.get("endIndex") if isinstance(rng, dict) else None
-            if not all(isinstance(x, int) and not isinstance(x, bool) for x in (s, e)):
-                raise bad_request(f"{where}: range.startIndex and range.endIndex are required.", "badRequest")
-            if s < 1 or e <= s:
-                raise bad_request(f"{where}: The range should not be empty.", "badRequest")
-            if e >= end:
-                raise bad_request(f"{where}: Index {e - 1} must be less than the end index of the referenced "
-                                  f"segment, {end - 1}.", "badRequest")
-            return text[:s - 1] + text[e - 1:], {}
-        if kind == "replaceAllText":
-            ct = arg.get("containsText")
-            needle = ct.get("text") if isinstance(ct, dict) else None
-            repl = arg.get("replaceText", "")
-            if not isinstance(needle, str) or not needle or not isinstance(repl, str):
-                raise bad_request(f"{where}: containsText.text is required.", "badRequest")
-            if ct.get("matchCase", False):
-                n = text.count(needle)
-                return text.replace(needle, repl), {"replaceAllText": {"occurrencesChanged": n} if n else {}}
-            import re
-            new, n = re.subn(re.escape(needle), lambda _m: repl, text, flags=re.IGNORECASE)
-            return new, {"replaceAllText": {"occurrencesChanged": n} if n else {}}
-        raise bad_request(f"Invalid requests[{i}]: unsupported request {kind!r}.", "badRequest")
+    def _write_control(self, d: Document, wc: Any) -> None:
+        """requiredRevisionId must be the latest revision; targetRevisionId may only name the latest here (no
+        collaborator edits are ever merged, so an older target is refused as Google refuses a too-old one)."""
+        if wc is None:
+            return
+        if not isinstance(wc, dict):
+            raise bad_request("Invalid value at 'write_control'.", "badRequest")
+        if "requiredRevisionId" in wc and "targetRevisionId" in wc:
+            raise bad_request("Invalid JSON payload received. Oneof field 'control' is already set. Cannot set "
+                              "'targetRevisionId'", "badRequest")
+        if wc.get("writeMode") not in (None, "WRITE_MODE_UNSPECIFIED", "EDIT"):
+            raise bad_request("Invalid writeControl.writeMode: suggestions are not supported by this workspace.",
+                              "badRequest")
+        current = revision_id(d.revision)
+        for key in ("requiredRevisionId", "targetRevisionId"):
+            rid = wc.get(key)
+            if rid is None or rid == current:
+                continue
+            known = isinstance(rid, str) and rid.startswith(REVISION_PREFIX) and rid[len(REVISION_PREFIX):].isdigit() \
+                and int(rid[len(REVISION_PREFIX):]) < d.revision
+            if not known:
+                raise bad_request(f"Invalid {key}: {rid!r} is not a revision of this document.", "badRequest")
+            if key == "requiredRevisionId":
+                raise bad_request(f"The document's latest revision is {current}, not the required revision {rid}.",
+                                  "badRequest")
+            raise bad_request(f"The target revision {rid} is too far behind the latest revision {current}. Retry "
+                              "after reading the latest version of the document.", "badRequest")
 
     # -- shared with drive ------------------------------------------------------------------------
     def ensure_document(self, fid: str, title: str, text: str) -> Document:
@@ -139,6 +172,25 @@ class Docs(Service):
         d = Document(documentId=fid, title=title, text=text)
         self.db.documents[fid] = d
         return d
+
+    def copy_structure(self, src: str, dst: str) -> None:
+        """files.copy of a Google Doc: the copy gets the whole document (styles, tables, lists), not just text."""
+        a, b = self.db.documents.get(src), self.db.documents.get(dst)
+        if a is not None and b is not None:
+            self.db.documents[dst] = a.model_copy(update={"documentId": dst, "title": b.title, "revision": 1})
+
+    def export(self, fid: str, mime: str) -> bytes:
+        """files.export's bytes; over Drive's 10 MB export limit it fails as Drive does."""
+        d = self.db.documents.get(fid)
+        if d is None:
+            return b""
+        too_big = forbidden("This file is too large to be exported.", "exportSizeLimitExceeded")
+        if len(d.text) > EXPORT_LIMIT:
+            raise too_big
+        data = export(d.documentId, d.title, d.text, body_units(d), d.lists, mime)
+        if len(data) > EXPORT_LIMIT:
+            raise too_big
+        return data
 
     def rename(self, fid: str, title: str) -> None:
         d = self.db.documents.get(fid)

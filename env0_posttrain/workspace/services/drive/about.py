@@ -8,11 +8,11 @@ from ...base import api
 from ...errors import bad_request
 from ...paging import select_fields
 from .data_model import FOLDER, GDOC
+from .files import EXPORTS
 from .state import DriveState
 
 D = 'drive/v3'
 
-_EXPORTS = {GDOC: ["text/plain", "text/markdown", "text/html"]}
 
 
 class About(DriveState):
@@ -30,7 +30,7 @@ class About(DriveState):
                         "emailAddress": me.email},
                "storageQuota": {"limit": str(30 * 1024 ** 3), "usage": str(used), "usageInDrive": str(used),
                                 "usageInDriveTrash": str(trash)},
-               "importFormats": {"text/plain": [GDOC], "text/html": [GDOC]}, "exportFormats": dict(_EXPORTS),
+               "importFormats": {"text/plain": [GDOC], "text/html": [GDOC]}, "exportFormats": {k: list(v) for k, v in EXPORTS.items()},
                "maxImportSizes": {GDOC: "10485760"}, "maxUploadSize": str(5 * 1024 ** 4), "appInstalled": False,
                "canCreateDrives": True, "folderColorPalette": ["#ac725e", "#d06b64", "#4986e7", "#16a765"]}
         return select_fields(out, fields)

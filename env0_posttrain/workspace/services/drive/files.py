@@ -12,11 +12,13 @@ from ...paging import check_size, page, select_fields
 from ..push_channels import CHANNEL_PARAMS
 from . import file_fields
 from .access import FileView, file_json, listed_for, role_of
+from ..docs.export import FORMATS
 from .data_model import FOLDER, GDOC, GOOGLE_PREFIX, File, content_fields
 from .query import DriveQuery
 from .state import DriveState
 
 D = 'drive/v3'
+EXPORTS = {GDOC: FORMATS}  # what files.export serves, and what about.exportFormats says
 
 _DEFAULT_FILE_FIELDS = "kind,id,name,mimeType"
 
@@ -99,16 +101,17 @@ class Files(DriveState):
             raise bad_request(f"Invalid value for alt: {alt}", "invalid", "alt")
         return select_fields(file_json(self.ws, f), fields or _DEFAULT_FILE_FIELDS)
 
-    @api("drive.files.export", f"GET {D}/files/{{fileId}}/export", "Export a Google Doc as text.",
+    @api("drive.files.export", f"GET {D}/files/{{fileId}}/export",
+         "Export a Google Doc: text/plain, text/markdown, text/html, application/pdf, Word (.docx), "
+         "OpenDocument (.odt) or EPUB.",
          params={"fileId": "", "mimeType": "text/plain"})
     def files_export(self, fileId: str, mimeType: str) -> Media:
         f = self._file(fileId)
         if not f.mimeType.startswith(GOOGLE_PREFIX) or f.mimeType == FOLDER:
             raise forbidden("Export only supports Docs Editors files.", "fileNotExportable")
-        if mimeType not in ("text/plain", "text/markdown", "text/html"):
-            raise bad_request("The requested conversion is not supported.", "badRequest")
-        doc = self.ws.docs.db.documents.get(f.id)
-        return Media((doc.text if doc else "").encode("utf-8"), mimeType)
+        if mimeType not in EXPORTS.get(f.mimeType, ()):
+            raise bad_request("The requested conversion is not supported.", "badRequest", "convertTo")
+        return Media(self.ws.docs.export(f.id, mimeType), mimeType)
 
     @api("drive.files.create", f"POST {D}/files", "Create a file or folder; content is the file's text.",
          writes=True, upload=f"/upload/{D}/files",
@@ -224,6 +227,8 @@ class Files(DriveState):
         fid = self.new_id("file", DRIVE_ALPHABET, 33)
         f = self._new_file(fid, str(body.get("name") or f"Copy of {src.name}"), src.mimeType, parents,
                            self.ws.me.email, text, src.description)
+        if src.mimeType == GDOC:
+            self.ws.docs.copy_structure(src.id, fid)
         return select_fields(file_json(self.ws, f), fields or _DEFAULT_FILE_FIELDS)
 
     @api("drive.files.delete", f"DELETE {D}/files/{{fileId}}", "Permanently delete a file (owner only).",
