@@ -40,8 +40,11 @@ def _color(v: Any) -> str | None:
 
 
 def _times(start: Any, end: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The stored start and end a client wrote; 400 on a bad time or zone, or an end before the start."""
+    """The stored start and end a client wrote; 400 on a bad time or zone, a date beside a dateTime, or an end
+    before the start."""
     s, e = stored(start, "start"), stored(end, "end")
+    if ("date" in s) != ("date" in e):  # an all-day start with a timed end, or the reverse
+        raise bad_request("Start and end times must either both be date or both be dateTime.", "invalid")
     if event_time(e, "end") < event_time(s, "start"):
         raise bad_request("The specified time range is empty.", "timeRangeEmpty")
     return s, e
