@@ -389,7 +389,7 @@ def workspace_serve(
 ) -> None:
     """Serve Gmail, Calendar, Drive, Docs, Slack and Admin at their real API paths, behind the OAuth server at /auth
     (Google's and Slack's methods need a Bearer token with one of their scopes, as on the real APIs)."""
-    from env0_posttrain.workspace.clock import Clock
+    from env0_posttrain.util.clock import Clock
     from env0_posttrain.workspace.http_app import serve
 
     try:

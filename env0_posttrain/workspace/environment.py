@@ -1,5 +1,5 @@
 """The Workspace: the services (six apps, Stripe and the OAuth server they sit behind) over one clock (frozen unless a
-served workspace's user chose another: clock.py), one seed
+served workspace's user chose another: util/clock.py), one seed
 and one people directory.
 
 Every agent or HTTP call goes through `Workspace.call` under one lock, so concurrent clients are
@@ -57,7 +57,7 @@ class Workspace:
             now = now.replace(tzinfo=timezone.utc)
         self.seed = seed
         self._now: datetime = now.astimezone(timezone.utc)
-        self._tick: Callable[[], datetime] | None = None  # a served workspace's running clock (clock.py); None: frozen
+        self._tick: Callable[[], datetime] | None = None  # a served workspace's running clock (util/clock.py); None: frozen
         self.company: Company = build_company(seed)
         self.lock = threading.RLock()
         self.action_log: list[dict[str, Any]] = []

@@ -26,7 +26,7 @@ from starlette.routing import Mount
 from . import batch, discovery
 from .api_routes import JSON, api_routes, doc_routes, no_route, resolve
 from .auth_http import auth_app, register_local_client
-from .clock import Clock
+from ..util.clock import Clock
 from .environment import DEFAULT_NOW, SERVICE_NAMES, Workspace
 from .errors import ApiError, google_error
 from .request_limits import BodyLimit, loads
@@ -57,7 +57,7 @@ def create_app(workspace_factory: Callable[[], Workspace] | None = None, gated: 
     methods need a Bearer token from the auth server, as on the real APIs (auth_http.gate); every workspace the
     app holds then has the local OAuth client (auth_http.register_local_client) and tokens on the wall clock (an
     app's OIDC library checks an ID token's `exp` against its own clock, not the workspace's frozen one).
-    `clock`: the clock the user chose (clock.py): every workspace the app holds is seeded at its start and reads
+    `clock`: the clock the user chose (util/clock.py): every workspace the app holds is seeded at its start and reads
     "now" from it, tokens included; None: frozen at the seeded instant."""
 
     def prepare(ws: Workspace) -> None:

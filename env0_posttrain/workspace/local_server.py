@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 
 import uvicorn
 
-from .clock import Clock
+from ..util.clock import Clock
 from .environment import DEFAULT_NOW, Workspace
 from .http_app import create_app
 

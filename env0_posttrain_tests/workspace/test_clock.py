@@ -1,4 +1,4 @@
-"""The clock a user chooses for a served workspace (clock.py, `workspace serve --clock`): on the host's clock an app
+"""The clock a user chooses for a served workspace (util/clock.py, `workspace serve --clock`): on the host's clock an app
 that schedules works as against the real services (slack_sdk schedules a message an hour from now, stripe-python's
 `created` filter finds what it just made); frozen or running from an instant seeds there; an episode's workspace
 stays frozen."""
@@ -15,7 +15,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from env0_posttrain.workspace import Workspace
-from env0_posttrain.workspace.clock import Clock
+from env0_posttrain.util.clock import Clock
 from env0_posttrain.workspace.local_server import running_server
 
 KEY = "sk_test_env_0_51deterministic"
