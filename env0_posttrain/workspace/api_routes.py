@@ -131,7 +131,9 @@ def _route(e: _Entry, depth: int) -> Route:
         if target.session or (target.upload and is_session_request(parse_qsl(request.url.query, keep_blank_values=True))):
             status, headers, payload, ctype = resumable(ws, target, request.path_params, scope, body)
             return Response(payload, status, headers=dict(headers), media_type=ctype or None)
-        status, payload, ctype = answer(ws, target, request.path_params, scope, body)
+        status, payload, ctype, headers = answer_with_headers(ws, target, request.path_params, scope, body)
+        if headers:
+            return Response(payload, status, headers=headers, media_type=ctype or None)
         if status == 200 and request.method == "GET" and ctype and ctype != JSON and "range" in request.headers:
             return _ranged(payload, ctype, request.headers["range"])
         return Response(payload, status, media_type=ctype or None)
@@ -189,12 +191,18 @@ def answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: di
            body: bytes, upload: Upload | None = None) -> tuple[int, bytes, str]:
     """(status, body, content type) of one API request (`upload`: a resumable session's whole upload); a bug still
     answers in the API's own shape, never a 500 page."""
+    return answer_with_headers(ws, target, path_params, scope, body, upload)[:3]
+
+
+def answer_with_headers(ws: Workspace, target: Target, path_params: dict[str, str], scope: dict[str, Any],
+                        body: bytes, upload: Upload | None = None) -> tuple[int, bytes, str, dict[str, str]]:
+    """`answer` plus the headers a refusal carries (the gate's WWW-Authenticate on a 401 or 403)."""
     try:
-        return _answer(ws, target, path_params, scope, body, upload)
+        return (*_answer(ws, target, path_params, scope, body, upload), {})
     except ApiError as e:
-        return e.status, json.dumps(e.body).encode(), JSON
+        return e.status, json.dumps(e.body).encode(), JSON, dict(getattr(e, "headers", None) or {})
     except Exception:  # noqa: BLE001
-        return 500, json.dumps(google_error(500, "Internal error encountered.", "backendError").body).encode(), JSON
+        return 500, json.dumps(google_error(500, "Internal error encountered.", "backendError").body).encode(), JSON, {}
 
 
 def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: dict[str, Any],
@@ -207,7 +215,7 @@ def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: d
             (404, b'{"ok":false,"error":"file_not_found"}', JSON)
     query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
     if gated(scope) and (denied := gate(ws, spec, scope, {**dict(query), **path_params}, body)) is not None:
-        return denied
+        raise denied
     ctype = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"content-type"), "")
     d = dialect(spec.service)
     if d.args_in_body:
