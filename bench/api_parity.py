@@ -633,7 +633,8 @@ def _body_value(doc: dict[str, Any], prop: dict[str, Any], name: str, depth: int
                "location": "Audit room", "recurrence": ["RRULE:FREQ=DAILY;COUNT=2"], "visibility": "private",
                "transparency": "transparent", "reminders": {"useDefault": False, "overrides": [
                    {"method": "popup", "minutes": 5}]}, "mimeType": "application/vnd.google-apps.folder",
-               "parents": None, "starred": True, "labelIds": ["STARRED"], "threadId": None, "timeZone": "Europe/Paris"}
+               "parents": None, "starred": True, "labelIds": ["STARRED"], "threadId": None, "timeZone": "Europe/Paris",
+               "color": {"backgroundColor": "#16a766", "textColor": "#ffffff"}}  # a Gmail label's, from its palette
     if name in special and special[name] is not None:
         return special[name]
     if "$ref" in prop:
@@ -966,6 +967,12 @@ def render(rows: list[Row]) -> str:
     lines += ["", "Google body fields a handler does not read are dropped, as before: Google accepts every documented "
               "field, so refusing one would break clients Google serves; the table lists each (`no effect seen`, "
               "\"dropped\"). Stripe refuses what it does not serve with its own `parameter_unknown`."]
+    lines += ["", "Headers are outside this probe. Conditional requests: a Google resource whose answer carries an "
+              "`etag` (Calendar events, calendars, calendar lists, ACL rules and settings; Directory users, groups, "
+              "members and their lists) takes `If-Match` on a write (a stale one is 412 `conditionNotMet`, nothing "
+              "written) and `If-None-Match` on a read (the current etag is 304); Gmail, Drive and Docs answers "
+              "carry no etag here, so their conditional headers are ignored. Slack, the Directory API and the OAuth "
+              "server are not probed (their tests are the official clients' under env0_posttrain_tests/workspace/)."]
     lines += ["", "## Every parameter", ""]
     for service in sums:
         lines += [f"### {service}", ""]

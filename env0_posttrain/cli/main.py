@@ -384,14 +384,21 @@ def workspace_serve(
     port: Annotated[int, typer.Option(help="port")] = 8765,
     seed: Annotated[int, typer.Option(help="company seed")] = 0,
     no_auth: Annotated[bool, typer.Option("--no-auth", help="answer every call without a token")] = False,
+    clock: Annotated[str | None, typer.Option(help="the workspace's clock: frozen[@INSTANT], running[@INSTANT] or "
+                                              "host (default: frozen at the seeded instant; docs/SERVE.md)")] = None,
 ) -> None:
     """Serve Gmail, Calendar, Drive, Docs, Slack and Admin at their real API paths, behind the OAuth server at /auth
     (Google's and Slack's methods need a Bearer token with one of their scopes, as on the real APIs)."""
+    from env0_posttrain.util.clock import Clock
     from env0_posttrain.workspace.http_app import serve
 
+    try:
+        chosen = Clock.parse(clock) if clock is not None else None
+    except ValueError as e:
+        _fail(f"--clock: {e}")
     if not no_auth:
         typer.echo(serve_banner(host, port, seed))
-    serve(host=host, port=port, seed=seed, gated=not no_auth)
+    serve(host=host, port=port, seed=seed, gated=not no_auth, clock=chosen)
 
 
 def serve_banner(host: str, port: int, seed: int) -> str:

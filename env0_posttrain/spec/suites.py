@@ -7,12 +7,14 @@ with its own trials. The seeds judged one adapter three ways (seen300, unseen100
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from env0_posttrain.spec.section import Section
+from env0_posttrain.util.clock import Clock
 
 SUITE_NAME_PATTERN = r"^[A-Za-z0-9_-]+$"
 DEFAULT_SUITE = "eval"  # the tasks.n_eval split: its rounds keep the plain arm names (round_arm)
@@ -24,6 +26,24 @@ class Env0Spec(Section):
     root: Path | None = Field(
         default=None, description="an env0 checkout: its packages/ back the services that needles and verifiers "
         "import; a relative tasks.source or suite source resolves against it. None = ENV0_ROOT if set")
+    clock: str = Field(
+        default="host", description="the workspace clock an imported package's episodes are frozen at: host = the "
+        "host's clock when the package is first imported (kept in the import cache); frozen@INSTANT (ISO 8601, e.g. "
+        "frozen@2026-03-11T16:00:00Z) pins it, so imports made on other days give the same tasks. Episodes are always "
+        "frozen (a running clock is for `workspace serve --clock`)")
+
+    @field_validator("clock")
+    @classmethod
+    def _frozen_or_host(cls, v: str) -> str:
+        clock = Clock.parse(v)  # ValueError: pydantic names the field
+        if clock.mode == "running" or (clock.mode == "frozen" and clock.at is None):
+            raise ValueError(f"{v!r}: episodes keep a frozen clock: say host or frozen@INSTANT "
+                             "(a running clock is for `workspace serve --clock`)")
+        return v
+
+    def pinned_now(self) -> datetime | None:
+        """The instant imports are frozen at (None: the host's clock at import)."""
+        return Clock.parse(self.clock).at
 
 
 class SuiteSpec(Section):

@@ -26,7 +26,8 @@ def build_eval_suites(ctx: StageContext) -> StageResult:
         built = build_suite(
             suite, train=train, families=ctx.spec.tasks.families, templates=ctx.spec.tasks.templates,
             source=resolve(ctx.spec, suite.source) if suite.source is not None else None, anchor=paths.packages,
-            cache_dir=import_cache(ctx), progress=ctx.log.info, env0_root=paths.env0_root)
+            cache_dir=import_cache(ctx), progress=ctx.log.info, env0_root=paths.env0_root,
+            now=ctx.spec.env0.pinned_now())
         if not built.tasks:
             raise ValueError(f"suite {suite.name}: no task left ({len(built.dropped)} dropped: "
                              f"{'; '.join(f'{k}: {v}' for k, v in list(built.dropped.items())[:5])})")

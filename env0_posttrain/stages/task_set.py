@@ -23,7 +23,7 @@ def build_task_set(ctx: StageContext) -> StageResult:
     if selection.source is not None:  # relative to env0.root when the spec names one
         selection = selection.model_copy(update={"source": ctx.task_paths.packages})
     ts = make_task_set(selection, import_cache=import_cache(ctx), progress=ctx.log.info,
-                       env0_root=ctx.task_paths.env0_root)
+                       env0_root=ctx.task_paths.env0_root, env0_now=ctx.spec.env0.pinned_now())
     ledger = [r.model_dump(mode="json") | {"oracle_pass_rate": r.oracle_pass_rate, "noop_pass_rate": r.noop_pass_rate}
               for r in ts.ledger]
     digest = content_hash(sorted(ts.digests.items()), ts.splits)

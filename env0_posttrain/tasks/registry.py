@@ -13,6 +13,7 @@ import json
 import random
 from collections import Counter
 from collections.abc import Callable
+from datetime import datetime
 from itertools import combinations
 from pathlib import Path
 from typing import Iterator
@@ -127,15 +128,16 @@ class _Draw:
 def make_task_set(
     selection: TaskSelection, *, company_seed: int = COMPANY_SEED, include_noop_pass: bool = False,
     import_cache: Path | None = None, progress: Callable[[str], None] = lambda _: None, env0_root: Path | None = None,
+    env0_now: datetime | None = None,
 ) -> TaskSet:
     """Draw the selection's train / eval / held-out tasks, deterministic in ``selection.seed``
     (imported from the env0 packages in ``selection.source`` when set, seeded on the env0 checkout ``env0_root``;
-    ``import_cache`` keeps those imports)."""
+    ``import_cache`` keeps those imports; ``env0_now`` pins their seeded clock, else the host's at import)."""
     if selection.source is not None:
         from env0_posttrain.tasks.env0.corpus.importer import source_task_set
 
         return source_task_set(selection, company_seed=company_seed, include_noop_pass=include_noop_pass,
-                               cache_dir=import_cache, progress=progress, env0_root=env0_root)
+                               cache_dir=import_cache, progress=progress, env0_root=env0_root, now=env0_now)
     pool = select_templates(selection.families, selection.templates)
     if not pool:
         raise ValueError(f"no template matches families={selection.families} templates={selection.templates}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from env0_posttrain.spec.suites import SuiteSpec
@@ -45,7 +46,8 @@ def _excluded(suite: SuiteSpec, train: list[Task]) -> set[str]:
 
 def build_suite(suite: SuiteSpec, *, train: list[Task], families: list[str], templates: list[str] | None,
                 source: Path | None, anchor: Path | None, cache_dir: Path | None,
-                progress: Progress = lambda _: None, env0_root: Path | None = None) -> SuiteTasks:
+                progress: Progress = lambda _: None, env0_root: Path | None = None,
+                now: datetime | None = None) -> SuiteTasks:
     """The suite's tasks, deterministic in its seed; `anchor` is the folder env0 package paths are stored against,
     `env0_root` the env0 checkout their imports are seeded on."""
     rng = random.Random(f"env0-suite:{suite.name}:{suite.seed}")
@@ -59,7 +61,7 @@ def build_suite(suite: SuiteSpec, *, train: list[Task], families: list[str], tem
     if suite.kind == "generated":
         return _generated(suite, train, suite.families or families, templates if suite.families is None else None)
     assert source is not None and anchor is not None
-    return _packages(suite, train, source, anchor, cache_dir, rng, progress, env0_root)
+    return _packages(suite, train, source, anchor, cache_dir, rng, progress, env0_root, now)
 
 
 def _generated(suite: SuiteSpec, train: list[Task], families: list[str], templates: list[str] | None) -> SuiteTasks:
@@ -81,7 +83,7 @@ def _generated(suite: SuiteSpec, train: list[Task], families: list[str], templat
 
 
 def _packages(suite: SuiteSpec, train: list[Task], source: Path, anchor: Path, cache_dir: Path | None,
-              rng: random.Random, progress: Progress, env0_root: Path | None) -> SuiteTasks:
+              rng: random.Random, progress: Progress, env0_root: Path | None, now: datetime | None) -> SuiteTasks:
     from env0_posttrain.tasks.env0.corpus.importer import family_of, import_cached, package_dirs
     from env0_posttrain.tasks.env0.package.load import Env0Error, load_package
 
@@ -108,7 +110,7 @@ def _packages(suite: SuiteSpec, train: list[Task], source: Path, anchor: Path, c
             if suite.families is not None and family_of(load_package(root).services) not in suite.families:
                 dropped[root.name] = f"family not in suites.{suite.name}.families"
                 continue
-            task = import_cached(root, source, anchor, cache_dir, env0_root=env0_root)
+            task = import_cached(root, source, anchor, cache_dir, env0_root=env0_root, now=now)
         except Env0Error as e:
             dropped[root.name] = str(e)
             continue

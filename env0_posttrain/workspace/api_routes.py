@@ -35,7 +35,7 @@ from .errors import ApiError, bad_request, google_error
 from .http_routes import Upload, google_kwargs, slack_kwargs, upload_of
 from .media import Media, byte_range
 from .paging import select_fields
-from .tools import TOOLS, ToolSpec
+from .tools import TOOLS, ToolSpec, dispatch
 from .uploads import is_session_request, resume, start
 
 JSON = "application/json; charset=UTF-8"
@@ -131,7 +131,9 @@ def _route(e: _Entry, depth: int) -> Route:
         if target.session or (target.upload and is_session_request(parse_qsl(request.url.query, keep_blank_values=True))):
             status, headers, payload, ctype = resumable(ws, target, request.path_params, scope, body)
             return Response(payload, status, headers=dict(headers), media_type=ctype or None)
-        status, payload, ctype = answer(ws, target, request.path_params, scope, body)
+        status, payload, ctype, headers = answer_with_headers(ws, target, request.path_params, scope, body)
+        if headers:
+            return Response(payload, status, headers=headers, media_type=ctype or None)
         if status == 200 and request.method == "GET" and ctype and ctype != JSON and "range" in request.headers:
             return _ranged(payload, ctype, request.headers["range"])
         return Response(payload, status, media_type=ctype or None)
@@ -189,12 +191,18 @@ def answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: di
            body: bytes, upload: Upload | None = None) -> tuple[int, bytes, str]:
     """(status, body, content type) of one API request (`upload`: a resumable session's whole upload); a bug still
     answers in the API's own shape, never a 500 page."""
+    return answer_with_headers(ws, target, path_params, scope, body, upload)[:3]
+
+
+def answer_with_headers(ws: Workspace, target: Target, path_params: dict[str, str], scope: dict[str, Any],
+                        body: bytes, upload: Upload | None = None) -> tuple[int, bytes, str, dict[str, str]]:
+    """`answer` plus the headers a refusal carries (the gate's WWW-Authenticate on a 401 or 403)."""
     try:
-        return _answer(ws, target, path_params, scope, body, upload)
+        return (*_answer(ws, target, path_params, scope, body, upload), {})
     except ApiError as e:
-        return e.status, json.dumps(e.body).encode(), JSON
+        return e.status, json.dumps(e.body).encode(), JSON, dict(getattr(e, "headers", None) or {})
     except Exception:  # noqa: BLE001
-        return 500, json.dumps(google_error(500, "Internal error encountered.", "backendError").body).encode(), JSON
+        return 500, json.dumps(google_error(500, "Internal error encountered.", "backendError").body).encode(), JSON, {}
 
 
 def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: dict[str, Any],
@@ -207,7 +215,7 @@ def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: d
             (404, b'{"ok":false,"error":"file_not_found"}', JSON)
     query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
     if gated(scope) and (denied := gate(ws, spec, scope, {**dict(query), **path_params}, body)) is not None:
-        return denied
+        raise denied
     ctype = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"content-type"), "")
     d = dialect(spec.service)
     if d.args_in_body:
@@ -226,9 +234,16 @@ def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: d
                               "badRequest")
         upload = upload_of(query, body, ctype)
     kwargs, fields = google_kwargs(spec, path_params, query, body, upload)
-    res = ws.call(spec.name, kwargs, source="http")
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    with ws.lock:  # a write's precondition and the write itself see one version
+        refused = d.precondition(spec.writes, headers, lambda: current_etag(ws, spec, kwargs))
+        if refused is not None:
+            return refused.status, json.dumps(refused.body).encode(), JSON
+        res = ws.call(spec.name, kwargs, source="http")
     if not res.ok:
         return res.status, json.dumps(res.body).encode(), JSON
+    if not spec.writes and (cond := d.answered_conditionally(headers, res.body)) is not None:
+        return (304, b"", "") if cond.status == 304 else (cond.status, json.dumps(cond.body).encode(), JSON)
     if res.status == 204:
         return 204, b"", ""
     if isinstance(res.body, Media):
@@ -237,6 +252,23 @@ def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: d
         return 200, res.body.encode(), "text/plain; charset=UTF-8"
     out = select_fields(res.body, fields) if fields else res.body
     return res.status, json.dumps(out).encode(), JSON  # the default encoder is the fastest path
+
+
+@functools.cache
+def _getter(service: str, method_id: str) -> ToolSpec | None:
+    """The `get` of the resource a method writes (calendar.events.patch -> calendar.events.get), if served."""
+    want = method_id.rsplit(".", 1)[0] + ".get"
+    return next((s for s in TOOLS.values() if s.service == service and s.method_id == want), None)
+
+
+def current_etag(ws: Workspace, spec: ToolSpec, kwargs: dict[str, Any]) -> str | None:
+    """The etag the resource a write names has now (read through its `get`, unlogged); None when it has none."""
+    get = _getter(spec.service, spec.method_id)
+    if get is None or not all(p in kwargs for p in get.path_params):
+        return None
+    res = dispatch(ws, get, {p: kwargs[p] for p in get.path_params})
+    tag = res.body.get("etag") if res.ok and isinstance(res.body, dict) else None
+    return tag if isinstance(tag, str) else None
 
 
 def gated(scope: dict[str, Any]) -> bool:

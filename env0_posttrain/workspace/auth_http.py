@@ -184,9 +184,10 @@ def register_local_client(ws: Workspace) -> dict[str, Any]:
 
 
 def gate(ws: Workspace, spec: ToolSpec, scope: dict[str, Any], params: dict[str, Any],
-         body: bytes) -> tuple[int, bytes, str] | None:
-    """The API's refusal (status, body, content type) of a Google or Slack request without a good Bearer token;
-    None lets it through. Stripe checks its own API keys (services/stripe/wire.py)."""
+         body: bytes) -> ApiError | None:
+    """The API's refusal of a Google or Slack request without a good Bearer token (its `headers`: RFC 6750's
+    WWW-Authenticate, where the API sends one); None lets it through. Stripe checks its own API keys
+    (services/stripe/wire.py)."""
     d = dialect(spec.service)
     if d.keyed_requests or d.own_http_surface:
         return None
@@ -196,6 +197,5 @@ def gate(ws: Workspace, spec: ToolSpec, scope: dict[str, Any], params: dict[str,
         with ws.lock:
             authorize(ws, spec, token, params)
     except Refusal as r:
-        e = refusal_answer(r, d.errors_in_ok_body)
-        return e.status, json.dumps(e.body).encode(), JSON_TYPE
+        return refusal_answer(r, d.errors_in_ok_body)
     return None

@@ -1,4 +1,5 @@
-"""The Workspace: the services (six apps, Stripe and the OAuth server they sit behind) over one frozen clock, one seed
+"""The Workspace: the services (six apps, Stripe and the OAuth server they sit behind) over one clock (frozen unless a
+served workspace's user chose another: util/clock.py), one seed
 and one people directory.
 
 Every agent or HTTP call goes through `Workspace.call` under one lock, so concurrent clients are
@@ -12,7 +13,7 @@ import json
 import threading
 from collections import OrderedDict
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from .base import DB, Service
 from .people import Company, Person, build_company
@@ -55,7 +56,8 @@ class Workspace:
         if now.tzinfo is None:
             now = now.replace(tzinfo=timezone.utc)
         self.seed = seed
-        self.now: datetime = now.astimezone(timezone.utc)
+        self._now: datetime = now.astimezone(timezone.utc)
+        self._tick: Callable[[], datetime] | None = None  # a served workspace's running clock (util/clock.py); None: frozen
         self.company: Company = build_company(seed)
         self.lock = threading.RLock()
         self.action_log: list[dict[str, Any]] = []
@@ -103,6 +105,7 @@ class Workspace:
         with self.lock:
             dbs = {name: self.service(name).db for name in SERVICE_NAMES}
             other = Workspace(self.seed, self.now, dbs=dbs)
+            other._tick = self._tick
             other.company = self.company  # the same people and acting user (a planter may have set another)
             other._snapshots = {k: (dict(v[0]), 0) for k, v in self._snapshots.items()}
             other._baseline_pending = self._baseline_pending
@@ -126,6 +129,23 @@ class Workspace:
 
     def service(self, name: str) -> Service:
         return getattr(self, name)
+
+    @property
+    def now(self) -> datetime:
+        """The workspace's "now": frozen at its seeded instant (every episode), or a served workspace's chosen
+        running clock (`run_clock`)."""
+        return self._now if self._tick is None else self._tick()
+
+    @now.setter
+    def now(self, when: datetime) -> None:
+        self._now, self._tick = when, None
+
+    def run_clock(self, tick: Callable[[], datetime] | None) -> None:
+        """Read "now" from `tick` from here on (None: freeze at the instant it reads now)."""
+        with self.lock:
+            if tick is None:
+                self._now = self.now
+            self._tick = tick
 
     def now_ms(self) -> int:
         return int(self.now.timestamp() * 1000)

@@ -26,7 +26,8 @@ from starlette.routing import Mount
 from . import batch, discovery
 from .api_routes import JSON, api_routes, doc_routes, no_route, resolve
 from .auth_http import auth_app, register_local_client
-from .environment import SERVICE_NAMES, Workspace
+from ..util.clock import Clock
+from .environment import DEFAULT_NOW, SERVICE_NAMES, Workspace
 from .errors import ApiError, google_error
 from .request_limits import BodyLimit, loads
 
@@ -50,17 +51,23 @@ _NO_TELEMETRY: dict[str, Any] = {"telemetry": {"tracing": False, "metrics": Fals
     if "telemetry" in inspect.signature(FastAPI.__init__).parameters else {}
 
 
-def create_app(workspace_factory: Callable[[], Workspace] | None = None, gated: bool = False) -> FastAPI:
+def create_app(workspace_factory: Callable[[], Workspace] | None = None, gated: bool = False,
+               clock: Clock | None = None) -> FastAPI:
     """The app over one workspace; `POST /_admin/seed` swaps in a freshly seeded one. `gated`: Google's and Slack's
     methods need a Bearer token from the auth server, as on the real APIs (auth_http.gate); every workspace the
     app holds then has the local OAuth client (auth_http.register_local_client) and tokens on the wall clock (an
-    app's OIDC library checks an ID token's `exp` against its own clock, not the workspace's frozen one)."""
+    app's OIDC library checks an ID token's `exp` against its own clock, not the workspace's frozen one).
+    `clock`: the clock the user chose (util/clock.py): every workspace the app holds is seeded at its start and reads
+    "now" from it, tokens included; None: frozen at the seeded instant."""
 
     def prepare(ws: Workspace) -> None:
+        if clock is not None:
+            ws.run_clock(clock.ticker(ws.now))
         if gated:
             register_local_client(ws)
-            ws.auth.clock = lambda: datetime.now(timezone.utc)
-    base_factory = workspace_factory or (lambda: Workspace.seeded(0))
+            if clock is None:
+                ws.auth.clock = lambda: datetime.now(timezone.utc)
+    base_factory = workspace_factory or (lambda: Workspace.seeded(0, clock.start(DEFAULT_NOW) if clock else None))
 
     def factory() -> Workspace:
         ws = base_factory()
@@ -152,7 +159,7 @@ def create_app(workspace_factory: Callable[[], Workspace] | None = None, gated: 
         if named and args.get("drop_snapshots") is not True:
             raise ApiError(412, google_error(412, f"seeding drops the snapshots {named}: send "
                                              '"drop_snapshots": true to seed anyway', "snapshotsWouldBeDropped").body)
-        new = Workspace.seeded(seed_value, now)
+        new = Workspace.seeded(seed_value, now or (clock.start(DEFAULT_NOW) if clock else None))
         prepare(new)
         with ws().lock:
             app.state.ws = new
@@ -197,12 +204,13 @@ async def _admin_args(request: Request) -> dict[str, Any]:
 
 def serve(host: str = "127.0.0.1", port: int = 8765, seed: int = 0,
           workspace_factory: Callable[[], Workspace] | None = None, log_level: str = "warning",
-          gated: bool = False) -> None:
+          gated: bool = False, clock: Clock | None = None) -> None:
     """Run the app with uvicorn (blocking). Bound to loopback unless told otherwise."""
     import uvicorn
 
     from .request_errors import contained
 
-    app = create_app(workspace_factory or (lambda: Workspace.seeded(seed)), gated=gated)
+    start = clock.start(DEFAULT_NOW) if clock else None
+    app = create_app(workspace_factory or (lambda: Workspace.seeded(seed, start)), gated=gated, clock=clock)
     # a request that raises is one 500 and one log line per distinct error, not a traceback per request
     uvicorn.run(contained(app, "workspace"), host=host, port=port, log_level=log_level, access_log=False)

@@ -15,7 +15,8 @@ from typing import Any, Callable, Iterator
 
 import uvicorn
 
-from .environment import Workspace
+from ..util.clock import Clock
+from .environment import DEFAULT_NOW, Workspace
 from .http_app import create_app
 
 
@@ -73,9 +74,11 @@ def uvicorn_in_thread(app: Any, port: int, name: str, **config: Any) -> Iterator
 
 @contextmanager
 def running_server(seed: int = 0, tls: bool = False, workspace_factory: Callable[[], Workspace] | None = None,
-                   gated: bool = False) -> Iterator[tuple[str, Any]]:
-    """Yields (base_url, app); `app.state.ws` is the live workspace. `gated`: as `workspace serve` (create_app)."""
-    app = create_app(workspace_factory or (lambda: Workspace.seeded(seed)), gated=gated)
+                   gated: bool = False, clock: Clock | None = None) -> Iterator[tuple[str, Any]]:
+    """Yields (base_url, app); `app.state.ws` is the live workspace. `gated`, `clock`: as `workspace serve`
+    (create_app)."""
+    app = create_app(workspace_factory or (lambda: Workspace.seeded(seed, clock.start(DEFAULT_NOW) if clock else None)),
+                     gated=gated, clock=clock)
     port = free_port()
     tmp = tempfile.TemporaryDirectory()
     ssl_args = {}

@@ -65,7 +65,7 @@ class FakeStore:
         from env0_posttrain.stages.context import env0_root
         from env0_posttrain.tasks import make_task_set
 
-        self.ts = make_task_set(spec.tasks, env0_root=env0_root(spec))
+        self.ts = make_task_set(spec.tasks, env0_root=env0_root(spec), env0_now=spec.env0.pinned_now())
         self.recorded: list = []
 
     def load_tasks(self, run_id, split):
@@ -302,6 +302,13 @@ def env0_checkout(spec: RunSpec, env) -> Any:
         return task_paths(spec).env0_root
 
 
+def env0_clock(spec: RunSpec, env) -> Any:
+    """The clock the imported packages' episodes are frozen at (their recipes' `now`)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ENV0_ROOT", str(FIXTURES / "env0_root"))
+        return sorted({t.recipe.items["now"][:10] for t in FakeStore(spec).ts.tasks})
+
+
 def run_threads(spec: RunSpec, env) -> Any:
     """The torch thread count a stage of the run works at (set when its context loads) and passes to its workers."""
     import os
@@ -400,6 +407,8 @@ def mixed_surfaces(spec: RunSpec, env) -> Any:
 P["compare_across_surfaces"] = (True, mixed_surfaces, {})
 P["suites"] = ([{"name": "seen2", "kind": "seen", "sample": 2}], suites_drawn, {})
 P["env0.root"] = (str(FIXTURES / "env0_root"), env0_checkout, {})
+P["env0.clock"] = ("frozen@2031-05-04T12:00:00Z", env0_clock, {"tasks": {"source": str(FIXTURES), "n_train": 1,
+                                                                           "n_eval": 1}})
 PROOFS = P
 
 FIELDS = leaf_paths(RunSpec)

@@ -50,6 +50,15 @@ class Dialect:
         """The request's credentials (headers: lower-cased names): an Authorization header."""
         return headers.get("authorization")
 
+    def precondition(self, writes: bool, headers: dict[str, str], current: Callable[[], str | None]) -> ApiError | None:
+        """A write's conditional headers against the resource's current version (`current()`: its etag, None when
+        it has none): None lets the request go on. Families without entity versions ignore the headers."""
+        return None
+
+    def answered_conditionally(self, headers: dict[str, str], body: Any) -> ApiError | None:
+        """A read's conditional headers against the version it is about to answer: 304 or 412, or None."""
+        return None
+
     def upload_body(self, tool: str, service: str, meta: dict[str, Any], media: bytes) -> dict[str, Any] | None:
         """The handler's `body` for an upload whose bytes are the resource itself (None: bytes go as media_body)."""
         return None

@@ -106,19 +106,22 @@ def anchored(path: Path, anchor: Path) -> str:
 
 
 def import_cached(root: Path, source: Path, anchor: Path, cache_dir: Path | None, seed: int = COMPANY_SEED,
-                  env0_root: Path | None = None) -> Task:
-    """`import_package` through a cache keyed by the package's name and content hash, the seed and the code version
-    (so it may be shared by every run of a data dir); the recipe names the package relative to `anchor`, the folder
-    the run's verifier resolves packages against."""
+                  env0_root: Path | None = None, now: datetime | None = None) -> Task:
+    """`import_package` through a cache keyed by the package's name and content hash, the seed, the pinned clock
+    (`now`, the run spec's env0.clock; None: the host's clock at the first import) and the code version (so it may be
+    shared by every run of a data dir); the recipe names the package relative to `anchor`, the folder the run's
+    verifier resolves packages against."""
     if cache_dir is None:
-        task = import_package(root, source, seed, env0_root=env0_root)
+        task = import_package(root, source, seed, now, env0_root=env0_root)
     else:
-        key = f"{re.sub(r'[^A-Za-z0-9._-]+', '-', root.name)}-{package_sha256(root)[:16]}-s{seed}-{code_version()}.json"
+        at = f"-at{int(now.timestamp())}" if now is not None else ""
+        key = (f"{re.sub(r'[^A-Za-z0-9._-]+', '-', root.name)}-{package_sha256(root)[:16]}-s{seed}{at}-"
+               f"{code_version()}.json")
         path = Path(cache_dir) / key
         if path.is_file():
             task = Task.model_validate_json(path.read_text())
         else:
-            task = import_package(root, source, seed, env0_root=env0_root)
+            task = import_package(root, source, seed, now, env0_root=env0_root)
             atomic_write_text(path, task.model_dump_json())
     items = dict(task.recipe.items) | {"package": anchored(root, anchor)}
     return task.model_copy(update={"recipe": task.recipe.model_copy(update={"items": items})})
@@ -126,7 +129,7 @@ def import_cached(root: Path, source: Path, anchor: Path, cache_dir: Path | None
 
 def source_task_set(selection: TaskSelection, *, company_seed: int = COMPANY_SEED, include_noop_pass: bool = False,
                     cache_dir: Path | None = None, progress: Callable[[str], None] = lambda _: None,
-                    env0_root: Path | None = None) -> TaskSet:
+                    env0_root: Path | None = None, now: datetime | None = None) -> TaskSet:
     """Import the selection's packages in a seeded order until n_train + n_eval distinct ones pass the check.
 
     Distinct packages are distinct tasks, even when two share an instruction (env0 packages differ in company,
@@ -158,7 +161,7 @@ def source_task_set(selection: TaskSelection, *, company_seed: int = COMPANY_SEE
             family = family_of(load_package(root).services)
             if family not in selection.families:
                 return family, f"family {family} is not in tasks.families"
-            return import_cached(root, source, source, cache_dir, company_seed, env0_root)
+            return import_cached(root, source, source, cache_dir, company_seed, env0_root, now)
         except Env0Error as e:
             return family, str(e)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...base import api
-from ...errors import bad_request, conflict
+from ...errors import ApiError, bad_request, conflict
 from ...paging import check_size
 from .data_model import Group, Member
 from .render import member_json
@@ -61,6 +61,25 @@ class Members(AdminState):
          params={"groupKey": "", "memberKey": ""}, name="admin_members_get")
     def members_get(self, groupKey: str, memberKey: str) -> dict[str, Any]:
         return member_json(self._member(self._group(groupKey), memberKey))
+
+    @api("directory.members.hasMember", f"GET {A}/groups/{{groupKey}}/hasMember/{{memberKey}}",
+         "Whether a user is a member of a group, directly or through a nested group.",
+         params={"groupKey": "", "memberKey": "the user's email or id"}, name="admin_members_hasMember")
+    def members_hasMember(self, groupKey: str, memberKey: str) -> dict[str, Any]:
+        g = self._group(groupKey)
+        try:
+            uid = self._user(memberKey).id
+        except ApiError:  # hasMember takes users only: a group or an unknown address is not a member key
+            raise _missing("memberKey") from None
+        seen, todo = {g.id}, [g.id]
+        while todo:  # nested groups, each visited once (a cycle of groups ends)
+            for m in self._members(todo.pop()):
+                if m.id == uid:
+                    return {"isMember": True}
+                if m.type == "GROUP" and m.id not in seen:
+                    seen.add(m.id)
+                    todo.append(m.id)
+        return {"isMember": False}
 
     @api("directory.members.delete", f"DELETE {A}/groups/{{groupKey}}/members/{{memberKey}}",
          "Remove a member from a group.", writes=True, status=204, params={"groupKey": "", "memberKey": ""},

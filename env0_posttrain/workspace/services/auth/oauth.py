@@ -91,6 +91,10 @@ class OAuthFlows:
         sess = self.db.sessions.get(session or "")
         user = self.user_by_hint(login_hint) or (self.db.users.get(sess.user_id) if sess else None)
         uid = user.id if user else None
+        if user is not None and str(include_granted_scopes).lower() == "true":
+            # incremental authorization: the new code covers the user's earlier grants to this client too
+            held = sorted(self.granted(user.id, client_id) & set(client.allowed_scopes))
+            scopes = list(dict.fromkeys([*held, *scopes]))
         extra = sorted(set(scopes) - set(client.allowed_scopes))
         if extra:
             self.log_event("scope_escalation_attempt", client_id=client_id, user_id=uid, scope=" ".join(scopes),

@@ -17,6 +17,7 @@ from ...errors import bad_request, conflict, forbidden, google_error
 from ...paging import check_size, page
 from ..push_channels import CHANNEL_PARAMS
 from . import event_fields, recurrence, sync
+from .calendars import etag
 from .colors import EVENT_COLORS
 from .data_model import Attendee, CalendarRow, Event
 from .quick_add import parse_quick
@@ -39,8 +40,11 @@ def _color(v: Any) -> str | None:
 
 
 def _times(start: Any, end: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The stored start and end a client wrote; 400 on a bad time or zone, or an end before the start."""
+    """The stored start and end a client wrote; 400 on a bad time or zone, a date beside a dateTime, or an end
+    before the start."""
     s, e = stored(start, "start"), stored(end, "end")
+    if ("date" in s) != ("date" in e):  # an all-day start with a timed end, or the reverse
+        raise bad_request("Start and end times must either both be date or both be dateTime.", "invalid")
     if event_time(e, "end") < event_time(s, "start"):
         raise bad_request("The specified time range is empty.", "timeRangeEmpty")
     return s, e
@@ -55,7 +59,7 @@ class EventsMixin(CalendarState):
         me = self.ws.me.email
         org = self.ws.person(e.organizerEmail)
         out: dict[str, Any] = {
-            "kind": "calendar#event", "etag": f"\"{3000000000000000 + e.sequence * 1000 + len(e.updated)}\"",
+            "kind": "calendar#event", "etag": etag(e.canonical()),
             "id": e.id, "status": e.status,
             "htmlLink": f"https://www.google.com/calendar/event?eid={e.id}", "created": e.created, "updated": e.updated,
             "summary": e.summary}
@@ -101,7 +105,8 @@ class EventsMixin(CalendarState):
         return out
 
     def _listing(self, cal: CalendarRow, tz: tzinfo, items: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"kind": "calendar#events", "summary": cal.summary, "updated": self.ws.now_rfc3339(),
+        return {"kind": "calendar#events", "etag": etag(cal.canonical(), *(i.get("etag") for i in items)),
+                "summary": cal.summary, "updated": self.ws.now_rfc3339(),
                 "timeZone": cal.timeZone, "accessRole": self.role(cal), "defaultReminders": [], "items": items}
 
     # -- reads ----------------------------------------------------------------------------------

@@ -6,7 +6,10 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone, tzinfo
 
-_RANGE = re.compile(r"\b(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s*(?:-|–|to)\s*(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)", re.I)
+# a time range; never the parts of a date ("2026-03-14", "3/14-3/15"): no digit, dash or slash on either side
+_RANGE = re.compile(r"(?<![-/\d])\b(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)\s*(?:-|–|to)\s*(\d{1,2}(?::\d{2})?\s*(?:am|pm)?)"
+                    r"(?![-/]?\d)", re.I)
+_NAMED = {"noon": "12pm", "midday": "12pm", "midnight": "12am"}  # times dateutil reads only as digits
 _RELATIVE = re.compile(r"\b(today|tomorrow)\b", re.I)
 
 
@@ -17,7 +20,7 @@ def parse_quick(text: str, now: datetime, tz: tzinfo = timezone.utc) -> tuple[st
     from dateutil import parser as du
 
     base = now.astimezone(tz).replace(hour=0, minute=0, second=0, microsecond=0, tzinfo=None)
-    rest, end_time = text, None
+    rest, end_time = re.sub(r"\b(noon|midday|midnight)\b", lambda m: _NAMED[m.group(1).lower()], text, flags=re.I), None
     m = _RANGE.search(rest)
     if m:
         begin, end_time = m.group(1), m.group(2)

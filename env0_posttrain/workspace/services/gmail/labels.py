@@ -2,12 +2,39 @@
 
 from __future__ import annotations
 
+import functools
+import json
+from pathlib import Path
 from typing import Any
 
 from ...base import api
 from ...errors import bad_request, conflict, not_found
 from .data_model import SYSTEM_LABELS, Label
 from .mailbox import Mailbox, P
+
+
+@functools.cache
+def palette() -> dict[str, frozenset[str]]:
+    """The label colors Gmail allows, per field (label_colors.json: the discovery document's LabelColor list)."""
+    data = json.loads(Path(__file__).with_name("label_colors.json").read_text())
+    return {k: frozenset(data[k]) for k in ("backgroundColor", "textColor")}
+
+
+def _color(value: Any) -> dict[str, str] | None:
+    """A label's color as Gmail takes it: both fields, each from the palette (400 otherwise); None clears it."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) - {"backgroundColor", "textColor"}:
+        raise bad_request("Invalid value for color", "invalidArgument")
+    out = {}
+    for k, allowed in palette().items():
+        c = value.get(k)
+        if not isinstance(c, str) or not c:
+            raise bad_request("Label color requires both backgroundColor and textColor", "invalidArgument")
+        if c.lower() not in allowed:
+            raise bad_request(f"Label color {c} is not on the allowed color palette", "invalidArgument")
+        out[k] = c.lower()
+    return out
 
 
 class Labels(Mailbox):
@@ -42,11 +69,12 @@ class Labels(Mailbox):
     def labels_create(self, body: dict, userId: str = "me") -> dict[str, Any]:
         owner = self.owner(userId)
         name = self._check_label_name(owner, body.get("name"), None)
+        color = _color(body.get("color"))
         self.db.seq += 1
         lid = f"Label_{self.db.seq}"
         l = Label(id=lid, userId=owner, name=name,
                   messageListVisibility=body.get("messageListVisibility", "show"),
-                  labelListVisibility=body.get("labelListVisibility", "labelShow"))
+                  labelListVisibility=body.get("labelListVisibility", "labelShow"), color=color)
         self.db.labels[f"{owner}/{lid}"] = l
         return self._label_json(l)
 
@@ -70,7 +98,9 @@ class Labels(Mailbox):
         l = self.db.labels.get(f"{owner}/{id}")
         if l is None:
             raise not_found()
-        upd = {k: body[k] for k in ("messageListVisibility", "labelListVisibility", "color") if k in body}
+        upd = {k: body[k] for k in ("messageListVisibility", "labelListVisibility") if k in body}
+        if "color" in body:
+            upd["color"] = _color(body["color"])
         if "name" in body:
             upd["name"] = self._check_label_name(owner, body["name"], id)
         l = l.model_copy(update=upd)

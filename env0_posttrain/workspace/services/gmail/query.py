@@ -1,15 +1,18 @@
-"""The Gmail search grammar (`q`): operators, quoted phrases, negation, OR and {a b} groups."""
+"""The Gmail search grammar (`q`): operators, quoted phrases, negation, OR, AND, (a b) and {a b} groups, parsed with
+pyparsing into a tree of predicates."""
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
+import pyparsing as pp
+
 from .data_model import Message
 
 Pred = Callable[[Message], bool]
-_TOKEN = re.compile(r'\s*(-?)(?:([A-Za-z_]+):)?("[^"]*"|\([^)]*\)|\{[^}]*\}|[^\s(){}]+)')
 _UNIT = {"d": 1, "m": 30, "y": 365}
 _IS = {"unread": "UNREAD", "starred": "STARRED", "important": "IMPORTANT", "sent": "SENT", "draft": "DRAFT"}
 _IN = {"inbox": "INBOX", "sent": "SENT", "trash": "TRASH", "spam": "SPAM", "draft": "DRAFT", "drafts": "DRAFT",
@@ -53,6 +56,33 @@ def _words(value: str) -> tuple[list[str], bool]:
     return [value.lower()], True
 
 
+@functools.cache
+def _grammar() -> pp.ParserElement:
+    """Gmail's q as a grammar: terms joined by spaces (AND) or OR; `-` negates a term; `(a b)` groups (all), `{a b}`
+    groups (any); `op:value`, `op:"a phrase"`, `op:(a b)`, `op:{a b}`."""
+    expr = pp.Forward()
+    phrase = pp.Regex(r'"[^"]*"')
+    word = ~(pp.Keyword("OR") | pp.Keyword("AND")) + pp.Regex(r'[^\s(){}"\-][^\s(){}"]*')
+    negation = pp.Opt(pp.Literal("-"), default="")
+    any_of = pp.Group(pp.Suppress("{") + pp.ZeroOrMore(expr) + pp.Suppress("}"))("any")
+    all_of = pp.Group(pp.Suppress("(") + pp.ZeroOrMore(expr) + pp.Suppress(")"))("all")
+    operator = pp.Regex(r"[A-Za-z_]+(?=:\S)") + pp.Suppress(":")
+    op_term = pp.Group(operator + (phrase | any_of | all_of | pp.Regex(r'[^\s(){}"]+')))("op")
+    term = pp.Group(negation + (op_term | any_of | all_of | pp.Group(phrase | word)("text")))
+    or_term = pp.Group(term + pp.OneOrMore(pp.Suppress(pp.Keyword("OR") | "|") + term))("or") | term
+    expr <<= or_term | pp.Suppress(pp.Keyword("AND"))
+    return pp.ZeroOrMore(expr)
+
+
+def _tree(q: str) -> list[pp.ParseResults]:
+    """The parsed terms; a query the grammar cannot read whole (an unbalanced bracket or quote) is read with its
+    brackets and quotes as spaces, as Gmail reads them literally."""
+    try:
+        return list(_grammar().parse_string(q, parse_all=True))
+    except (pp.ParseException, RecursionError):
+        return list(_grammar().parse_string(re.sub(r'[(){}"]', " ", q), parse_all=True))
+
+
 class Query:
     """A compiled q: `matches(message)` plus whether it names trash/spam explicitly."""
 
@@ -60,8 +90,7 @@ class Query:
         self.now = now
         self.labels = label_ids_by_name
         self.includes_trash_spam = False
-        self.preds: list[Pred] = []
-        self._parse(q or "")
+        self.preds: list[Pred] = [self._compile(t) for t in _tree(q or "")]
 
     def matches(self, m: Message) -> bool:
         for p in self.preds:
@@ -69,27 +98,26 @@ class Query:
                 return False
         return True
 
-    def _parse(self, q: str) -> None:
-        pos, groups, pending_or = 0, [], False
-        while pos < len(q):
-            mt = _TOKEN.match(q, pos)
-            if not mt or mt.end() == pos:
-                pos += 1
-                continue
-            pos = mt.end()
-            neg, op, value = mt.group(1), (mt.group(2) or "").lower(), mt.group(3)
-            if not op and not neg and value == "OR":
-                pending_or = True
-                continue
-            pred = self._pred(op, value)
-            if neg:
-                pred = (lambda p: (lambda m: not p(m)))(pred)
-            if pending_or and groups:
-                prev = groups.pop()
-                pred = (lambda a, b: (lambda m: a(m) or b(m)))(prev, pred)
-            groups.append(pred)
-            pending_or = False
-        self.preds = groups
+    def _compile(self, node: pp.ParseResults, op: str = "") -> Pred:
+        """A predicate from a parsed term; `op`: the operator a group's words take (from:{a b})."""
+        kind = node.get_name()
+        if kind == "or":
+            parts = [self._compile(t, op) for t in node]
+            return lambda m: any(p(m) for p in parts)
+        if kind in ("any", "all"):
+            parts = [self._compile(t, op) for t in node]
+            if not parts:
+                return lambda m: True
+            join = any if kind == "any" else all
+            return lambda m: join(p(m) for p in parts)
+        if kind == "op":
+            name, value = node[0].lower(), node[1]
+            return self._compile(value, name) if isinstance(value, pp.ParseResults) else self._pred(name, value)
+        if kind == "text":
+            return self._pred(op, node[0])
+        neg, inner = node[0], node[1]  # a term: its negation sign and what it negates
+        pred = self._compile(inner, op)
+        return (lambda m: not pred(m)) if neg else pred
 
     def _pred(self, op: str, value: str) -> Pred:
         terms, all_required = _words(value)

@@ -6,6 +6,7 @@ message.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -16,6 +17,26 @@ from .data_model import Reaction, tskey
 from .state import SlackState
 
 _EMOJI = re.compile(r"^[a-z0-9_+'-]{1,100}$")
+_SKIN_TONE = re.compile(r"::skin-tone-[2-6]$")
+
+
+@functools.cache
+def standard_emoji() -> frozenset[str]:
+    """The names Slack knows without a custom emoji: Unicode's CLDR names and the aliases Slack shares with GitHub
+    (thumbsup, +1, tada), as the `emoji` package keeps them."""
+    import emoji
+
+    names = set()
+    for data in emoji.EMOJI_DATA.values():
+        names.add(data["en"].strip(":").lower())
+        names.update(a.strip(":").lower() for a in data.get("alias", ()))
+    return frozenset(names)
+
+
+def known_emoji(name: str) -> bool:
+    """A standard emoji name, optionally with a skin tone (`thumbsup::skin-tone-3`); the workspace has no custom
+    emoji, so any other name is Slack's `invalid_name`."""
+    return bool(_EMOJI.match(_SKIN_TONE.sub("", name))) and _SKIN_TONE.sub("", name) in standard_emoji()
 
 
 class Reactions(SlackState):
@@ -24,7 +45,7 @@ class Reactions(SlackState):
     def reactions_add(self, channel: str, timestamp: str, name: str) -> dict[str, Any]:
         c = self._chan(channel)
         name = name.strip(":")
-        if not _EMOJI.match(name):
+        if not known_emoji(name):
             raise slack_error("invalid_name")
         m = self.db.messages.get(f"{c.id}/{timestamp}")
         if m is None:

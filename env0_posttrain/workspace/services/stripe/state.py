@@ -30,6 +30,13 @@ _TABLE_OF = {"cus": "customers", "ch": "charges", "py": "charges", "pi": "paymen
              "card": "payment_methods", "re": "refunds", "txn": "balance_transactions"}
 
 
+# the fields Stripe documents as expandable on the objects served here (an id, or null, that expand[] turns into the
+# object); any other field is Stripe's "This property cannot be expanded", even one whose value is an id
+EXPANDABLE = frozenset({"customer", "balance_transaction", "payment_intent", "payment_method", "latest_charge", "charge",
+                        "source", "default_source", "invoice", "refund", "failure_balance_transaction",
+                        "default_payment_method"})
+
+
 class StripeState(Service):
     name = "stripe"
     DB = StripeDB
@@ -99,7 +106,10 @@ class StripeState(Service):
                 if rest:
                     self._expand_one(item, rest, path)
             return
-        if head not in obj:
+        if rest and isinstance(obj.get(head), dict) and head not in EXPANDABLE:  # through a sub-object (a hash)
+            self._expand_one(obj[head], rest, path)
+            return
+        if head not in obj or head not in EXPANDABLE or not isinstance(obj[head], (str, dict, type(None))):
             raise invalid(f"This property cannot be expanded ({head}).", "expand")
         value = obj[head]
         if isinstance(value, str):

@@ -144,3 +144,13 @@ def test_client_object_style_with_stripe_client(server, ws):
     cus = client.v1.customers.create({"email": "sc@example.com"})
     pms = client.v1.customers.payment_methods.list(cus.id)
     assert pms.data == [] and client.v1.customers.retrieve(cus.id).email == "sc@example.com"
+
+
+def test_expand_refuses_a_field_stripe_does_not_expand(ws):
+    charge = stripe.Charge.create(amount=500, currency="usd", source="tok_visa")
+    for field in ("amount", "id", "currency", "data"):
+        with pytest.raises(stripe.InvalidRequestError) as e:
+            stripe.Charge.retrieve(charge.id, expand=[field])
+        assert e.value.http_status == 400 and e.value.param == "expand" and f"({field})" in e.value.user_message
+    got = stripe.Charge.retrieve(charge.id, expand=["balance_transaction", "customer"])
+    assert got.balance_transaction.object == "balance_transaction" and got.customer is None
