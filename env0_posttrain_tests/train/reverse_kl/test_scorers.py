@@ -94,12 +94,12 @@ def test_tiny_teacher_is_larger_shares_the_tokenizer_and_is_cached(pair, tmp_pat
     assert cfg["t"]["hidden_size"] > cfg["s"]["hidden_size"] and cfg["t"]["model_type"] == cfg["s"]["model_type"]
     assert info["train_loss_last"] < info["train_loss_first"]  # it learned the rows
     check_teacher_compatible(AutoTokenizer.from_pretrained(str(student)), AutoTokenizer.from_pretrained(str(built)))
-    cache = built.parent
-    assert ensure_tiny_teacher(cache, student, notes_teacher_rows(), small_teacher_spec()) == built  # no rebuild
-    digest = lambda rows, spec: teacher_digest(student, rows, spec, info["torch_threads"])  # noqa: E731
+    cache, base = built.parent, built.parent.parent / "base"  # the tokenizer's origin (support.reverse_kl)
+    assert ensure_tiny_teacher(cache, base, notes_teacher_rows(), small_teacher_spec()) == built  # no rebuild
+    digest = lambda rows, spec: teacher_digest(base, rows, spec, info["torch_threads"])  # noqa: E731
     assert built.name.endswith(digest(notes_teacher_rows(), small_teacher_spec()))
     assert digest(notes_teacher_rows(5), small_teacher_spec()) != digest(notes_teacher_rows(), small_teacher_spec())
     assert digest(notes_teacher_rows(), small_teacher_spec(13)) != digest(notes_teacher_rows(), small_teacher_spec())
     spec = ReverseKLSpec(tiny_teacher=small_teacher_spec())
-    scorer = teacher_from_spec(spec, student_dir=student, cache_dir=cache, teacher_rows=notes_teacher_rows())
+    scorer = teacher_from_spec(spec, student_dir=base, cache_dir=cache, teacher_rows=notes_teacher_rows())
     assert isinstance(scorer, LocalTeacher) and scorer.name.endswith(built.name)
