@@ -16,6 +16,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from env0_posttrain.cli.base import base_app
 from env0_posttrain.cli.errors import OperatingErrors, ensure_writable
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UI_HOST, UI_PORT
 from env0_posttrain.util.artifact_http import ARTIFACTS_PORT
@@ -32,6 +33,7 @@ app.add_typer(ws_app, name="workspace")
 auto_app = typer.Typer(help="Schedules and sensors: on/off state in the instance; the daemon of `ui` runs them.",
                        no_args_is_help=True)
 app.add_typer(auto_app, name="automation")
+app.add_typer(base_app, name="base")
 
 DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="data root (default: ENV0_DATA_DIR or ./data)")]
 Verbose = Annotated[bool, typer.Option("--verbose", help="also print Dagster's DEBUG events (every step event)")]
