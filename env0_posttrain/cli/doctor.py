@@ -147,14 +147,7 @@ def _teacher_check(m: Machine, needs: Needs) -> list[Check]:
                       "" if ok else f"export {key_env}=...", True)]
     from env0_posttrain.agent.model_check import check_model
 
-    saved = dict(os.environ)
-    try:  # litellm reads the process environment: show it the machine's
-        os.environ.clear()
-        os.environ.update(m.env)
-        issues = check_model(model, api_base, None)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    issues = check_model(model, api_base, None)  # litellm's default key variables, read from this process's environment
     if not issues:
         return [Check("teacher key", "ok", f"{model}: litellm's default key variable is set", "", True)]
     fix = next(("name the key's variable in teacher.api_key_env and export it" for i in issues
