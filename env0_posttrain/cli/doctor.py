@@ -2,7 +2,8 @@
 
 A newcomer's first failure should not be a refusal deep inside a run: env0 packages and the shell surface need
 bubblewrap, util-linux's unshare, user namespaces and libseccomp; a GPU run needs CUDA and its kernels; a hosted
-teacher needs its key variable; the browser tests need Debian's Chromium; every run needs disk and a Dagster home.
+teacher needs its key variable; the browser tests need Debian's Chromium; the tiny student loads the shipped base, whose files must match their
+manifest; every run needs disk and a Dagster home.
 Each check reads the machine through `Machine` (PATH, environment, /proc), so tests run it on a made-up one. What a
 given spec needs and lacks makes the exit code non-zero; the rest is shown but does not fail.
 """
@@ -48,6 +49,7 @@ class Machine:
     has_module: Callable[[str], bool] = lambda name: importlib.util.find_spec(name) is not None
     cuda_available: Callable[[], bool] | None = None  # None: torch.cuda.is_available()
     disk_free: Callable[[Path], int] = lambda p: shutil.disk_usage(p).free
+    shipped_root: Path | None = None  # None: the package's shipped tiny students
 
     def which(self, name: str) -> str | None:
         return shutil.which(name, path=self.env.get("PATH", ""))
@@ -66,13 +68,15 @@ class Needs:
     sandbox: bool = False  # env0 packages or the shell surface
     cuda: bool = False
     teacher: tuple[str, str | None, str | None] | None = None  # (model, api_base, api_key_env) of a hosted teacher
+    tiny: bool = True  # the tiny student (the shipped base is loaded when its recipe matches)
     label: str = "the demo"
 
     @classmethod
     def of(cls, spec, label: str) -> "Needs":
         t = spec.teacher
         return cls(sandbox=spec_needs_sandbox(spec), cuda=spec.student.device == "cuda",
-                   teacher=(t.model, t.api_base, t.api_key_env), label=label)
+                   teacher=(t.model, t.api_base, t.api_key_env), tiny=spec.student.model.startswith("tiny-"),
+                   label=label)
 
 
 def _sandbox_checks(m: Machine, needs: Needs, probe: bool) -> list[Check]:
@@ -155,6 +159,21 @@ def _teacher_check(m: Machine, needs: Needs) -> list[Check]:
     return [Check("teacher key", "missing", f"{model}: " + "; ".join(i.message for i in issues), fix, True)]
 
 
+def _shipped_check(m: Machine, needs: Needs) -> Check:
+    from env0_posttrain.train.tiny_student import shipped
+
+    root = shipped.SHIPPED_ROOT if m.shipped_root is None else m.shipped_root
+    fix = "git checkout -- env0_posttrain/train/tiny_student/shipped (or: env0-posttrain base rebuild --write)"
+    try:
+        entries = shipped.read_manifest(root).students
+        for entry in entries:
+            shipped.verify(entry, root)
+    except shipped.ShippedError as err:
+        return Check("shipped base", "missing", str(err).split("; refusing")[0], fix, needs.tiny)
+    names = ", ".join(e.name for e in entries) or "none"
+    return Check("shipped base", "ok", f"files match the manifest: {names}", "", needs.tiny)
+
+
 def _chromium_check(m: Machine) -> Check:
     lacking = [name for name in ("chromium", "chromedriver") if m.which(name) is None]
     return Check("Chromium", "absent" if lacking else "ok",
@@ -182,7 +201,7 @@ def _disk_checks(m: Machine, data_root: Path) -> list[Check]:
 
 def diagnose(machine: Machine, needs: Needs, data_root: Path, probe: bool = True) -> list[Check]:
     return [*_sandbox_checks(machine, needs, probe), *_cuda_check(machine, needs), *_teacher_check(machine, needs),
-            _chromium_check(machine), *_disk_checks(machine, data_root)]
+            _shipped_check(machine, needs), _chromium_check(machine), *_disk_checks(machine, data_root)]
 
 
 def failing(checks: list[Check]) -> list[Check]:

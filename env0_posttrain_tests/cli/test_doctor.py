@@ -4,6 +4,7 @@ the command; what it does not need is shown with its fix and does not."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,7 @@ def _machine(tmp_path: Path, *tools: str, proc: dict[str, str] | None = None, **
     kw.setdefault("seccomp_problem", lambda: None)
     kw.setdefault("containment_problem", lambda: None)
     kw.setdefault("disk_free", lambda _p: 50 * 2**30)
+    kw.setdefault("shipped_root", tmp_path / "shipped")  # no manifest: nothing shipped, nothing to check
     return Machine(env={"PATH": str(_bin(tmp_path, *tools))}, proc=root, dev=tmp_path / "dev", euid=1000, **kw)
 
 
@@ -97,6 +99,20 @@ def test_the_teacher_key_variable_of_a_spec(tmp_path):
     assert _by_name(diagnose(m, needs, tmp_path))["teacher key"].status == "ok"
     oracle = _by_name(diagnose(m, Needs(teacher=("env0-oracle/oracle", None, None)), tmp_path))["teacher key"]
     assert oracle.status == "ok" and "no key" in oracle.detail
+
+
+def test_a_shipped_base_whose_files_changed_fails_a_tiny_student_spec(tmp_path):
+    root = tmp_path / "shipped"
+    (root / "tiny-qwen3-0123456789abcdef").mkdir(parents=True)
+    (root / "tiny-qwen3-0123456789abcdef" / "model.safetensors").write_bytes(b"changed")
+    (root / "manifest.json").write_text(json.dumps({"students": [{
+        "name": "tiny-qwen3-0123456789abcdef", "recipe": "0" * 16, "torch_threads": 2, "built_on": "cpu",
+        "files": {"model.safetensors": "0" * 64}}]}))
+    c = _by_name(diagnose(_machine(tmp_path), Needs(tiny=True), tmp_path))["shipped base"]
+    assert c.status == "missing" and c.needed and "model.safetensors" in c.detail and "base rebuild --write" in c.fix
+    assert not _by_name(diagnose(_machine(tmp_path), Needs(tiny=False), tmp_path))["shipped base"].needed
+    (root / "manifest.json").unlink()
+    assert _by_name(diagnose(_machine(tmp_path), Needs(tiny=True), tmp_path))["shipped base"].status == "ok"
 
 
 def test_chromium_disk_and_dagster_home(tmp_path):
