@@ -111,3 +111,10 @@ def test_a_rebuild_that_differs_says_so_and_write_ships_it(tmp_path, data, root)
     assert shipped.read_manifest(root).students[0].digest() == outcome.built_digest
     shipped.verify(shipped.read_manifest(root).students[0], root)  # the new files match the new manifest
 
+
+
+def test_the_repositorys_shipped_students_match_their_manifest():
+    entries = shipped.read_manifest().students
+    assert entries, "no tiny student shipped in train/tiny_student/shipped/"
+    for entry in entries:
+        shipped.verify(entry)
