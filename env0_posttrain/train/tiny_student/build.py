@@ -217,7 +217,7 @@ def _build(dest: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str
     model = AutoModelForCausalLM.from_config(build_model_config(config, tokenizer))
     stats: dict[str, Any] = {"torch_threads": torch_threads.current().threads}
     if config.pretrain_steps > 0:
-        stats = _pretrain(model, tokenizer, texts, config, dest, report_to)
+        stats |= _pretrain(model, tokenizer, texts, config, dest, report_to)
         shutil.rmtree(dest / "pretrain", ignore_errors=True)
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
