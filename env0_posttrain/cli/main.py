@@ -6,6 +6,7 @@ Heavy imports (Dagster, torch, litellm) happen inside the commands so `--help` s
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from env0_posttrain.cli.base import base_app
 from env0_posttrain.cli.errors import OperatingErrors, ensure_writable
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UI_HOST, UI_PORT
 from env0_posttrain.util.artifact_http import ARTIFACTS_PORT
@@ -31,6 +33,7 @@ app.add_typer(ws_app, name="workspace")
 auto_app = typer.Typer(help="Schedules and sensors: on/off state in the instance; the daemon of `ui` runs them.",
                        no_args_is_help=True)
 app.add_typer(auto_app, name="automation")
+app.add_typer(base_app, name="base")
 
 DataDir = Annotated[Optional[Path], typer.Option("--data-dir", help="data root (default: ENV0_DATA_DIR or ./data)")]
 Verbose = Annotated[bool, typer.Option("--verbose", help="also print Dagster's DEBUG events (every step event)")]
@@ -223,6 +226,49 @@ def demo(
     t0 = time.time()
     _materialize_and_print(run_id, paths, None, verbose)
     typer.echo(f"demo wall time: {time.time() - t0:.0f} s")
+
+
+@app.command()
+def doctor(
+    spec: Annotated[Optional[Path], typer.Option("--spec", help="a run spec file whose needs decide the exit code")] = None,
+    run_id: Annotated[Optional[str], typer.Option("--run", help="a run id under the data root (its spec)")] = None,
+    probe: Annotated[bool, typer.Option(help="start one sandbox container to prove it works (a second)")] = True,
+    data_dir: DataDir = None,
+) -> None:
+    """What this machine can run and what is missing, each with the command that fixes it. Exit 1 when something the
+    spec (--spec / --run; default: the demo) needs is missing."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from env0_posttrain.cli.doctor import Machine, Needs, diagnose, failing
+    from env0_posttrain.spec.runspec import load_spec
+
+    from env0_posttrain.cli.new_run import build_spec
+
+    paths = Paths.from_env(data_dir)
+    needs = Needs.of(build_spec("doctor", "demo")[0], "the demo")
+    if spec is not None or run_id is not None:
+        path = spec if spec is not None else paths.spec(run_id)  # type: ignore[arg-type]
+        if run_id is not None:
+            _check_run_id(run_id)
+        try:
+            needs = Needs.of(load_spec(path), str(path))
+        except (SpecError, OSError) as err:
+            _fail(str(err))
+    checks = diagnose(Machine(), needs, paths.root, probe=probe)
+    colour = {"ok": "green", "missing": "red", "absent": "yellow", "info": "cyan"}
+    table = Table(title=f"env0-posttrain doctor: what {needs.label} needs (needed = yes)")
+    for col in ("check", "status", "needed", "detail", "fix"):
+        table.add_column(col, overflow="fold")
+    for c in checks:
+        table.add_row(c.name, f"[{colour[c.status]}]{c.status}[/]", "yes" if c.needed else "", c.detail,
+                      f"[bold]{c.fix}[/]" if c.fix else "")
+    Console(width=max(120, shutil.get_terminal_size().columns)).print(table)
+    bad = failing(checks)
+    if bad:
+        fixes = "; ".join(f"{c.name}{f' ({c.fix})' if c.fix else ''}" for c in bad)
+        typer.secho(f"{needs.label} needs what is missing here: {fixes}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1)
 
 
 @app.command()

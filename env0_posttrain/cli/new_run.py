@@ -69,12 +69,14 @@ def teacher_problems(spec: RunSpec) -> tuple[list[str], list[str]]:
 
 
 def spec_problems(spec: RunSpec) -> tuple[list[str], list[str]]:
-    """(errors, warnings) beyond the spec's own validation: package folders that are not there, the teacher. Each
+    """(errors, warnings) beyond the spec's own validation: package folders that are not there, a sandbox this
+    machine cannot make for the packages or the shell surface, the teacher. Each
     starts with the field it is about (`teacher.model: ...`)."""
+    from env0_posttrain.sandbox.needs import sandbox_refusals
     from env0_posttrain.spec.suites import missing_folders
 
     errors, warnings = teacher_problems(spec)
-    return missing_folders(spec) + errors, warnings
+    return missing_folders(spec) + sandbox_refusals(spec) + errors, warnings
 
 
 def check_spec_file(path: Path) -> RunSpec:

@@ -13,13 +13,18 @@ import dagster as dg
 from env0_posttrain.stages.rollout_errors import RolloutStopped
 from env0_posttrain.stages.context import StageResult
 from env0_posttrain.util.artifact_http import artifact_url
+from env0_posttrain.util.cpu_time import cpu_seconds, step_usage
 
 
 def run_stage(fn, *args: Any) -> StageResult:
     """Call a stage; a rollout stopped on a deterministic failure fails the step once, without retries
-    (the asset's RetryPolicy would only repeat the same error), with the stage's message as the reason."""
+    (the asset's RetryPolicy would only repeat the same error), with the stage's message as the reason. The result
+    carries the step's CPU seconds and the load average at its end (util/cpu_time.py)."""
+    cpu0 = cpu_seconds()
     try:
-        return fn(*args)
+        result = fn(*args)
+        result.metadata.update(step_usage(cpu0))
+        return result
     except RolloutStopped as err:
         raise dg.Failure(description=str(err), metadata={"kind": err.kind, "spec_field": err.spec_field},
                          allow_retries=False) from None

@@ -17,6 +17,7 @@ from typing import Any
 import dagster as dg
 import yaml
 
+from env0_posttrain.util.cpu_time import cpu_seconds, step_usage
 from env0_posttrain.util.parent_watch import PARENT_PID_ENV
 from env0_posttrain.stages.pipes_worker import DEFAULT_STAGE, MODULE
 
@@ -77,9 +78,12 @@ def run_training_via_pipes(
             base_pod_spec=training_pod_spec(),
         )
     else:
+        cpu0 = cpu_seconds()
         invocation = pipes_client.run(
             context=context, extras=extras, command=[sys.executable, "-m", MODULE], env=local_env
         )
+        result = invocation.get_materialize_result()  # the local worker is a waited-for child: its CPU is counted
+        return result._replace(metadata={**(result.metadata or {}), **step_usage(cpu0)})
     return invocation.get_materialize_result()
 
 

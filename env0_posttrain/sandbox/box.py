@@ -53,6 +53,7 @@ from .root import (InterpreterError, base_python, bwrap_argv, bwrap_path, contai
 from .seccomp import filter_bpf, keyctl_number
 
 MODE_ENV = "ENV0_SANDBOX"
+APT_INSTALL = "apt-get install -y bubblewrap libseccomp2"  # what a fresh Debian machine lacks (cli/doctor.py)
 Mode = Literal["namespaces", "unconfined"]
 LAYOUT = ("/tmp", "/data", "/logs", "/tasks", "/solution", "/tests")
 WRITABLE = ("tmp", "data", "logs")  # the folders commands may write: the keeper's tmpfs
@@ -110,8 +111,9 @@ def sandbox_mode() -> Mode:
 
 
 def _why(detail: str) -> str:
-    return (f"env0 sandbox: cannot confine commands here ({detail}); it needs bubblewrap (`bwrap`, Debian's "
-            f"`bubblewrap` package), util-linux `unshare` and user namespaces. To run the package's scripts "
+    return (f"env0 sandbox: cannot confine commands here ({detail}); it needs bubblewrap, libseccomp, util-linux "
+            f"`unshare` and user namespaces: `{APT_INSTALL}` (Debian; `env0-posttrain doctor` names what else is "
+            f"missing). To run the package's scripts "
             f"unconfined on the host instead (no private /tmp or ports, the host's files and environment visible, one "
             f"script at a time), set {MODE_ENV}=unconfined")
 

@@ -11,12 +11,17 @@ Later stages read the record instead of building, and refuse a record made for a
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.stages.context import StageContext, StageResult, content_hash
 from env0_posttrain.spec.runspec import RunSpec
 from env0_posttrain.store import Store
+
+if TYPE_CHECKING:
+    from env0_posttrain.tasks.model import Task
 
 TINY_STUDENTS = ("tiny-qwen3", "tiny-qwen3_5")
 
@@ -34,21 +39,28 @@ def student_digest(spec: RunSpec, store: Store, run_id: str) -> str:
                         spec.hosting.kind, task_set, *([threads] if threads is not None else []))
 
 
+def tiny_recipe(spec: RunSpec, train_tasks: Sequence[Task]):
+    """(corpus, entity tokens, TinyStudentConfig) of the run's tiny student: what its weights are built from."""
+    from env0_posttrain.train import TinyStudentConfig
+    from env0_posttrain.train.tiny_student.corpus import student_corpus
+
+    corpus, entities = student_corpus(list(train_tasks), spec.student.corpus)
+    arch = "qwen3_5_text" if spec.student.model == "tiny-qwen3_5" else "qwen3"
+    return corpus, entities, TinyStudentConfig(architecture=arch, pretrain_steps=spec.student.pretrain_steps)
+
+
 def ensure_base_student(spec: RunSpec, store: Store, run_id: str, paths: Paths) -> Path | str:
-    """The student's base weights: the tiny student built locally (cached by corpus and recipe), or the
-    local path / hub id as given."""
+    """The student's base weights: the tiny student (shipped for its recipe, or built locally; cached by corpus and
+    recipe), or the local path / hub id as given."""
     if spec.student.model not in TINY_STUDENTS:
         return spec.student.model
     from env0_posttrain.tasks.model import Task
-    from env0_posttrain.train import TinyStudentConfig, ensure_tiny_student
-    from env0_posttrain.train.tiny_student.corpus import student_corpus
+    from env0_posttrain.train import ensure_tiny_student
 
     rows = [j for _, j in store.load_tasks(run_id, "train")]
     if not rows:
         raise RuntimeError(f"run {run_id}: the tiny student reads the training requests; materialize task_set first")
-    corpus, entities = student_corpus([Task.model_validate_json(j) for j in rows], spec.student.corpus)
-    arch = "qwen3_5_text" if spec.student.model == "tiny-qwen3_5" else "qwen3"
-    config = TinyStudentConfig(architecture=arch, pretrain_steps=spec.student.pretrain_steps)
+    corpus, entities, config = tiny_recipe(spec, [Task.model_validate_json(j) for j in rows])
     return ensure_tiny_student(paths.models, corpus, entities, config, report_to=spec.student.report_to)
 
 

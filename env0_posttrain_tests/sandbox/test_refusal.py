@@ -29,6 +29,7 @@ def test_a_package_fails_naming_the_setting_for_the_weaker_mode(no_bwrap, tmp_pa
     err = json.loads(out.read_text())["verifier_error"]
     assert err.startswith("lay out sandbox: ") and "bubblewrap (`bwrap`) is not installed" in err
     assert "set ENV0_SANDBOX=unconfined" in err
+    assert "`apt-get install -y bubblewrap libseccomp2`" in err  # a fresh machine is told what to install
 
 
 def test_a_bwrap_that_refuses_is_named_too(monkeypatch) -> None:
@@ -51,6 +52,7 @@ def test_the_shell_surface_refuses_to_run_unconfined_or_unconfinable(no_bwrap, m
         with open_task_sandbox(task, build_workspace(task), ShellSpec(), NO_PATHS):
             pass
     assert "ENV0_SANDBOX=unconfined" not in str(err.value)  # not offered: the shell surface refuses it
+    assert "`apt-get install -y bubblewrap libseccomp2`" in str(err.value)
     monkeypatch.setenv("ENV0_SANDBOX", "unconfined")
     with pytest.raises(RuntimeError, match="only inside the confined sandbox"):
         with open_task_sandbox(task, build_workspace(task), ShellSpec(), NO_PATHS):

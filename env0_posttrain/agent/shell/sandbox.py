@@ -46,7 +46,7 @@ class ConfinedSandbox:
 
 @contextmanager
 def open_task_sandbox(task: Any, ws: Any, limits: ShellSpec, paths: TaskPaths) -> Iterator[ConfinedSandbox]:
-    from env0_posttrain.sandbox.box import SandboxLimits, containment_problem, sandbox_mode
+    from env0_posttrain.sandbox.box import APT_INSTALL, SandboxLimits, containment_problem, sandbox_mode
     from env0_posttrain.tasks.env0.serve.listeners import env0_sandbox
 
     if sandbox_mode() != "namespaces":
@@ -55,8 +55,8 @@ def open_task_sandbox(task: Any, ws: Any, limits: ShellSpec, paths: TaskPaths) -
     problem = containment_problem()
     if problem is not None:  # the package sandbox's own message would offer the unconfined mode, refused here
         raise RuntimeError(f"the shell surface runs an agent's commands only inside the confined sandbox, which "
-                           f"cannot be made here ({problem}): install bubblewrap (Debian's `bubblewrap`) and allow "
-                           f"user namespaces, or use the tools surface")
+                           f"cannot be made here ({problem}): install bubblewrap (`{APT_INSTALL}`) and allow user "
+                           f"namespaces (`env0-posttrain doctor` says what is missing), or use the tools surface")
     package_dir, manifest, extras = package_parts(task, paths)
     box_limits = SandboxLimits(max_processes=limits.max_processes, memory_mb=limits.max_memory_mb, file_cap=FILE_CAP,
                                writable_mb=limits.max_writable_mb, writable_files=limits.max_writable_files)

@@ -217,7 +217,7 @@ def _build(dest: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str
     model = AutoModelForCausalLM.from_config(build_model_config(config, tokenizer))
     stats: dict[str, Any] = {"torch_threads": torch_threads.current().threads}
     if config.pretrain_steps > 0:
-        stats = _pretrain(model, tokenizer, texts, config, dest, report_to)
+        stats |= _pretrain(model, tokenizer, texts, config, dest, report_to)
         shutil.rmtree(dest / "pretrain", ignore_errors=True)
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
@@ -237,10 +237,12 @@ def _build(dest: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str
 
 def ensure_tiny_student(
     cache_dir: Path, corpus: Sequence[CorpusItem], entity_tokens: Sequence[str], config: TinyStudentConfig | None = None,
-    report_to: Sequence[str] = (),
+    report_to: Sequence[str] = (), shipped_root: Path | None = None, use_shipped: bool = True,
 ) -> Path:
     """Return the student directory for (config, corpus, entities), building it at most once. `report_to`: where the
-    pre-training's curves go (logging only: not part of the directory's digest).
+    pre-training's curves go (logging only: not part of the directory's digest). A student shipped for the same
+    recipe (`shipped.py`; `shipped_root`, default the package's) is copied in, digest-checked, instead of built,
+    unless `use_shipped` is off (a rebuild).
 
     Concurrent callers serialise on a file lock; the build happens in a temporary directory that
     is renamed into place, so a crash never leaves a half-written student behind.
@@ -250,12 +252,18 @@ def ensure_tiny_student(
         raise ValueError("ensure_tiny_student: the corpus is empty")
     cache_dir = Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
+    from env0_posttrain.train.tiny_student import shipped
     from env0_posttrain.util import torch_threads
 
     threads = torch_threads.current().threads
     dest = cache_dir / f"tiny-{config.architecture}-{student_digest(corpus, entity_tokens, config, threads)}"
     if (dest / MARKER_FILE).exists():
         return dest
+    root = shipped.SHIPPED_ROOT if shipped_root is None else Path(shipped_root)
+    entry = shipped.find_shipped(student_digest(corpus, entity_tokens, config), config.architecture, root) \
+        if use_shipped else None
+    if entry is not None:
+        return shipped.install(entry, cache_dir, MARKER_FILE, root)
     with open(cache_dir / f".{dest.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (dest / MARKER_FILE).exists():
