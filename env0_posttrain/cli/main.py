@@ -146,6 +146,10 @@ def run_materialize(
         if unknown := [s for s in suite if s not in known]:
             _fail(f"--suite {unknown}: run {run_id} has no such eval suite; its suites: {known}")
     selection = _selection(select, ctx.args) or None
+    from env0_posttrain.spec.optional_stages import absent_assets, not_applicable_reason
+
+    if refused := [n for n in selection or () if n in absent_assets(spec)]:
+        _fail("--select: " + "; ".join(not_applicable_reason(n) for n in refused))
     _materialize_and_print(run_id, paths, selection, verbose, suite, everything=all_,
                            recollect=["teacher"] if recollect_teacher else [])
 

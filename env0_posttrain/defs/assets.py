@@ -17,6 +17,7 @@ from env0_posttrain.defs.metadata import run_stage, to_result
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
+from env0_posttrain.spec.optional_stages import applicable, optional_assets
 from env0_posttrain.spec.runspec import SpecError, load_run_spec
 from env0_posttrain.util.parent_watch import die_with_parent
 from env0_posttrain.stages import base_model as base_model_stage, comparison_report as report_stage, eval_suites as suites_stage
@@ -69,20 +70,21 @@ def _retry_since(context: dg.AssetExecutionContext) -> float | None:
 
 def asset_settings(name: str, *, group: str, deps: Sequence, pool: str, packages: Sequence[str], description: str,
                    checks: Sequence[tuple[str, str]] = (), kind: str = "duckdb", rollout: bool = False,
-                   eager: bool = True) -> dict:
-    """What every asset of a run shares, as `dg.asset` keyword arguments."""
+                   eager: bool = True, automation: dg.AutomationCondition | None = None) -> dict:
+    """What every asset of a run shares, as `dg.multi_asset` keyword arguments for one asset and its checks.
+
+    One asset as a subsettable multi_asset, so a check that does not apply to a run (TITO drift on chat rows)
+    yields no result: Dagster shows it Skipped once the run succeeds, never a green pass that verified nothing."""
+    condition = automation or (dg.AutomationCondition.eager() if eager else None)
     return dict(
         name=name,
+        specs=[dg.AssetSpec(name, deps=list(deps), group_name=group, kinds={kind}, description=description,
+                            code_version=code_version(*packages), automation_condition=condition)],
         partitions_def=run_partitions,
-        group_name=group,
-        deps=list(deps),
-        kinds={kind},
         pool=pool,
         retry_policy=ROLLOUT_RETRY if rollout else None,
-        automation_condition=dg.AutomationCondition.eager() if eager else None,
-        code_version=code_version(*packages),
         check_specs=[dg.AssetCheckSpec(name=c, asset=name, description=d, blocking=True) for c, d in checks],
-        description=description,
+        can_subset=True,
     )
 
 
@@ -90,9 +92,9 @@ def run_asset(name: str, **settings) -> Callable:
     """Decorate `fn(ctx) -> StageResult` into a run_id-partitioned asset named `name` (settings: `asset_settings`)."""
 
     def wrap(fn: Callable) -> dg.AssetsDefinition:
-        @dg.asset(**asset_settings(name, **settings))
+        @dg.multi_asset(**asset_settings(name, **settings))
         def _asset(context: dg.AssetExecutionContext, env0: Env0Resource):
-            return to_result(run_stage(fn, _ctx(context, env0)), name, env0.paths().root)
+            yield to_result(run_stage(fn, _ctx(context, env0)), name, env0.paths().root)
 
         return _asset
 
@@ -134,7 +136,7 @@ def sft_rows(ctx: StageContext):
     return sft_stage.build_sft_rows(ctx)
 
 
-@dg.asset(**asset_settings(
+@dg.multi_asset(**asset_settings(
     "lora_adapter", group="training", deps=[sft_rows, base_model], pool=POOL_GPU, packages=("train",), kind="pytorch",
     checks=[("adapter_learned", "the adapter's outputs differ from the base's and its training loss is lower")],
     description="LoRA adapter trained with TRL + PEFT on the SFT rows; metrics in DuckDB, curves as plots."))
@@ -142,7 +144,7 @@ def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource, pipes_cl
     """Training runs in its own process through Dagster Pipes (subprocess locally, a GPU pod on Kubernetes)."""
     with spec_failures():  # checked here; the training process parses it for itself
         load_run_spec(env0.paths(), context.partition_key)
-    return run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
+    yield run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
 
 
 @run_asset("eval_suites", group="data", deps=[task_set], pool=POOL_IMPORT, packages=("tasks", "workspace"),
@@ -161,13 +163,14 @@ class SuitesConfig(dg.Config):
 
 
 def _eval_asset(name: str, play: Callable, deps: list, description: str, pool: str,
-                checks: Sequence[tuple[str, str]] = (UNSCORED,)) -> dg.AssetsDefinition:
+                checks: Sequence[tuple[str, str]] = (UNSCORED,), eager: bool = True) -> dg.AssetsDefinition:
     """An eval arm's asset: `play(ctx, suites)`, keyed by run_id, one round per suite (see DESIGN-NOTES)."""
 
-    @dg.asset(**asset_settings(name, group="evaluation", deps=[*deps, eval_suites], pool=pool, packages=("agent",),
-                               rollout=True, checks=checks, description=description))
+    @dg.multi_asset(**asset_settings(name, group="evaluation", deps=[*deps, eval_suites], pool=pool,
+                                     packages=("agent",), rollout=True, checks=checks, description=description,
+                                     eager=eager))
     def _asset(context: dg.AssetExecutionContext, config: SuitesConfig, env0: Env0Resource):
-        return to_result(run_stage(play, _ctx(context, env0), list(config.suites) or None), name, env0.paths().root)
+        yield to_result(run_stage(play, _ctx(context, env0), list(config.suites) or None), name, env0.paths().root)
 
     return _asset
 
@@ -185,19 +188,26 @@ teacher_eval_trajectories = _eval_asset("teacher_eval_trajectories", _arm("teach
 
 
 @run_asset("rl_adapter", group="training", deps=[lora_adapter, task_set], pool=POOL_GPU, packages=("train", "agent"),
-           kind="pytorch", checks=[("rl_adapter_trained", "GRPO ran and changed the SFT adapter (or the spec has no rl)")],
+           kind="pytorch", checks=[("rl_adapter_trained", "GRPO ran and changed the SFT adapter")], eager=False,
            description="GRPO after SFT (TRL GRPOTrainer) on the train tasks, episodes played by the eval harness; "
-           "a recorded skip when the run spec has no rl section.")
+           "only for runs whose spec has an rl section (spec/optional_stages.py).")
 def rl_adapter(ctx: StageContext):
     return rl.train_rl_adapter(ctx)
 
 
 rl_eval_trajectories = _eval_asset(
     "rl_eval_trajectories", rl.evaluate_rl, [task_set, rl_adapter],
-    "The base student + RL adapter on every eval suite, same harness and trials; skipped without rl.", POOL_STUDENT)
+    "The base student + RL adapter on every eval suite, same harness and trials; only for runs with rl.", POOL_STUDENT,
+    eager=False)
+
+
+# The report follows its arms, but does not wait for the arms of optional stages a run does not have.
+REPORT_AUTOMATION = dg.AutomationCondition.eager().replace(
+    "any_deps_missing", dg.AutomationCondition.any_deps_missing().ignore(dg.AssetSelection.assets(*optional_assets())))
 
 
 @run_asset("comparison_report", group="evaluation", pool=POOL_DUCKDB, packages=("evaluate",),
+           automation=REPORT_AUTOMATION,
            deps=[base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, lora_adapter,
                  rl_eval_trajectories],
            description="Paired base-vs-adapter comparison: Markdown + HTML + plots, also as metadata.")
@@ -231,3 +241,8 @@ RUN_ASSETS = [
 ]
 SUITE_EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, rl_eval_trajectories]
 EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, rl_eval_trajectories, comparison_report]
+
+
+def run_asset_keys(spec, assets: Sequence[dg.AssetsDefinition] = RUN_ASSETS) -> list[dg.AssetKey]:
+    """The keys of `assets` a run of `spec` has: without the optional stages its spec lacks."""
+    return [dg.AssetKey(k) for k in applicable([a.key.to_user_string() for a in assets], spec)]

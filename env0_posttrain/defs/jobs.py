@@ -17,7 +17,7 @@ from pydantic import Field
 
 from env0_posttrain.cli.new_run import BackfillError, backfill_labels, load_source, make_run, plan_clones, write_clones
 from env0_posttrain.cli.presets import PRESETS
-from env0_posttrain.defs.assets import EVAL_ASSETS, RUN_ASSETS, teacher_table
+from env0_posttrain.defs.assets import EVAL_ASSETS, RUN_ASSETS, run_asset_keys, teacher_table
 from env0_posttrain.defs.metadata import metadata_value
 from env0_posttrain.defs.partitions import register_partition, run_partitions
 from env0_posttrain.defs.resources import Env0Resource
@@ -100,9 +100,10 @@ def launch_teacher_backfill(context: dg.OpExecutionContext, config: TeacherBackf
     for line in warnings:
         context.log.warning(line)
     tags, title, description = backfill_labels(source, clones)
-    backfill = PartitionBackfill.from_asset_partitions(  # every asset of a run, as `env0-posttrain backfill` asks
+    backfill = PartitionBackfill.from_asset_partitions(  # every asset the clones have, as `env0-posttrain backfill`
         backfill_id=make_new_backfill_id(), asset_graph=AssetGraph.from_assets(RUN_ASSETS),
-        partition_names=[c.run_id for c in clones], asset_selection=[a.key for a in RUN_ASSETS], backfill_timestamp=time.time(), tags=tags, dynamic_partitions_store=context.instance,
+        partition_names=[c.run_id for c in clones], asset_selection=run_asset_keys(source),
+        backfill_timestamp=time.time(), tags=tags, dynamic_partitions_store=context.instance,
         all_partitions=False, title=title, description=description, run_config=None)
     context.instance.add_backfill(backfill)  # as the UI's "Launch backfill" does; the daemon runs it
     context.log.info(f"backfill {backfill.backfill_id} requested over {[c.run_id for c in clones]}; the daemon runs "

@@ -8,7 +8,7 @@ from datetime import timezone
 
 import dagster as dg
 
-from env0_posttrain.defs.assets import EVAL_ASSETS, SUITE_EVAL_ASSETS
+from env0_posttrain.defs.assets import EVAL_ASSETS, SUITE_EVAL_ASSETS, run_asset_keys
 from env0_posttrain.defs.jobs import nightly_eval_job
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
@@ -40,11 +40,14 @@ def nightly_run_ids(env0: Env0Resource) -> list[str]:
     return [s.run_id for s in nightly_specs(env0)]
 
 
-def nightly_config(spec: RunSpec) -> dict:
-    """Without suites, the job's defaults (the eval split); with them, only the nightly suites."""
+def nightly_config(spec: RunSpec, assets=EVAL_ASSETS) -> dict:
+    """Without suites, the job's defaults (the eval split); with them, only the nightly suites (on the eval assets
+    the run has: config for an op outside the run's selection is refused)."""
     if not spec.suites:
         return {}
-    return {"ops": {a.op.name: {"config": {"suites": nightly_suites(spec)}} for a in NIGHTLY_SUITE_ASSETS}}
+    keys = set(run_asset_keys(spec, assets))
+    return {"ops": {a.op.name: {"config": {"suites": nightly_suites(spec)}} for a in NIGHTLY_SUITE_ASSETS
+                    if a.key in keys}}
 
 
 NIGHTLY_TAG = "env0/nightly"  # the tick's date (UTC), e.g. 2026-11-29
@@ -72,4 +75,5 @@ def nightly_eval_schedule(context: dg.ScheduleEvaluationContext, env0: Env0Resou
         context.instance.add_dynamic_partitions(run_partitions.name, missing)
     night = tick_date(context)
     return [dg.RunRequest(run_key=f"{s.run_id}-{night}", partition_key=s.run_id, tags={NIGHTLY_TAG: night},
-                          run_config=nightly_config(s)) for s in specs]
+                          asset_selection=run_asset_keys(s, EVAL_ASSETS), run_config=nightly_config(s, EVAL_ASSETS))
+            for s in specs]
