@@ -288,8 +288,9 @@ def backfill(
     teacher: Annotated[list[str], typer.Option("--teacher", help="litellm model id of a new teacher (repeatable)")],
     from_: Annotated[str, typer.Option("--from", help="run id whose spec is cloned per teacher")],
     url: Annotated[str, typer.Option(help="the running Dagster webserver (`env0-posttrain ui`)")] = DEFAULT_UI_URL,
-    nightly: Annotated[bool, typer.Option("--nightly", help="the clones join the nightly evals as the source does "
-                                          "(else they do not)")] = False,
+    nightly: Annotated[bool, typer.Option("--nightly", help="the clones join the nightly evals: the source's "
+                                          "nightly suites, or its eval split when it has none (refused when it has "
+                                          "neither); without it they do not")] = False,
     data_dir: DataDir = None,
 ) -> None:
     """Clone a run spec per new teacher, register the partitions and launch one Dagster backfill through the

@@ -7,10 +7,12 @@ downstream of the task set, a retry policy for the rollouts, a concurrency pool,
 packages that make it, and blocking checks.
 """
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import dagster as dg
+from dagster._core.errors import DagsterPipesExecutionError
 from pydantic import Field
 
 from env0_posttrain.defs.metadata import run_stage, to_result
@@ -26,6 +28,8 @@ from env0_posttrain.stages import sft_rows as sft_stage
 from env0_posttrain.stages import task_set as task_set_stage, teacher_table as teacher_table_stage
 from env0_posttrain.stages import teacher_trajectories as teacher
 from env0_posttrain.stages.context import StageContext, code_version
+from env0_posttrain.stages.lora_adapter import set_aside_partial_adapters
+from env0_posttrain.util.processes import signal_cause
 
 ROLLOUT_RETRY = dg.RetryPolicy(max_retries=2, delay=5, backoff=dg.Backoff.EXPONENTIAL)
 # Concurrency pools (limits in dagster.yaml): the teacher's API quota, local/served student
@@ -94,7 +98,9 @@ def run_asset(name: str, **settings) -> Callable:
     def wrap(fn: Callable) -> dg.AssetsDefinition:
         @dg.multi_asset(**asset_settings(name, **settings))
         def _asset(context: dg.AssetExecutionContext, env0: Env0Resource):
-            yield to_result(run_stage(fn, _ctx(context, env0)), name, env0.paths().root)
+            with plain_errors(context, name):
+                result = to_result(run_stage(fn, _ctx(context, env0)), name, env0.paths().root)
+            yield result
 
         return _asset
 
@@ -142,9 +148,55 @@ def sft_rows(ctx: StageContext):
     description="LoRA adapter trained with TRL + PEFT on the SFT rows; metrics in DuckDB, curves as plots."))
 def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource, pipes_client: dg.ResourceParam[dg.PipesClient]):
     """Training runs in its own process through Dagster Pipes (subprocess locally, a GPU pod on Kubernetes)."""
-    with spec_failures():  # checked here; the training process parses it for itself
-        load_run_spec(env0.paths(), context.partition_key)
-    yield run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
+    with plain_errors(context, "lora_adapter"):
+        with spec_failures():  # checked here; the training process parses it for itself
+            load_run_spec(env0.paths(), context.partition_key)
+        with retry_when_killed(context, env0.paths()):
+            result = run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
+    yield result
+
+
+KILLED_RETRIES = 2  # a training killed by a signal (OOM, eviction) is tried again; a deterministic error is not
+KILLED_BACKOFF_S = 10  # doubled on each retry
+
+
+@contextmanager
+def retry_when_killed(context: dg.AssetExecutionContext, paths) -> Iterator[None]:
+    """The Pipes worker died by a signal: its partial adapter is moved aside, the cause said in plain words, and
+    the step asks Dagster for a retry with exponential backoff (KILLED_BACKOFF_S, then twice it). Any other failure is not retried."""
+    try:
+        yield
+    except DagsterPipesExecutionError as err:
+        code = re.search(r"failed with code (-?\d+)", str(err))
+        cause = signal_cause(int(code.group(1))) if code else None
+        if cause is None:
+            raise
+        moved = set_aside_partial_adapters(paths, context.partition_key)
+        aside = f"; its partial adapter moved aside to {', '.join(str(m) for m in moved)}" if moved else ""
+        attempt = context.retry_number + 1
+        if attempt > KILLED_RETRIES:
+            raise dg.Failure(description=f"the training process was {cause}{aside}; gave up after {KILLED_RETRIES} "
+                             "retries", allow_retries=False) from None
+        wait_s = KILLED_BACKOFF_S * 2 ** context.retry_number
+        context.log.error(f"lora_adapter: the training process was {cause}{aside}; retry {attempt} of "
+                          f"{KILLED_RETRIES} in {wait_s} s")
+        raise dg.RetryRequested(max_retries=KILLED_RETRIES, seconds_to_wait=wait_s) from None
+
+
+@contextmanager
+def plain_errors(context: dg.AssetExecutionContext, asset: str) -> Iterator[None]:
+    """A failed step's own error comes first in the event log as one plain line; Dagster's failure (with its
+    stack) follows it."""
+    try:
+        yield
+    except dg.RetryRequested:
+        raise
+    except dg.Failure as err:
+        context.log.error(f"{asset}: {(err.description or 'failed').splitlines()[0]}")
+        raise
+    except Exception as err:
+        context.log.error(f"{asset}: {type(err).__name__}: {(str(err) or repr(err)).splitlines()[0]}")
+        raise
 
 
 @run_asset("eval_suites", group="data", deps=[task_set], pool=POOL_IMPORT, packages=("tasks", "workspace"),
@@ -170,7 +222,10 @@ def _eval_asset(name: str, play: Callable, deps: list, description: str, pool: s
                                      packages=("agent",), rollout=True, checks=checks, description=description,
                                      eager=eager))
     def _asset(context: dg.AssetExecutionContext, config: SuitesConfig, env0: Env0Resource):
-        yield to_result(run_stage(play, _ctx(context, env0), list(config.suites) or None), name, env0.paths().root)
+        with plain_errors(context, name):
+            result = to_result(run_stage(play, _ctx(context, env0), list(config.suites) or None), name,
+                               env0.paths().root)
+        yield result
 
     return _asset
 
