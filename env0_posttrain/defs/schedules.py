@@ -4,7 +4,7 @@ a suite), each playing only the suites marked nightly.
 Dagster requires a schedule to add the partitions it targets in its own body, before asking for runs."""
 
 
-from datetime import timezone
+from datetime import datetime, timezone
 
 import dagster as dg
 
@@ -50,7 +50,8 @@ def nightly_config(spec: RunSpec, assets=EVAL_ASSETS) -> dict:
                     if a.key in keys}}
 
 
-NIGHTLY_TAG = "env0/nightly"  # the tick's date (UTC), e.g. 2026-11-29
+NIGHTLY_TAG = "env0/nightly"  # the date (UTC) the run was asked for, e.g. 2026-11-29
+TICK_TAG = "env0/nightly_tick"  # the tick it answers: another date when the UI's preview simulates one
 
 
 def tick_date(context: dg.ScheduleEvaluationContext) -> str:
@@ -60,10 +61,15 @@ def tick_date(context: dg.ScheduleEvaluationContext) -> str:
     return when.astimezone(timezone.utc).strftime("%Y-%m-%d") if when else "manual"
 
 
+def today() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
+
 @dg.schedule(cron_schedule="0 2 * * *", job=nightly_eval_job, execution_timezone="UTC",
              description="02:00 UTC: re-evaluates every run whose spec has eval.nightly: true or a suite with nightly: "
              "true (the eval arms and the report, on the nightly suites only). Teacher backfill clones join only when "
-             "their backfill asked for it. Each run is tagged env0/nightly with the tick's date.")
+             "their backfill asked for it. Each run is tagged env0/nightly with the date it was asked for and "
+             "env0/nightly_tick with the tick's.")
 def nightly_eval_schedule(context: dg.ScheduleEvaluationContext, env0: Env0Resource):
     specs = nightly_specs(env0)
     run_ids = [s.run_id for s in specs]
@@ -74,6 +80,7 @@ def nightly_eval_schedule(context: dg.ScheduleEvaluationContext, env0: Env0Resou
     if missing:
         context.instance.add_dynamic_partitions(run_partitions.name, missing)
     night = tick_date(context)
-    return [dg.RunRequest(run_key=f"{s.run_id}-{night}", partition_key=s.run_id, tags={NIGHTLY_TAG: night},
+    tags = {NIGHTLY_TAG: today(), TICK_TAG: night}
+    return [dg.RunRequest(run_key=f"{s.run_id}-{night}", partition_key=s.run_id, tags=tags,
                           asset_selection=run_asset_keys(s, EVAL_ASSETS), run_config=nightly_config(s, EVAL_ASSETS))
             for s in specs]
