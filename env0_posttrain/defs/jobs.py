@@ -149,3 +149,48 @@ def new_run():
         "backfill over them, as `env0-posttrain backfill` does.")
 def teacher_backfill():
     launch_teacher_backfill()
+
+
+class DeleteOrphansConfig(dg.Config):
+    """Which partitions without a spec to delete (empty: every one that was never materialized)."""
+
+    run_ids: list[str] = Field(default_factory=list, description="partition keys to delete; empty = every partition "
+                               "that has no spec file and no materialization (what 'Add a partition' leaves behind)")
+
+
+def orphan_partitions(instance: dg.DagsterInstance, paths: Paths) -> tuple[list[str], list[str]]:
+    """(deletable, kept with a reason): partitions with no spec file, split by whether any asset materialized one."""
+    keys = instance.get_dynamic_partitions(run_partitions.name)
+    materialized: set[str] = set()
+    for asset in RUN_ASSETS:
+        materialized |= set(instance.get_materialized_partitions(asset.key))
+    no_spec = [k for k in keys if not paths.spec(k).is_file()]
+    return ([k for k in no_spec if k not in materialized],
+            [f"{k}: has materializations (its data is in the store)" for k in no_spec if k in materialized])
+
+
+@dg.op(description="Delete run partitions that have no spec file and no materialization.")
+def delete_orphans(context: dg.OpExecutionContext, config: DeleteOrphansConfig, env0: Env0Resource) -> dg.Output:
+    paths = env0.paths()
+    deletable, kept = orphan_partitions(context.instance, paths)
+    if config.run_ids:
+        known = set(context.instance.get_dynamic_partitions(run_partitions.name))
+        refused = [f"{k}: no such partition" for k in config.run_ids if k not in known]
+        refused += [f"{k}: has a spec file ({paths.spec(k)})" for k in config.run_ids
+                    if k in known and paths.spec(k).is_file()]
+        refused += [w for w in kept if w.split(":")[0] in config.run_ids]
+        if refused:
+            raise _refuse(ValueError("not deleted: " + "; ".join(refused)))
+        deletable = [k for k in deletable if k in config.run_ids]
+    for key in deletable:
+        context.instance.delete_dynamic_partition(run_partitions.name, key)
+    context.log.info(f"deleted {len(deletable)} partition(s) without a spec: {deletable}"
+                     + (f"; kept {kept}" if kept else ""))
+    return dg.Output(deletable, metadata={"deleted": dg.MetadataValue.json(deletable),
+                                          "kept": dg.MetadataValue.json(kept)})
+
+
+@dg.job(description="Remove run partitions that have no spec and were never materialized (e.g. made by the "
+        "Materialize dialog's 'Add a partition'); one with data or a spec is kept.")
+def delete_orphan_partitions():
+    delete_orphans()
