@@ -149,6 +149,10 @@ def run_materialize(
         if unknown := [s for s in suite if s not in known]:
             _fail(f"--suite {unknown}: run {run_id} has no such eval suite; its suites: {known}")
     selection = _selection(select, ctx.args) or None
+    from env0_posttrain.spec.optional_stages import absent_assets, not_applicable_reason
+
+    if refused := [n for n in selection or () if n in absent_assets(spec)]:
+        _fail("--select: " + "; ".join(not_applicable_reason(n) for n in refused))
     _materialize_and_print(run_id, paths, selection, verbose, suite, everything=all_,
                            recollect=["teacher"] if recollect_teacher else [])
 
@@ -330,8 +334,9 @@ def backfill(
     teacher: Annotated[list[str], typer.Option("--teacher", help="litellm model id of a new teacher (repeatable)")],
     from_: Annotated[str, typer.Option("--from", help="run id whose spec is cloned per teacher")],
     url: Annotated[str, typer.Option(help="the running Dagster webserver (`env0-posttrain ui`)")] = DEFAULT_UI_URL,
-    nightly: Annotated[bool, typer.Option("--nightly", help="the clones join the nightly evals as the source does "
-                                          "(else they do not)")] = False,
+    nightly: Annotated[bool, typer.Option("--nightly", help="the clones join the nightly evals: the source's "
+                                          "nightly suites, or its eval split when it has none (refused when it has "
+                                          "neither); without it they do not")] = False,
     data_dir: DataDir = None,
 ) -> None:
     """Clone a run spec per new teacher, register the partitions and launch one Dagster backfill through the

@@ -182,7 +182,9 @@ def teacher_run_id(source_run_id: str, model: str) -> str:
 
 def clone_for_teacher(source: RunSpec, model: str, nightly: bool = False) -> RunSpec:
     """The source's spec with another teacher. A clone joins the nightly evals only when asked (`nightly`): its
-    source's eval.nightly and suites' nightly flags are cleared otherwise."""
+    source's eval.nightly and suites' nightly flags are cleared otherwise. Asked, it plays its source's nightly
+    suites, or its eval split when the source has none (a source that is not nightly itself); refused when there
+    is nothing to play nightly."""
     data = source.model_dump(mode="json")
     data["run_id"] = teacher_run_id(source.run_id, model)
     data["teacher"]["model"] = model
@@ -193,6 +195,12 @@ def clone_for_teacher(source: RunSpec, model: str, nightly: bool = False) -> Run
         data["eval"]["nightly"] = False
         for suite in data["suites"]:
             suite["nightly"] = False
+    elif not (source.eval.nightly or any(s.nightly for s in source.suites)):
+        if not source.tasks.n_eval:
+            raise BackfillError(f"nightly: run {source.run_id!r} has no eval split (tasks.n_eval: 0) and no suite "
+                                "marked nightly: true, so its clones would have nothing to play each night; mark a "
+                                "suite nightly in its spec, or leave nightly off")
+        data["eval"]["nightly"] = True  # the source is not nightly itself: its clones play its eval split
     try:
         return RunSpec.model_validate(data)
     except Exception as err:  # pydantic names the field

@@ -7,16 +7,19 @@ downstream of the task set, a retry policy for the rollouts, a concurrency pool,
 packages that make it, and blocking checks.
 """
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import dagster as dg
+from dagster._core.errors import DagsterPipesExecutionError
 from pydantic import Field
 
 from env0_posttrain.defs.metadata import run_stage, to_result
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
 from env0_posttrain.defs.resources import Env0Resource
+from env0_posttrain.spec.optional_stages import applicable, optional_assets
 from env0_posttrain.spec.runspec import SpecError, load_run_spec
 from env0_posttrain.util.parent_watch import die_with_parent
 from env0_posttrain.stages import base_model as base_model_stage, comparison_report as report_stage, eval_suites as suites_stage
@@ -25,6 +28,8 @@ from env0_posttrain.stages import sft_rows as sft_stage
 from env0_posttrain.stages import task_set as task_set_stage, teacher_table as teacher_table_stage
 from env0_posttrain.stages import teacher_trajectories as teacher
 from env0_posttrain.stages.context import StageContext, code_version
+from env0_posttrain.stages.lora_adapter import set_aside_partial_adapters
+from env0_posttrain.util.processes import signal_cause
 
 ROLLOUT_RETRY = dg.RetryPolicy(max_retries=2, delay=5, backoff=dg.Backoff.EXPONENTIAL)
 # Concurrency pools (limits in dagster.yaml): the teacher's API quota, local/served student
@@ -69,20 +74,21 @@ def _retry_since(context: dg.AssetExecutionContext) -> float | None:
 
 def asset_settings(name: str, *, group: str, deps: Sequence, pool: str, packages: Sequence[str], description: str,
                    checks: Sequence[tuple[str, str]] = (), kind: str = "duckdb", rollout: bool = False,
-                   eager: bool = True) -> dict:
-    """What every asset of a run shares, as `dg.asset` keyword arguments."""
+                   eager: bool = True, automation: dg.AutomationCondition | None = None) -> dict:
+    """What every asset of a run shares, as `dg.multi_asset` keyword arguments for one asset and its checks.
+
+    One asset as a subsettable multi_asset, so a check that does not apply to a run (TITO drift on chat rows)
+    yields no result: Dagster shows it Skipped once the run succeeds, never a green pass that verified nothing."""
+    condition = automation or (dg.AutomationCondition.eager() if eager else None)
     return dict(
         name=name,
+        specs=[dg.AssetSpec(name, deps=list(deps), group_name=group, kinds={kind}, description=description,
+                            code_version=code_version(*packages), automation_condition=condition)],
         partitions_def=run_partitions,
-        group_name=group,
-        deps=list(deps),
-        kinds={kind},
         pool=pool,
         retry_policy=ROLLOUT_RETRY if rollout else None,
-        automation_condition=dg.AutomationCondition.eager() if eager else None,
-        code_version=code_version(*packages),
         check_specs=[dg.AssetCheckSpec(name=c, asset=name, description=d, blocking=True) for c, d in checks],
-        description=description,
+        can_subset=True,
     )
 
 
@@ -90,9 +96,11 @@ def run_asset(name: str, **settings) -> Callable:
     """Decorate `fn(ctx) -> StageResult` into a run_id-partitioned asset named `name` (settings: `asset_settings`)."""
 
     def wrap(fn: Callable) -> dg.AssetsDefinition:
-        @dg.asset(**asset_settings(name, **settings))
+        @dg.multi_asset(**asset_settings(name, **settings))
         def _asset(context: dg.AssetExecutionContext, env0: Env0Resource):
-            return to_result(run_stage(fn, _ctx(context, env0)), name, env0.paths().root)
+            with plain_errors(context, name):
+                result = to_result(run_stage(fn, _ctx(context, env0)), name, env0.paths().root)
+            yield result
 
         return _asset
 
@@ -134,15 +142,61 @@ def sft_rows(ctx: StageContext):
     return sft_stage.build_sft_rows(ctx)
 
 
-@dg.asset(**asset_settings(
+@dg.multi_asset(**asset_settings(
     "lora_adapter", group="training", deps=[sft_rows, base_model], pool=POOL_GPU, packages=("train",), kind="pytorch",
     checks=[("adapter_learned", "the adapter's outputs differ from the base's and its training loss is lower")],
     description="LoRA adapter trained with TRL + PEFT on the SFT rows; metrics in DuckDB, curves as plots."))
 def lora_adapter(context: dg.AssetExecutionContext, env0: Env0Resource, pipes_client: dg.ResourceParam[dg.PipesClient]):
     """Training runs in its own process through Dagster Pipes (subprocess locally, a GPU pod on Kubernetes)."""
-    with spec_failures():  # checked here; the training process parses it for itself
-        load_run_spec(env0.paths(), context.partition_key)
-    return run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
+    with plain_errors(context, "lora_adapter"):
+        with spec_failures():  # checked here; the training process parses it for itself
+            load_run_spec(env0.paths(), context.partition_key)
+        with retry_when_killed(context, env0.paths()):
+            result = run_training_via_pipes(context, pipes_client, context.partition_key, env0.paths().root)
+    yield result
+
+
+KILLED_RETRIES = 2  # a training killed by a signal (OOM, eviction) is tried again; a deterministic error is not
+KILLED_BACKOFF_S = 10  # doubled on each retry
+
+
+@contextmanager
+def retry_when_killed(context: dg.AssetExecutionContext, paths) -> Iterator[None]:
+    """The Pipes worker died by a signal: its partial adapter is moved aside, the cause said in plain words, and
+    the step asks Dagster for a retry with exponential backoff (KILLED_BACKOFF_S, then twice it). Any other failure is not retried."""
+    try:
+        yield
+    except DagsterPipesExecutionError as err:
+        code = re.search(r"failed with code (-?\d+)", str(err))
+        cause = signal_cause(int(code.group(1))) if code else None
+        if cause is None:
+            raise
+        moved = set_aside_partial_adapters(paths, context.partition_key)
+        aside = f"; its partial adapter moved aside to {', '.join(str(m) for m in moved)}" if moved else ""
+        attempt = context.retry_number + 1
+        if attempt > KILLED_RETRIES:
+            raise dg.Failure(description=f"the training process was {cause}{aside}; gave up after {KILLED_RETRIES} "
+                             "retries", allow_retries=False) from None
+        wait_s = KILLED_BACKOFF_S * 2 ** context.retry_number
+        context.log.error(f"lora_adapter: the training process was {cause}{aside}; retry {attempt} of "
+                          f"{KILLED_RETRIES} in {wait_s} s")
+        raise dg.RetryRequested(max_retries=KILLED_RETRIES, seconds_to_wait=wait_s) from None
+
+
+@contextmanager
+def plain_errors(context: dg.AssetExecutionContext, asset: str) -> Iterator[None]:
+    """A failed step's own error comes first in the event log as one plain line; Dagster's failure (with its
+    stack) follows it."""
+    try:
+        yield
+    except dg.RetryRequested:
+        raise
+    except dg.Failure as err:
+        context.log.error(f"{asset}: {(err.description or 'failed').splitlines()[0]}")
+        raise
+    except Exception as err:
+        context.log.error(f"{asset}: {type(err).__name__}: {(str(err) or repr(err)).splitlines()[0]}")
+        raise
 
 
 @run_asset("eval_suites", group="data", deps=[task_set], pool=POOL_IMPORT, packages=("tasks", "workspace"),
@@ -161,13 +215,17 @@ class SuitesConfig(dg.Config):
 
 
 def _eval_asset(name: str, play: Callable, deps: list, description: str, pool: str,
-                checks: Sequence[tuple[str, str]] = (UNSCORED,)) -> dg.AssetsDefinition:
+                checks: Sequence[tuple[str, str]] = (UNSCORED,), eager: bool = True) -> dg.AssetsDefinition:
     """An eval arm's asset: `play(ctx, suites)`, keyed by run_id, one round per suite (see DESIGN-NOTES)."""
 
-    @dg.asset(**asset_settings(name, group="evaluation", deps=[*deps, eval_suites], pool=pool, packages=("agent",),
-                               rollout=True, checks=checks, description=description))
+    @dg.multi_asset(**asset_settings(name, group="evaluation", deps=[*deps, eval_suites], pool=pool,
+                                     packages=("agent",), rollout=True, checks=checks, description=description,
+                                     eager=eager))
     def _asset(context: dg.AssetExecutionContext, config: SuitesConfig, env0: Env0Resource):
-        return to_result(run_stage(play, _ctx(context, env0), list(config.suites) or None), name, env0.paths().root)
+        with plain_errors(context, name):
+            result = to_result(run_stage(play, _ctx(context, env0), list(config.suites) or None), name,
+                               env0.paths().root)
+        yield result
 
     return _asset
 
@@ -185,19 +243,26 @@ teacher_eval_trajectories = _eval_asset("teacher_eval_trajectories", _arm("teach
 
 
 @run_asset("rl_adapter", group="training", deps=[lora_adapter, task_set], pool=POOL_GPU, packages=("train", "agent"),
-           kind="pytorch", checks=[("rl_adapter_trained", "GRPO ran and changed the SFT adapter (or the spec has no rl)")],
+           kind="pytorch", checks=[("rl_adapter_trained", "GRPO ran and changed the SFT adapter")], eager=False,
            description="GRPO after SFT (TRL GRPOTrainer) on the train tasks, episodes played by the eval harness; "
-           "a recorded skip when the run spec has no rl section.")
+           "only for runs whose spec has an rl section (spec/optional_stages.py).")
 def rl_adapter(ctx: StageContext):
     return rl.train_rl_adapter(ctx)
 
 
 rl_eval_trajectories = _eval_asset(
     "rl_eval_trajectories", rl.evaluate_rl, [task_set, rl_adapter],
-    "The base student + RL adapter on every eval suite, same harness and trials; skipped without rl.", POOL_STUDENT)
+    "The base student + RL adapter on every eval suite, same harness and trials; only for runs with rl.", POOL_STUDENT,
+    eager=False)
+
+
+# The report follows its arms, but does not wait for the arms of optional stages a run does not have.
+REPORT_AUTOMATION = dg.AutomationCondition.eager().replace(
+    "any_deps_missing", dg.AutomationCondition.any_deps_missing().ignore(dg.AssetSelection.assets(*optional_assets())))
 
 
 @run_asset("comparison_report", group="evaluation", pool=POOL_DUCKDB, packages=("evaluate",),
+           automation=REPORT_AUTOMATION,
            deps=[base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, lora_adapter,
                  rl_eval_trajectories],
            description="Paired base-vs-adapter comparison: Markdown + HTML + plots, also as metadata.")
@@ -231,3 +296,8 @@ RUN_ASSETS = [
 ]
 SUITE_EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, rl_eval_trajectories]
 EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, rl_eval_trajectories, comparison_report]
+
+
+def run_asset_keys(spec, assets: Sequence[dg.AssetsDefinition] = RUN_ASSETS) -> list[dg.AssetKey]:
+    """The keys of `assets` a run of `spec` has: without the optional stages its spec lacks."""
+    return [dg.AssetKey(k) for k in applicable([a.key.to_user_string() for a in assets], spec)]

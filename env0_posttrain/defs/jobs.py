@@ -15,13 +15,16 @@ from dagster._core.execution.backfill import PartitionBackfill
 from dagster._core.utils import make_new_backfill_id
 from pydantic import Field
 
-from env0_posttrain.cli.new_run import BackfillError, backfill_labels, load_source, make_run, plan_clones, write_clones
+from env0_posttrain.cli.new_run import (BackfillError, backfill_labels, build_spec, built_assets, load_source, make_run,
+                                        plan_clones, write_clones)
 from env0_posttrain.cli.presets import PRESETS
-from env0_posttrain.defs.assets import EVAL_ASSETS, RUN_ASSETS, teacher_table
+from env0_posttrain.defs.checked_config import checked_schema
+from env0_posttrain.defs.assets import EVAL_ASSETS, RUN_ASSETS, run_asset_keys, teacher_table
 from env0_posttrain.defs.metadata import metadata_value
 from env0_posttrain.defs.partitions import register_partition, run_partitions
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.spec.runspec import SpecError
+from env0_posttrain.util.paths import Paths
 
 full_run_job = dg.define_asset_job("full_run", selection=RUN_ASSETS, partitions_def=run_partitions,
                                    description="Every asset of one run (pick the run_id partition).")
@@ -40,8 +43,9 @@ class NewRunConfig(dg.Config):
 
     run_id: str = Field(description="letters, digits, '.', '_' and '-': the spec file, the artifacts folder and the "
                         "partition key")
-    preset: Preset = Field(default="default", description="demo (offline, minutes), demo-rl (the demo plus GRPO), "
-                           "default (the seeds' recipe), seeds / seeds-offline (the seeds' corpus; set env0.root)")
+    preset: Preset = Field(default="demo", description="demo (offline, minutes: the default), demo-rl (the demo plus "
+                           "GRPO), default (the seeds' recipe: a network teacher and a GPU), seeds / seeds-offline "
+                           "(the seeds' corpus; set env0.root)")
     overrides: list[str] = Field(default_factory=list, description="section.field=value, each value read as YAML "
                                  "(e.g. lora.max_steps=200, tasks.families=[calendar])")
     teacher: str | None = Field(default=None, description="litellm model id of the teacher (default: the preset's)")
@@ -54,7 +58,8 @@ class TeacherBackfillConfig(dg.Config):
 
     source_run: str = Field(description="the run whose spec is cloned once per teacher")
     teachers: list[str] = Field(description="litellm model ids of the new teachers")
-    nightly: bool = Field(default=False, description="the clones join the nightly evals as the source does")
+    nightly: bool = Field(default=False, description="the clones join the nightly evals: the source's nightly suites, "
+                          "or its eval split when it has none (refused when it has neither)")
 
 
 def _warnings(lines: list[str]) -> dict:
@@ -65,8 +70,27 @@ def _refuse(err: Exception) -> dg.Failure:
     return dg.Failure(description=str(err), allow_retries=False)  # a bad spec is the same on every retry
 
 
-@dg.op(description="Check the spec and write data/runs/RUN_ID.yaml, record it in the store, register the partition.")
-def write_run_spec(context: dg.OpExecutionContext, config: NewRunConfig, env0: Env0Resource) -> dg.Output:
+def check_new_run(value: dict) -> None:
+    """At Launch (defs/checked_config.py): the spec `run new` would write, checked as it checks it (run id, preset,
+    teacher through litellm, every override against the RunSpec), and no replacing a built run's spec unforced."""
+    config = NewRunConfig(**value)
+    spec, _ = build_spec(config.run_id, config.preset, config.teacher, config.student, config.overrides)
+    if not config.force and (built := built_assets(Paths.from_env(), spec)):
+        raise SpecError(f"run {spec.run_id!r} already has a different spec and built {', '.join(built)}; pick a new "
+                        "run id, or set force: true")
+
+
+def check_teacher_backfill(value: dict) -> None:
+    """At Launch: the source exists, every teacher resolves, the clones' run ids are free, `nightly` can act."""
+    config = TeacherBackfillConfig(**value)
+    paths = Paths.from_env()
+    plan_clones(paths, load_source(paths, config.source_run), config.teachers, config.nightly)
+
+
+@dg.op(description="Check the spec and write data/runs/RUN_ID.yaml, record it in the store, register the partition.",
+       config_schema=checked_schema(NewRunConfig, check_new_run))
+def write_run_spec(context: dg.OpExecutionContext, env0: Env0Resource) -> dg.Output:
+    config = NewRunConfig(**context.op_config)
     paths = env0.paths()
     try:
         made = make_run(paths, config.run_id, preset=config.preset, teacher=config.teacher, student=config.student,
@@ -85,9 +109,10 @@ def write_run_spec(context: dg.OpExecutionContext, config: NewRunConfig, env0: E
     })
 
 
-@dg.op(description="Clone the source run's spec per teacher, register the partitions, request one asset backfill.")
-def launch_teacher_backfill(context: dg.OpExecutionContext, config: TeacherBackfillConfig,
-                            env0: Env0Resource) -> dg.Output:
+@dg.op(description="Clone the source run's spec per teacher, register the partitions, request one asset backfill.",
+       config_schema=checked_schema(TeacherBackfillConfig, check_teacher_backfill))
+def launch_teacher_backfill(context: dg.OpExecutionContext, env0: Env0Resource) -> dg.Output:
+    config = TeacherBackfillConfig(**context.op_config)
     paths = env0.paths()
     try:
         source = load_source(paths, config.source_run)
@@ -100,9 +125,10 @@ def launch_teacher_backfill(context: dg.OpExecutionContext, config: TeacherBackf
     for line in warnings:
         context.log.warning(line)
     tags, title, description = backfill_labels(source, clones)
-    backfill = PartitionBackfill.from_asset_partitions(  # every asset of a run, as `env0-posttrain backfill` asks
+    backfill = PartitionBackfill.from_asset_partitions(  # every asset the clones have, as `env0-posttrain backfill`
         backfill_id=make_new_backfill_id(), asset_graph=AssetGraph.from_assets(RUN_ASSETS),
-        partition_names=[c.run_id for c in clones], asset_selection=[a.key for a in RUN_ASSETS], backfill_timestamp=time.time(), tags=tags, dynamic_partitions_store=context.instance,
+        partition_names=[c.run_id for c in clones], asset_selection=run_asset_keys(source),
+        backfill_timestamp=time.time(), tags=tags, dynamic_partitions_store=context.instance,
         all_partitions=False, title=title, description=description, run_config=None)
     context.instance.add_backfill(backfill)  # as the UI's "Launch backfill" does; the daemon runs it
     context.log.info(f"backfill {backfill.backfill_id} requested over {[c.run_id for c in clones]}; the daemon runs "
@@ -123,3 +149,48 @@ def new_run():
         "backfill over them, as `env0-posttrain backfill` does.")
 def teacher_backfill():
     launch_teacher_backfill()
+
+
+class DeleteOrphansConfig(dg.Config):
+    """Which partitions without a spec to delete (empty: every one that was never materialized)."""
+
+    run_ids: list[str] = Field(default_factory=list, description="partition keys to delete; empty = every partition "
+                               "that has no spec file and no materialization (what 'Add a partition' leaves behind)")
+
+
+def orphan_partitions(instance: dg.DagsterInstance, paths: Paths) -> tuple[list[str], list[str]]:
+    """(deletable, kept with a reason): partitions with no spec file, split by whether any asset materialized one."""
+    keys = instance.get_dynamic_partitions(run_partitions.name)
+    materialized: set[str] = set()
+    for asset in RUN_ASSETS:
+        materialized |= set(instance.get_materialized_partitions(asset.key))
+    no_spec = [k for k in keys if not paths.spec(k).is_file()]
+    return ([k for k in no_spec if k not in materialized],
+            [f"{k}: has materializations (its data is in the store)" for k in no_spec if k in materialized])
+
+
+@dg.op(description="Delete run partitions that have no spec file and no materialization.")
+def delete_orphans(context: dg.OpExecutionContext, config: DeleteOrphansConfig, env0: Env0Resource) -> dg.Output:
+    paths = env0.paths()
+    deletable, kept = orphan_partitions(context.instance, paths)
+    if config.run_ids:
+        known = set(context.instance.get_dynamic_partitions(run_partitions.name))
+        refused = [f"{k}: no such partition" for k in config.run_ids if k not in known]
+        refused += [f"{k}: has a spec file ({paths.spec(k)})" for k in config.run_ids
+                    if k in known and paths.spec(k).is_file()]
+        refused += [w for w in kept if w.split(":")[0] in config.run_ids]
+        if refused:
+            raise _refuse(ValueError("not deleted: " + "; ".join(refused)))
+        deletable = [k for k in deletable if k in config.run_ids]
+    for key in deletable:
+        context.instance.delete_dynamic_partition(run_partitions.name, key)
+    context.log.info(f"deleted {len(deletable)} partition(s) without a spec: {deletable}"
+                     + (f"; kept {kept}" if kept else ""))
+    return dg.Output(deletable, metadata={"deleted": dg.MetadataValue.json(deletable),
+                                          "kept": dg.MetadataValue.json(kept)})
+
+
+@dg.job(description="Remove run partitions that have no spec and were never materialized (e.g. made by the "
+        "Materialize dialog's 'Add a partition'); one with data or a spec is kept.")
+def delete_orphan_partitions():
+    delete_orphans()

@@ -43,6 +43,8 @@ def to_result(result: StageResult, asset: str, root: Path) -> dg.MaterializeResu
     """`root`: the data dir, against which paths become artifact URLs."""
     metadata = {k: metadata_value(v, root) for k, v in result.metadata.items()}
     metadata.update({k: dg.MetadataValue.md(v) for k, v in result.markdown.items()})
+    if skipped := {c.name: c.description for c in result.checks if c.passed is None}:
+        metadata["checks_not_applicable"] = dg.MetadataValue.json(skipped)
     checks = [
         dg.AssetCheckResult(
             check_name=c.name,
@@ -53,6 +55,7 @@ def to_result(result: StageResult, asset: str, root: Path) -> dg.MaterializeResu
             metadata={k: metadata_value(v, root) for k, v in c.metadata.items()},
         )
         for c in result.checks
+        if c.passed is not None  # did not apply: no result, so the UI shows the check Skipped, not Passed
     ]
     return dg.MaterializeResult(
         metadata=metadata,

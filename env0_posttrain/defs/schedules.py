@@ -4,11 +4,11 @@ a suite), each playing only the suites marked nightly.
 Dagster requires a schedule to add the partitions it targets in its own body, before asking for runs."""
 
 
-from datetime import timezone
+from datetime import datetime, timezone
 
 import dagster as dg
 
-from env0_posttrain.defs.assets import EVAL_ASSETS, SUITE_EVAL_ASSETS
+from env0_posttrain.defs.assets import EVAL_ASSETS, SUITE_EVAL_ASSETS, run_asset_keys
 from env0_posttrain.defs.jobs import nightly_eval_job
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
@@ -40,14 +40,18 @@ def nightly_run_ids(env0: Env0Resource) -> list[str]:
     return [s.run_id for s in nightly_specs(env0)]
 
 
-def nightly_config(spec: RunSpec) -> dict:
-    """Without suites, the job's defaults (the eval split); with them, only the nightly suites."""
+def nightly_config(spec: RunSpec, assets=EVAL_ASSETS) -> dict:
+    """Without suites, the job's defaults (the eval split); with them, only the nightly suites (on the eval assets
+    the run has: config for an op outside the run's selection is refused)."""
     if not spec.suites:
         return {}
-    return {"ops": {a.op.name: {"config": {"suites": nightly_suites(spec)}} for a in NIGHTLY_SUITE_ASSETS}}
+    keys = set(run_asset_keys(spec, assets))
+    return {"ops": {a.op.name: {"config": {"suites": nightly_suites(spec)}} for a in NIGHTLY_SUITE_ASSETS
+                    if a.key in keys}}
 
 
-NIGHTLY_TAG = "env0/nightly"  # the tick's date (UTC), e.g. 2026-11-29
+NIGHTLY_TAG = "env0/nightly"  # the date (UTC) the run was asked for, e.g. 2026-11-29
+TICK_TAG = "env0/nightly_tick"  # the tick it answers: another date when the UI's preview simulates one
 
 
 def tick_date(context: dg.ScheduleEvaluationContext) -> str:
@@ -57,10 +61,15 @@ def tick_date(context: dg.ScheduleEvaluationContext) -> str:
     return when.astimezone(timezone.utc).strftime("%Y-%m-%d") if when else "manual"
 
 
+def today() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
+
 @dg.schedule(cron_schedule="0 2 * * *", job=nightly_eval_job, execution_timezone="UTC",
              description="02:00 UTC: re-evaluates every run whose spec has eval.nightly: true or a suite with nightly: "
              "true (the eval arms and the report, on the nightly suites only). Teacher backfill clones join only when "
-             "their backfill asked for it. Each run is tagged env0/nightly with the tick's date.")
+             "their backfill asked for it. Each run is tagged env0/nightly with the date it was asked for and "
+             "env0/nightly_tick with the tick's.")
 def nightly_eval_schedule(context: dg.ScheduleEvaluationContext, env0: Env0Resource):
     specs = nightly_specs(env0)
     run_ids = [s.run_id for s in specs]
@@ -71,5 +80,7 @@ def nightly_eval_schedule(context: dg.ScheduleEvaluationContext, env0: Env0Resou
     if missing:
         context.instance.add_dynamic_partitions(run_partitions.name, missing)
     night = tick_date(context)
-    return [dg.RunRequest(run_key=f"{s.run_id}-{night}", partition_key=s.run_id, tags={NIGHTLY_TAG: night},
-                          run_config=nightly_config(s)) for s in specs]
+    tags = {NIGHTLY_TAG: today(), TICK_TAG: night}
+    return [dg.RunRequest(run_key=f"{s.run_id}-{night}", partition_key=s.run_id, tags=tags,
+                          asset_selection=run_asset_keys(s, EVAL_ASSETS), run_config=nightly_config(s, EVAL_ASSETS))
+            for s in specs]

@@ -7,11 +7,10 @@ registered all the same."""
 
 import dagster as dg
 
-from env0_posttrain.cli.new_run import check_spec_file
 from env0_posttrain.defs.jobs import teacher_table_job
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.resources import Env0Resource
-from env0_posttrain.spec.runspec import SpecError
+from env0_posttrain.defs.spec_checks import report_if_changed, scan_specs, spec_files_evaluation
 
 REFRESH_TAG = "env0/refresh_reason"
 
@@ -20,22 +19,12 @@ class SpecFilesInvalid(ValueError):
     """Spec files in data/runs/ that cannot run: each line names the file, the line and the field."""
 
 
-def scan_specs(env0: Env0Resource) -> tuple[list[str], list[str]]:
-    """(valid run ids, error messages) for every spec file under the runs folder."""
-    ids, errors = [], []
-    for path in sorted(env0.paths().runs.glob("*.yaml")):
-        try:
-            ids.append(check_spec_file(path).run_id)
-        except (SpecError, OSError) as err:
-            errors.append(str(err))
-    return ids, errors
-
-
 @dg.sensor(minimum_interval_seconds=15, default_status=dg.DefaultSensorStatus.RUNNING,
            description="Registers a run partition for every valid spec file in data/runs/; a file that cannot run "
            "fails the tick with its file, line and field.")
 def run_spec_sensor(context: dg.SensorEvaluationContext, env0: Env0Resource):
     ids, errors = scan_specs(env0)
+    report_if_changed(context.instance, spec_files_evaluation(str(env0.paths().runs), len(ids), errors))  # graph
     known = set(context.instance.get_dynamic_partitions(run_partitions.name))
     new = [i for i in ids if i not in known]
     if errors:
@@ -48,7 +37,8 @@ def run_spec_sensor(context: dg.SensorEvaluationContext, env0: Env0Resource):
         return dg.SensorResult(dynamic_partitions_requests=[run_partitions.build_add_request(new)])
     orphans = sorted(known - set(ids))
     return dg.SkipReason(f"no new run specs ({len(ids)} known)" + (
-        f"; partitions without a spec file: {orphans} (the new_run job makes one)" if orphans else ""))
+        f"; partitions without a spec file: {orphans} (the new_run job makes one; the delete_orphan_partitions "
+        "job removes those never materialized)" if orphans else ""))
 
 
 def clone_sources(run_id: str, env0: Env0Resource) -> list[str]:

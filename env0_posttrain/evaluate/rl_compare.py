@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from env0_posttrain.evaluate.intervals import interval_text
 from env0_posttrain.evaluate.statistics import FlipTable, PairedAnalysis, flip_table, paired_analysis
 from env0_posttrain.util.fsutil import relative_to
 from env0_posttrain.util.markdown_table import md_table
@@ -77,7 +78,7 @@ def rl_section(comparisons: Mapping[str, RLComparison], rl_metrics: Sequence[Map
         p = c.paired
         pv = p.p_primary
         rows.append([f"{c.b} vs {c.a}", p.n_tasks, f"{100 * p.mean_a:.1f}%", f"{100 * p.mean_b:.1f}%", _pct(p.diff),
-                     f"{_pct(p.ci_low)} to {_pct(p.ci_high)}", "n/a" if pv is None else f"{pv:.4f}",
+                     interval_text(p.ci_low, p.ci_high, p.diff, p.n_tasks), "n/a" if pv is None else f"{pv:.4f}",
                      len(c.flips.fail_to_pass), len(c.flips.pass_to_fail)])
     blocks = ["## RL (GRPO after SFT)",
               md_table(["comparison", "tasks", "mean a", "mean b", "diff (pp)", "95% CI (pp)", "p", "fail→pass",

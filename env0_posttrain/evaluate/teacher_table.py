@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from env0_posttrain.agent.records import Episode
+from env0_posttrain.evaluate.intervals import interval_text
 from env0_posttrain.evaluate.metrics import by_arm, task_trials
 from env0_posttrain.evaluate.statistics import ProportionEstimate, flip_table, paired_analysis, proportion_estimate
 from env0_posttrain.util.markdown_table import md_table
@@ -85,7 +86,7 @@ def table_markdown(rows: Sequence[TeacherRow]) -> str:
                 out.append([r.teacher, r.run_id, _pct(r.teacher_pass_rate.rate), "(none)", "", "", "", ""])
                 continue
             out.append([r.teacher, r.run_id, _pct(r.teacher_pass_rate.rate), s.arm, _pct(s.pass_rate.rate),
-                        _pct(s.gap, True), f"{_pct(s.gap_ci_low, True)} to {_pct(s.gap_ci_high, True)}",
+                        _pct(s.gap, True), interval_text(s.gap_ci_low, s.gap_ci_high, s.gap, s.tasks),
                         _pct(s.teacher_passes_kept)])
     return md_table(headers, out, "llrlrrrr")
 

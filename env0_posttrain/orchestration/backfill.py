@@ -16,6 +16,7 @@ import dagster as dg
 
 from env0_posttrain.cli.new_run import BackfillError, backfill_labels, load_source, plan_clones, write_clones
 from env0_posttrain.defs.partitions import run_partitions
+from env0_posttrain.spec.optional_stages import applicable
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, LOCATION, UiError, UiGraphQL, UiUnreachable
 from env0_posttrain.util.paths import Paths
 
@@ -124,7 +125,7 @@ def backfill_teachers(
 
     with UiGraphQL(url) as ui:
         _check_reachable(ui)  # before loading the definitions (seconds)
-        keys = _asset_keys(defs or _default_defs(), asset_selection)
+        keys = applicable(_asset_keys(defs or _default_defs(), asset_selection), source)  # the clones' stages
         repository = _check_server(ui, keys)  # nothing is written unless the server answers and has the assets
         _check_instance(ui, paths, repository, project_defs=defs is None)
 

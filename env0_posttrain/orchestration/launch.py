@@ -18,6 +18,8 @@ from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.orchestration.needed import IN_PROGRESS, asset_states, needed
 from env0_posttrain.orchestration.pool_wait import INTERRUPTED, PoolWatch, install, launch_tag
 from env0_posttrain.orchestration.stale_runs import process_tags, sweep_dead_runs
+from env0_posttrain.spec.optional_stages import absent_assets, not_applicable_reason
+from env0_posttrain.spec.runspec import SpecError, load_run_spec
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.store import Store
 
@@ -87,19 +89,23 @@ def materialize_run(
     keep their newest rounds; without a selection the eval assets join the first pass). `log_level` is the
     console's: Dagster logs every event at DEBUG, the stages' own lines at INFO."""
     register_partition(instance, run_id)
+    absent = _absent(paths, run_id)  # the optional stages its spec lacks are never launched
+    if refused := [k for k in selection or () if k in absent]:
+        raise ValueError("; ".join(not_applicable_reason(k) for k in refused))
+    assets = [a for a in RUN_ASSETS if a.key.to_user_string() not in absent]
     sweep_dead_runs(instance)  # a killed earlier run (of any partition) would hold its pool slots forever
     Store(paths.db).running_trainings()  # marks those of dead processes failed
     t0 = time.time()
     out = Materialization()
     extra = [RECOLLECTED_ASSET[a] for a in recollect if a in RECOLLECTED_ASSET]
     if suites and not selection:
-        extra += [a.key.to_user_string() for a in SUITE_EVAL_ASSETS]
-    for n in range(len(RUN_ASSETS)):  # each pass materializes at least one asset, or stops
+        extra += [a.key.to_user_string() for a in SUITE_EVAL_ASSETS if a in assets]
+    for n in range(len(assets)):  # each pass materializes at least one asset, or stops
         if selection or everything:
-            keys = list(dict.fromkeys([*(selection or [a.key.to_user_string() for a in RUN_ASSETS]), *extra]))
+            keys = list(dict.fromkeys([*(selection or [a.key.to_user_string() for a in assets]), *extra]))
             out.reasons |= {k: "asked for" for k in keys}
         else:
-            states = asset_states(instance, RUN_ASSETS, run_id)
+            states = asset_states(instance, assets, run_id)
             keys = [k.to_user_string() for k in needed(states)] + [a for a in extra if n == 0]
             out.reasons |= {k: states[dg.AssetKey(k)] or "asked for" for k in keys}
             out.left_to_others = [k.to_user_string() for k, why in states.items() if why == IN_PROGRESS]
@@ -115,6 +121,13 @@ def materialize_run(
             break
     out.timings["total"] = time.time() - t0
     return out
+
+
+def _absent(paths: Paths, run_id: str) -> frozenset[str]:
+    try:
+        return absent_assets(load_run_spec(paths, run_id))
+    except SpecError:  # each step says so itself, naming how to make the spec
+        return frozenset()
 
 
 def _execute(run_id: str, paths: Paths, instance: dg.DagsterInstance, keys: Sequence[str], log_level: str,

@@ -30,8 +30,11 @@ MAX_OVERLENGTH_FRACTION = 0.1  # declared drops are counted; more than this many
 
 @dataclass
 class CheckOutcome:
+    """One check's verdict. `passed=None`: the check does not apply to this run and verified nothing; it yields no
+    result, so Dagster shows it Skipped instead of a green pass (`description` says why)."""
+
     name: str
-    passed: bool
+    passed: bool | None
     description: str
     metadata: dict[str, Any] = field(default_factory=dict)
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 from env0_posttrain.util import torch_threads
+from env0_posttrain.util.paths import Paths
 from env0_posttrain.util.digests import file_digest
 from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult
 
@@ -59,3 +63,30 @@ def _checkpointing_note(plan: dict | None) -> str:
     from env0_posttrain.train.gpu.memory_plan import MemoryPlan
 
     return MemoryPlan.model_validate(plan).describe() if plan else "none (CPU)"
+
+
+PARTIAL = ".partial"  # adapter/.partial/<train_id>: what a killed training left, kept for a look, never read
+
+
+def set_aside_partial_adapters(paths: Paths, run_id: str) -> list[Path]:
+    """After the training process died: its `running` training is marked failed, and every adapter folder whose
+    training did not finish is moved to adapter/.partial/, so nothing reads a half-written adapter as this run's.
+    Returns where they went."""
+    from env0_posttrain.store import Store
+
+    folder = paths.artifacts(run_id) / "adapter"
+    if not folder.is_dir() or not paths.db.is_file():
+        return []
+    store = Store(paths.db)
+    store.running_trainings(run_id)  # a dead process's `running` training becomes failed
+    statuses = store.training_statuses(run_id)
+    moved = []
+    for sub in sorted(folder.iterdir()):
+        if sub.is_dir() and sub.name in statuses and statuses[sub.name] != "finished":
+            target = folder / PARTIAL / sub.name
+            target.parent.mkdir(exist_ok=True)
+            if target.exists():
+                shutil.rmtree(target)
+            sub.rename(target)
+            moved.append(target)
+    return moved

@@ -75,6 +75,8 @@ def report_stage_result(pipes: PipesContext, result: Any, root: Path) -> None:
         metadata=pipes_metadata(result.metadata, root, result.markdown), data_version=result.data_version
     )
     for check in result.checks:
+        if check.passed is None:  # did not apply: no result, so it shows Skipped (defs/metadata.to_result)
+            continue
         pipes.report_asset_check(
             check_name=check.name,
             passed=bool(check.passed),

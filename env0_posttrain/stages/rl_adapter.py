@@ -20,9 +20,11 @@ def rl_training_key(run_id: str) -> str:
 
 
 def _skipped(what: str, checks: tuple[str, ...] = ()) -> StageResult:
-    note = f"skipped: the run spec has no rl section, so there is no {what}"
-    return StageResult(metadata={"skipped": True, "reason": note}, data_version=content_hash("skipped", what),
-                       checks=[CheckOutcome(c, True, note) for c in checks])
+    """Only when launched by hand for a run without rl (the project leaves these assets out of such runs:
+    spec/optional_stages.py): recorded as not applying, its checks without a verdict (Skipped, not Passed)."""
+    note = f"does not apply: the run spec has no rl section, so there is no {what}"
+    return StageResult(metadata={"skipped": True, "applies": False, "reason": note},
+                       data_version=content_hash("skipped", what), checks=[CheckOutcome(c, None, note) for c in checks])
 
 
 def train_rl_adapter(ctx: StageContext) -> StageResult:

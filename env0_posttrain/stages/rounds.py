@@ -173,6 +173,8 @@ def count(items) -> dict[str, int]:
 
 def unscored_check(episodes: list) -> CheckOutcome:
     bad = [f"{e.task_id}#{e.trial}: {e.stop_condition} {e.error or ''}".strip() for e in episodes if e.verifier is None]
+    if not episodes:  # nothing was played, so nothing was checked: no verdict rather than a pass
+        return CheckOutcome("no_unscored_rows", None, "no episodes to check")
     return CheckOutcome("no_unscored_rows", not bad, f"{len(bad)} unscored episodes" if bad else "every episode scored",
                         {"unscored": bad[:50]})
 

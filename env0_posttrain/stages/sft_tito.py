@@ -29,7 +29,7 @@ def student_template(ctx: StageContext, tokenizer: Any) -> Any:
 
 def not_tito_check(reason: str) -> CheckOutcome:
     """The drift check on a run whose rows are not TITO rows (the check is declared for every run)."""
-    return CheckOutcome(DRIFT_CHECK, True, f"not checked: {reason}", {"checked": False})
+    return CheckOutcome(DRIFT_CHECK, None, f"not checked: {reason}", {"checked": False})
 
 
 def drift_outcome(results_path: Path, tokenizer: Any, drift_check_on: bool, retokenised: bool) -> CheckOutcome:
@@ -47,7 +47,9 @@ def drift_outcome(results_path: Path, tokenizer: Any, drift_check_on: bool, reto
     elif not report.n_exchanges_checked:
         summary = f"no captured ids to compare ({report.n_exchanges_without_ids} exchanges without ids)"
     blocking = drift_check_on and not retokenised
-    passed = report.ok or not blocking
+    passed: bool | None = report.ok or not blocking
+    if report.ok and not report.n_exchanges_checked:
+        passed = None  # nothing was compared: not a pass
     if not report.ok and not drift_check_on:
         summary += "; sft.drift_check is false, so this does not block"
     elif not report.ok and retokenised:

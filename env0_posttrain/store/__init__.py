@@ -358,6 +358,10 @@ class Store:
             self.finish_training(t, "failed", None, None, {"error": f"its process {pid} ended (killed?)"})
         return out
 
+    def training_statuses(self, run_id: str) -> dict[str, str]:
+        """train_id -> status (running, finished, failed) of every training of the run."""
+        return dict(self.query("SELECT train_id, status FROM training_runs WHERE run_id = ?", [run_id]))
+
     def log_training_metrics(self, train_id: str, run_id: str, step: int, metrics: dict) -> None:
         values = [metrics.get(c) for c in TRAINING_METRIC_COLUMNS]
         with self.transaction() as con:

@@ -51,6 +51,17 @@ def _listing(title: str, entries: list[tuple[str, bool, int]], up: bool = True) 
             f"<h1>{html.escape(title)}</h1><ul>{rows}</ul>")
 
 
+# Text the browser should show, not download. YAML, Markdown and JSON Lines go as text/plain (browsers render
+# text/yaml and text/markdown as downloads), JSON as itself; all as UTF-8. Shown as text, never as a page.
+TEXT_TYPES = {".yaml": "text/plain", ".yml": "text/plain", ".md": "text/plain", ".jsonl": "text/plain",
+              ".txt": "text/plain", ".log": "text/plain", ".csv": "text/plain", ".json": "application/json"}
+
+
+def text_media_type(path: str) -> str | None:
+    media = TEXT_TYPES.get(os.path.splitext(path)[1].lower())
+    return f"{media}; charset=utf-8" if media else None
+
+
 def artifact_app(root: Path) -> Any:
     """The ASGI app: each folder of SERVED under `root` at /<folder>/, an index of them at /."""
     from starlette.applications import Starlette
@@ -65,6 +76,13 @@ def artifact_app(root: Path) -> Any:
         async def check_config(self) -> None:
             if self.directory is not None and os.path.isdir(self.directory):  # a folder not made yet: 404s
                 await super().check_config()
+
+        def file_response(self, full_path, stat_result, scope, status_code=200) -> Any:
+            response = super().file_response(full_path, stat_result, scope, status_code)
+            if media := text_media_type(str(full_path)):  # else the host's mimetypes table (often octet-stream)
+                response.headers["content-type"] = media
+                response.headers["x-content-type-options"] = "nosniff"
+            return response
 
         async def get_response(self, path: str, scope) -> Any:
             try:

@@ -35,6 +35,17 @@ def _launch(job: str, instance: dg.DagsterInstance, **config) -> dg.ExecuteInPro
                                                         instance=instance, raise_on_error=False)
 
 
+def _refused(job: str, instance: dg.DagsterInstance, **config) -> str:
+    """The project's line of a config refused while Dagster processes the run config (as the webserver does at
+    Launch, before it creates a run); no run was created."""
+    before = len(instance.get_runs())
+    with pytest.raises(dg.DagsterInvalidConfigError) as err:
+        _launch(job, instance, **config)
+    assert len(instance.get_runs()) == before
+    text = str(err.value)
+    return text.split("PostProcessingError: ", 1)[1].splitlines()[0]
+
+
 def _failure(result: dg.ExecuteInProcessResult) -> str:
     (event,) = [e for e in result.all_events if e.is_step_failure]
     return event.step_failure_data.user_failure_data.description
@@ -67,12 +78,12 @@ def test_the_new_run_job_writes_the_spec_run_new_writes_and_registers_the_partit
     ({"overrides": ["lora.r=0"]}, ["invalid run spec: lora.r: Input should be greater than or equal to 1"]),
     ({"overrides": ["tasks.source=/no/such/dir"]}, ["run 'r1': tasks.source: /no/such/dir is not a directory"]),
 ])
-def test_a_spec_that_cannot_run_is_refused_in_one_line_naming_the_field_and_nothing_is_written(data: Path, config, words):
+def test_a_spec_that_cannot_run_is_refused_at_launch_in_one_line_naming_the_field_and_nothing_is_written(
+        data: Path, config, words):
     with dg.DagsterInstance.ephemeral() as instance:
-        result = _launch("new_run", instance, run_id="r1", **config)
-        assert not result.success and instance.get_dynamic_partitions("run_id") == []
-    line = _failure(result)
-    assert "\n" not in line.strip() and all(w in line for w in words), line
+        line = _refused("new_run", instance, run_id="r1", preset="default", **config)  # as `run new` defaults
+        assert instance.get_dynamic_partitions("run_id") == []
+    assert all(w in line for w in words), line
     assert not (data / "runs" / "r1.yaml").exists()
     cli = runner.invoke(app, ["run", "new", "r1", *(["--teacher", config["teacher"]] if "teacher" in config else []),
                               *(["--preset", config["preset"]] if "preset" in config else []),
@@ -120,9 +131,11 @@ def test_the_teacher_backfill_job_clones_per_teacher_out_of_the_nightly_set_and_
         specs = [load_spec(data / "runs" / f"{c}.yaml") for c in clones]
         assert [s.teacher.skill for s in specs] == [0.5, 0.9] and not any(s.eval.nightly for s in specs)
         assert load_spec(data / "runs" / "src.yaml").eval.nightly  # the source stays in the nightly set
-        bad = _launch("teacher_backfill", instance, source_run="src", teachers=["env0-orcale/x"])
-        assert not bad.success and "teacher 'env0-orcale/x': teacher.model: litellm cannot route" in _failure(bad)
-        assert len(instance.get_backfills()) == 1
+        runs = len(instance.get_runs())
+        with pytest.raises(dg.DagsterInvalidConfigError, match="teacher 'env0-orcale/x': teacher.model: litellm "
+                           "cannot route"):
+            _launch("teacher_backfill", instance, source_run="src", teachers=["env0-orcale/x"])
+        assert len(instance.get_backfills()) == 1 and len(instance.get_runs()) == runs  # refused before a run
 
 
 def test_a_clones_report_asks_for_its_sources_teacher_table(data: Path):
@@ -162,3 +175,56 @@ def test_the_teacher_check_holds_with_custom_providers_registered():
     (issue,) = check_model("env0-test-registerd/m")
     assert issue.fatal and "did you mean 'env0-test-registered'?" in issue.message
     assert check_model("env0-test-registered/m") == []
+
+
+def test_the_launchpad_config_refuses_a_bad_run_id_or_preset_before_launch_and_defaults_to_the_demo(data: Path):
+    with dg.DagsterInstance.ephemeral() as instance:
+        assert "run id 'bad id' " in _refused("new_run", instance, run_id="bad id")
+        with pytest.raises(dg.DagsterInvalidConfigError, match="preset"):  # an enum: the Launchpad offers the choices
+            _launch("new_run", instance, run_id="r2", preset="no-such-preset")
+        assert instance.get_runs() == []
+        assert _launch("new_run", instance, run_id="r2").success  # no preset typed: the offline demo
+    assert load_spec(data / "runs" / "r2.yaml") == load_spec(_cli_spec(data, "r2", "--preset", "demo"))
+    schema = defs.resolve_job_def("new_run").run_config_schema.config_type
+    preset = schema.fields["ops"].config_type.fields["write_run_spec"].config_type.fields["config"].config_type \
+        .fields["preset"]
+    assert preset.default_value == "demo" and {v.config_value for v in preset.config_type.enum_values} >= {"demo",
+                                                                                                          "default"}
+
+
+def _cli_spec(data: Path, run_id: str, *args: str) -> Path:
+    other = data / "cli"
+    out = runner.invoke(app, ["run", "new", run_id, *args, "--data-dir", str(other)])
+    assert out.exit_code == 0, out.output
+    return other / "runs" / f"{run_id}.yaml"
+
+
+def test_force_is_needed_to_replace_a_built_runs_spec_and_acts_when_given(data: Path):
+    from env0_posttrain.store import Store
+
+    with dg.DagsterInstance.ephemeral() as instance:
+        assert _launch("new_run", instance, run_id="built", overrides=SMALL).success
+        Store(Paths.from_env(data).db).start_training("built")  # the run has built something
+        line = _refused("new_run", instance, run_id="built", overrides=["tasks.n_train=4"])
+        assert "already has a different spec and built training runs" in line and "force: true" in line
+        assert _launch("new_run", instance, run_id="built", overrides=["tasks.n_train=4"], force=True).success
+    assert load_spec(data / "runs" / "built.yaml").tasks.n_train == 4
+
+
+def test_nightly_on_a_backfill_makes_clones_of_a_source_that_is_not_nightly_nightly_or_refuses_why(data: Path):
+    from env0_posttrain.defs.schedules import nightly_suites
+
+    with dg.DagsterInstance.ephemeral() as instance:
+        assert _launch("new_run", instance, run_id="plain", overrides=SMALL).success  # not nightly itself
+        assert _launch("teacher_backfill", instance, source_run="plain", teachers=["env0-oracle/oracle@0.5"],
+                       nightly=True).success
+        clone = load_spec(data / "runs" / "plain--env0-oracle-oracle-0.5.yaml")
+        assert nightly_suites(clone) == ["eval"]  # the schedule picks it up
+        assert _launch("teacher_backfill", instance, source_run="plain", teachers=["env0-oracle/oracle@0.6"]).success
+        assert nightly_suites(load_spec(data / "runs" / "plain--env0-oracle-oracle-0.6.yaml")) == []  # without it
+        assert _launch("new_run", instance, run_id="noeval", overrides=[*SMALL, "tasks.n_eval=0",
+                                                                     "suites=[{name: seen, kind: seen}]"]).success
+        line = _refused("teacher_backfill", instance, source_run="noeval", teachers=["env0-oracle/oracle@0.5"],
+                        nightly=True)
+    assert "nightly: run 'noeval' has no eval split (tasks.n_eval: 0) and no suite marked nightly" in line
+    assert not (data / "runs" / "noeval--env0-oracle-oracle-0.5.yaml").exists()

@@ -49,6 +49,7 @@ def test_sensor_registers_valid_specs_and_fails_its_tick_on_a_broken_one_naming_
 
 def test_nightly_schedule_adds_its_partitions_then_requests_eval_runs(tmp_path: Path):
     _specs(tmp_path)
+    dates = {dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")}
     with dg.instance_for_test() as instance:
         assert instance.get_dynamic_partitions("run_id") == []
         # `with`: the context enters an instance of its own, and leaving it un-exited would leave Dagster's
@@ -56,14 +57,18 @@ def test_nightly_schedule_adds_its_partitions_then_requests_eval_runs(tmp_path: 
         with dg.build_schedule_context(instance=instance, scheduled_execution_time=dt.datetime(2026, 11, 23, 2, 0),
                                        resources={"env0": Env0Resource(data_dir=str(tmp_path))}) as ctx:
             requests = nightly_eval_schedule(ctx)
+        dates.add(dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"))  # the day may have turned meanwhile
         assert instance.get_dynamic_partitions("run_id") == ["nightly-a"]  # added in the body, before the request
         assert [(r.partition_key, r.run_key) for r in requests] == [("nightly-a", "nightly-a-2026-11-23")]
-        assert requests[0].tags["env0/nightly"] == "2026-11-23"
-        # the UI's preview evaluates a tick given in another timezone: the tag is still that tick's UTC date
+        # the run is tagged with the date it was asked for (a previewed tick simulates another), and the tick's
+        assert requests[0].tags["env0/nightly"] in dates and requests[0].tags["env0/nightly_tick"] == "2026-11-23"
+        assert {k.to_user_string() for k in requests[0].asset_selection} == {  # no RL arm: its spec has no rl
+            "base_eval_trajectories", "sft_eval_trajectories", "comparison_report"}
+        # the UI's preview evaluates a tick given in another timezone: the tick tag is still that tick's UTC date
         tick = dt.datetime(2026, 11, 24, 2, 0, tzinfo=dt.timezone.utc).astimezone(dt.timezone(dt.timedelta(hours=-8)))
         with dg.build_schedule_context(instance=instance, scheduled_execution_time=tick,
                                        resources={"env0": Env0Resource(data_dir=str(tmp_path))}) as ctx:
-            assert [r.tags["env0/nightly"] for r in nightly_eval_schedule(ctx)] == ["2026-11-24"]
+            assert [r.tags["env0/nightly_tick"] for r in nightly_eval_schedule(ctx)] == ["2026-11-24"]
     assert "02:00 UTC" in nightly_eval_schedule.description and "env0/nightly" in nightly_eval_schedule.description
     job = defs.resolve_job_def("nightly_eval")
     assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} == {

@@ -30,8 +30,8 @@ def test_every_asset_on_one_run_id_partition():
 
 
 def test_the_defs_folder_declares_every_job_schedule_and_sensor_once():
-    assert sorted(j.name for j in defs.jobs) == ["full_run", "new_run", "nightly_eval", "teacher_backfill",
-                                                 "teacher_table_refresh"]
+    assert sorted(j.name for j in defs.jobs) == ["delete_orphan_partitions", "full_run", "new_run", "nightly_eval",
+                                                 "teacher_backfill", "teacher_table_refresh"]
     assert [s.name for s in defs.schedules] == ["nightly_eval_schedule"]
     assert sorted(s.name for s in defs.sensors) == ["run_spec_sensor", "teacher_table_sensor"]
     assert all(j.description for j in defs.jobs) and all(s.description for s in [*defs.schedules, *defs.sensors])

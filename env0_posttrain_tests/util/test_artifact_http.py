@@ -115,3 +115,27 @@ def test_a_port_in_use_fails_at_once(data: Path):
         taken.listen(1)
         with pytest.raises(OSError):
             start_server(data, "127.0.0.1", taken.getsockname()[1])
+
+
+def test_text_is_served_inline_with_its_type(data: Path):
+    """A spec, a report's Markdown and JSON open in the browser as text instead of downloading."""
+    (data / "runs").mkdir()
+    (data / "runs" / "r1.yaml").write_text("run_id: r1\n")
+    report = data / "artifacts" / "r1" / "report" / "20261128T120000"
+    (report / "report.md").write_text("# the report\n")
+    (report / "report.json").write_text('{"a": 1}')
+    (report / "bin.safetensors").write_bytes(b"\x00\x01")
+    with TestClient(artifact_app(data)) as client:
+        for path, media, body in [("/runs/r1.yaml", "text/plain; charset=utf-8", "run_id: r1"),
+                                  ("/artifacts/r1/report/20261128T120000/report.md", "text/plain; charset=utf-8",
+                                   "# the report"),
+                                  ("/artifacts/r1/report/20261128T120000/report.json",
+                                   "application/json; charset=utf-8", '"a": 1')]:
+            r = client.get(path)
+            assert r.status_code == 200 and r.headers["content-type"] == media and body in r.text, path
+            assert r.headers["x-content-type-options"] == "nosniff" and "attachment" not in r.headers.get(
+                "content-disposition", "")
+        assert client.get(f"{report.relative_to(data).as_posix()}/report.html".join(["/", ""])).headers[
+            "content-type"].startswith("text/html")  # pages stay pages
+        assert "text/plain" not in client.get("/artifacts/r1/report/20261128T120000/bin.safetensors").headers[
+            "content-type"]
