@@ -1,4 +1,4 @@
-"""What the body attack of issue #50 costs the runner's memory: a sandboxed command opens N connections to the
+"""What a body attack costs the runner's memory: a sandboxed command opens N connections to the
 services (env0's ports, through the sandbox's forwarder) and posts on each, several times, a JSON body of ~MB made of
 `{}` (Gmail's messages.send, under Google's 10 MiB cap), then Slack's chat.postMessage with a `blocks` nested 5,000
 deep and one with 600,000 empty arrays. A thread of the runner samples its resident memory (VmRSS) every 2 ms.

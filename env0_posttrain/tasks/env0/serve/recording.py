@@ -71,7 +71,7 @@ def recorded(prefix: str, method: str, path: str, query: bytes, headers: list[tu
              status: int, log: list[dict[str, Any]], payload: bytes = b"") -> RecordedRequest:
     """The request as sent; a body over REFUSED_BODY_KEPT that was refused (4xx/5xx) without reaching a tool is
     kept cut: it changed nothing and env0's action log holds at most its first 2,000 characters, and a flood of
-    such bodies (the body attack of issue #50) would otherwise pile up whole in the runner for the episode."""
+    such bodies (a body attack) would otherwise pile up whole in the runner for the episode."""
     cut = None
     if status >= 400 and not log and len(body) > REFUSED_BODY_KEPT:
         cut, body = len(body), body[:REFUSED_BODY_KEPT]

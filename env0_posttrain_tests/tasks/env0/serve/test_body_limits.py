@@ -1,4 +1,4 @@
-"""The body attack of issue #50 through both doors (a package's scripts, an agent's shell commands): bodies made of
+"""A body attack through both doors (a package's scripts, an agent's shell commands): bodies made of
 `{}` by the MB on four connections at once, a `/_gws` call carrying them, Slack `blocks` nested 5,000 deep or
 120,000 wide (as JSON and as a form field, under Slack's byte cap), and bodies over Slack's and Google's byte caps. Each is refused with the
 API's own error before any object is built (the parse limit refused every big body: the parser never saw one), the
