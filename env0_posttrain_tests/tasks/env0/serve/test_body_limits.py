@@ -110,3 +110,17 @@ def test_bodies_that_hold_too_much_are_refused_before_they_are_built(door, tmp_p
     seen = [m["content"] for e in eps for m in e.messages if m["role"] == "tool"][::2] if door == "shell" else \
         [e.verifier.detail for e in eps if e.task_id.startswith("env0-hostile")]  # test.sh's output, cut short
     assert seen and all(STATUSES in text for text in seen), seen
+
+
+def test_a_refused_body_that_reached_no_tool_is_recorded_cut():
+    """So a flood of refused bodies does not pile up whole in the runner for the episode; a body that reached a
+    tool, or was answered 2xx, is kept whole for replay."""
+    from env0_posttrain.tasks.env0.serve.recording import REFUSED_BODY_KEPT, recorded
+
+    body = b"[" + b"{}," * 100_000 + b"{}]"
+    cut = recorded("gmail", "POST", "/gmail/v1/users/me/messages/send", b"", [], body, 400, [])
+    assert cut.body_cut_from == len(body) and cut.body_bytes() == body[:REFUSED_BODY_KEPT]
+    call = {"tool": "gmail_users_messages_send", "args": {}, "ok": False, "status": 400}
+    for status, log in ((400, [call]), (200, [])):
+        whole = recorded("gmail", "POST", "/gmail/v1/users/me/messages/send", b"", [], body, status, log)
+        assert whole.body_cut_from is None and whole.body_bytes() == body
