@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from env0_posttrain.workspace.request_limits import structure_problem
+
 AgentErrorKind = str  # "malformed_call" | "unknown_tool" | "empty_reply" | "bad_request" | "context_window"
 
 EMPTY_REPLY_NUDGE = "Your reply was empty. Call one of the tools, or give your final answer."
@@ -88,6 +90,8 @@ def parse_arguments(call: dict[str, Any], offered: set[str]) -> tuple[dict[str, 
     raw = call["function"]["arguments"]
     if raw is None or raw.strip() == "":
         return {}, None, ""
+    if (too_much := structure_problem(raw)) is not None:  # counted in the text: the huge object is never built
+        return None, "malformed_call", f"Arguments of '{name}' hold too much to parse ({too_much})."
     try:
         args = json.loads(raw)
         if "\\ud" in raw.lower():  # an escaped lone surrogate decodes to a str UTF-8 cannot hold

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl
 
 from .dialects import dialect
 from .environment import Workspace
-from .request_limits import read_body
+from .request_limits import loads, read_body
 from .services.auth.gate import Refusal, authorize, refusal_answer
 from .services.auth.oauth import SESSION_COOKIE
 from .tools import TOOLS, CallResult, ToolSpec
@@ -60,7 +60,7 @@ def _params(query: bytes, body: bytes, ctype: str) -> dict[str, Any]:
     if body.strip():
         if "json" in ctype or body.lstrip()[:1] in (b"{", b"["):
             try:
-                data = json.loads(body)
+                data = loads(body)
             except ValueError:
                 data = None
             if isinstance(data, dict):

@@ -12,7 +12,7 @@ from . import multipart
 from .dialects import dialect
 from .errors import ApiError, bad_request, google_error
 from .media import encode
-from .request_limits import loads
+from .request_limits import TooMuchJson, loads
 from .tools import ToolSpec
 
 # Google's system parameters: accepted on every method, meaningful only where a handler takes them.
@@ -65,6 +65,8 @@ def google_kwargs(spec: ToolSpec, path_params: dict[str, str], query: list[tuple
 def json_object(body: bytes) -> dict[str, Any]:
     try:
         value = loads(body)
+    except TooMuchJson as e:  # refused before anything was built
+        raise google_error(400, f"Invalid JSON payload received. {e}.", "parseError") from None
     except (ValueError, UnicodeDecodeError):
         raise google_error(400, "Invalid JSON payload received.", "parseError") from None
     if not isinstance(value, dict):

@@ -33,7 +33,8 @@ class Slack(Dialect):
         return "slack_" + "_".join(method_id.split("."))
 
     def string_arg(self, v: Any) -> Any:
-        if isinstance(v, dict) or (isinstance(v, list) and not all(isinstance(x, str) for x in v)):
+        """Structured arguments (blocks, an empty array included) travel as their JSON text, as in a form."""
+        if isinstance(v, dict) or (isinstance(v, list) and not (v and all(isinstance(x, str) for x in v))):
             return json.dumps(v)
         return super().string_arg(v)
 

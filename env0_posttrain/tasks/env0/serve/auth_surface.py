@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from ....workspace import auth_http
 from ....workspace.dialects import dialect
+from ....workspace.request_limits import loads
 from ....workspace.api_routes import api_routes, path_owners, resolve, targets
 from ....workspace.services.auth.gate import GUARDED, Refusal, authorize, refusal_answer
 from ....workspace.tools import TOOLS
@@ -39,7 +40,7 @@ def _headers(scope: dict[str, Any]) -> dict[str, str]:
 
 def _log(surface: Any, prefix: str, method: str, path: str, query: bytes, body: bytes, status: int) -> None:
     try:
-        req = json.loads(body) if body.strip() else None
+        req = loads(body) if body.strip() else None
     except ValueError:
         req = {"_form": body.decode("utf-8", "replace")[:2000]}
     surface.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": method,
@@ -69,7 +70,7 @@ def _method(svc: str, scope: dict[str, Any], rest: str, body: bytes) -> tuple[st
     query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
     if rest == "/_gws":
         try:
-            req = json.loads(body or b"{}")
+            req = loads(body or b"{}")
         except ValueError:
             return None
         if not isinstance(req, dict):
@@ -82,7 +83,7 @@ def _method(svc: str, scope: dict[str, Any], rest: str, body: bytes) -> tuple[st
         return named, spec, params if isinstance(params, dict) else {}
     if svc == DOC_SERVICE and DOC_COMPAT.fullmatch(rest):
         try:
-            req = json.loads(body or b"{}")
+            req = loads(body or b"{}")
         except ValueError:
             req = {}
         calls = drive_call(scope["method"], rest, req if isinstance(req, dict) else {}) or []
@@ -136,7 +137,7 @@ def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: byt
     # imported task's replayed oracle) carries which mailbox it acted in
     email = surface.ws.auth.db.users[other].email
     if rest == "/_gws":
-        req = json.loads(body)
+        req = loads(body)
         req["params"] = {**(req.get("params") or {}), "userId": email}
         status, payload = surface.gws_call(prefix, req)
         return status, [(b"content-type", b"application/json")], payload

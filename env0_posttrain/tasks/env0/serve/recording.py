@@ -52,6 +52,7 @@ class RecordedRequest(BaseModel):
     headers: list[tuple[str, str]] = Field(default_factory=list)
     body: str = ""
     body_base64: bool = False  # the body was not UTF-8: `body` holds its bytes in base64
+    body_cut_from: int | None = None  # a refused body that reached no tool, kept to its first REFUSED_BODY_KEPT bytes
     status: int
     response_tokens: list[str] = Field(default_factory=list, description="auth tokens the answer carried")
     calls: list[RecordedCall] = Field(default_factory=list)
@@ -63,8 +64,17 @@ class RecordedRequest(BaseModel):
         return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self.headers]
 
 
+REFUSED_BODY_KEPT = 64 * 1024
+
+
 def recorded(prefix: str, method: str, path: str, query: bytes, headers: list[tuple[bytes, bytes]], body: bytes,
              status: int, log: list[dict[str, Any]], payload: bytes = b"") -> RecordedRequest:
+    """The request as sent; a body over REFUSED_BODY_KEPT that was refused (4xx/5xx) without reaching a tool is
+    kept cut: it changed nothing and env0's action log holds at most its first 2,000 characters, and a flood of
+    such bodies (a body attack) would otherwise pile up whole in the runner for the episode."""
+    cut = None
+    if status >= 400 and not log and len(body) > REFUSED_BODY_KEPT:
+        cut, body = len(body), body[:REFUSED_BODY_KEPT]
     try:
         text, b64 = body.decode("utf-8"), False
     except UnicodeDecodeError:
@@ -76,7 +86,8 @@ def recorded(prefix: str, method: str, path: str, query: bytes, headers: list[tu
     return RecordedRequest(prefix=prefix, method=method, path=path, query=query.decode("latin-1"),
                            headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers
                                     if k.lower() not in _DROPPED_HEADERS],
-                           body=text, body_base64=b64, status=status, response_tokens=tokens, calls=calls)
+                           body=text, body_base64=b64, body_cut_from=cut, status=status, response_tokens=tokens,
+                           calls=calls)
 
 
 def _jsonable(args: dict[str, Any]) -> dict[str, Any]:

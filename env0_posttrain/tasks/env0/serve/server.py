@@ -28,7 +28,7 @@ from ....workspace.dialects import dialect
 from ....workspace.environment import Workspace
 from ....workspace.api_routes import handle
 from ....workspace.http_app import create_app
-from ....workspace.request_limits import read_body
+from ....workspace.request_limits import TooMuchJson, limited_body, loads
 from .auth_surface import AUTH_READS, BY_METHOD, GWS_SERVICES, answer_auth, guard, service_prefix
 from .doc_compat import DOC_COMPAT, DOC_SERVICE, drive_call
 from .recording import SURFACE_READS, RecordedRequest, recorded
@@ -96,7 +96,7 @@ class Env0Surface:
         if path == "/api/files.list" and status == 200:
             payload = _with_file_content(self.ws, payload)
         try:
-            req_body = json.loads(body) if body.strip() else None
+            req_body = loads(body) if body.strip() else None
         except ValueError:
             req_body = _form(body) if dialect(PREFIXES.get(prefix)).form_bodies else \
                 {"_raw": body.decode("utf-8", "replace")[:2000]}
@@ -119,7 +119,7 @@ class Env0Surface:
         """env0's Docs mock has /v1/documents/{id}/comments and /permissions; the Docs API has neither (Drive holds
         them), so doc_compat maps each onto the Drive method of the same file, logged under the docs path."""
         try:
-            req = json.loads(body or b"{}")
+            req = loads(body or b"{}")
         except ValueError:
             req = {}
         status, out = 404, {"detail": "Not Found"}  # no such mock-gdoc route (logged, as env0 logs every request)
@@ -129,7 +129,7 @@ class Env0Surface:
             if not res.ok:
                 break
         try:
-            req_body = json.loads(body) if body.strip() else None
+            req_body = loads(body) if body.strip() else None
         except ValueError:
             req_body = None
         self.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": method, "path": path,
@@ -161,12 +161,18 @@ class Env0Surface:
         if prefix not in PREFIXES and prefix != WORKSPACE.prefix:
             await self.inner(scope, receive, send)
             return
-        body = await read_body(receive)
-        status, headers, payload = self.respond(prefix, scope["method"], rest, scope.get("query_string", b""),
-                                                list(scope["headers"]), body)
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [*headers, (b"content-length", str(len(payload)).encode())]})
-        await send({"type": "http.response.body", "body": payload})
+        got = await limited_body(scope, receive, send, rest)  # within the API's limit and the runner's budget
+        if got is None:
+            return
+        body, held = got
+        try:
+            status, headers, payload = self.respond(prefix, scope["method"], rest, scope.get("query_string", b""),
+                                                    list(scope["headers"]), body)
+            await send({"type": "http.response.start", "status": status,
+                        "headers": [*headers, (b"content-length", str(len(payload)).encode())]})
+            await send({"type": "http.response.body", "body": payload})
+        finally:
+            held.release()
 
     def respond(self, prefix: str, method: str, rest: str, query: bytes, headers: list[tuple[bytes, bytes]],
                 body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
@@ -226,7 +232,10 @@ class Env0Surface:
             return 200, out, json.dumps({"entries": self.log[prefix], "count": len(self.log[prefix])}).encode()
         if rest == "/_gws":
             try:
-                req = json.loads(body or b"{}")
+                req = loads(body or b"{}")
+            except TooMuchJson as e:  # refused before anything was built
+                return 400, out, json.dumps({"error": {"code": 400, "message": f"gws: {e}",
+                                                       "reason": "parseError"}}).encode()
             except ValueError:
                 req = None
             if not isinstance(req, dict):
@@ -300,7 +309,7 @@ def _local_times(body: bytes) -> bytes:
     way and their verifiers read back the hour they wrote, so on env0's surface such a time is read as env0 reads
     it: as UTC (its `timeZone` is kept, as a label)."""
     try:
-        req = json.loads(body)
+        req = loads(body)
     except ValueError:
         return body
     if not isinstance(req, dict):

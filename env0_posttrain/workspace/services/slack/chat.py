@@ -11,6 +11,7 @@ from typing import Any
 
 from ...base import api
 from ...errors import slack_error
+from .blocks import checked_blocks, checked_text
 from .data_model import Channel, Message
 from .state import SlackState
 
@@ -30,13 +31,12 @@ class Chat(SlackState):
             raise slack_error("is_archived")
         if not c.is_im and self.me not in c.members:
             raise slack_error("not_in_channel")
-        if not text or not text.strip():
-            raise slack_error("no_text")
-        if len(text) > 40000:
-            raise slack_error("msg_too_long")
+        stored = checked_blocks(blocks)
+        text = checked_text(text, stored)
         if thread_ts and f"{c.id}/{thread_ts}" not in self.db.messages:
             raise slack_error("thread_not_found")
-        m = Message(channel=c.id, ts=self._next_ts(), user=self.me, text=text, thread_ts=thread_ts)
+        m = Message(channel=c.id, ts=self._next_ts(), user=self.me, text=text, thread_ts=thread_ts,
+                    blocks=stored or None)
         self.db.messages[f"{c.id}/{m.ts}"] = m
         return {"ok": True, "channel": c.id, "ts": m.ts, "message": self.message_json(m)}
 
@@ -51,13 +51,17 @@ class Chat(SlackState):
 
     @api("chat.update", "POST api/chat.update", "Edit your message.", writes=True,
          params={"channel": "", "ts": "", "text": ""})
-    def chat_update(self, channel: str, ts: str, text: str | None = None) -> dict[str, Any]:
+    def chat_update(self, channel: str, ts: str, text: str | None = None,
+                    blocks: str | None = None) -> dict[str, Any]:
+        """Blocks left out keep the message's blocks; an empty array removes them (as Slack documents)."""
         c, m = self._own_message(channel, ts, "update")
-        if not text:
-            raise slack_error("no_text")
-        m = m.model_copy(update={"text": text, "edited": {"user": self.me, "ts": self._next_ts()}})
+        given = checked_blocks(blocks)
+        kept = m.blocks if given is None else (given or None)
+        text = checked_text(text, given)
+        m = m.model_copy(update={"text": text, "blocks": kept, "edited": {"user": self.me, "ts": self._next_ts()}})
         self.db.messages[f"{c.id}/{ts}"] = m
-        return {"ok": True, "channel": c.id, "ts": ts, "text": text, "message": self.message_json(m)}
+        out = {"ok": True, "channel": c.id, "ts": ts, "text": text, "message": self.message_json(m)}
+        return {**out, "blocks": out["message"]["blocks"]} if kept else out
 
     @api("chat.delete", "POST api/chat.delete", "Delete your message.", writes=True, params={"channel": "", "ts": ""})
     def chat_delete(self, channel: str, ts: str) -> dict[str, Any]:
@@ -83,9 +87,6 @@ class Chat(SlackState):
             raise slack_error("not_in_channel")
         if user not in c.members:
             raise slack_error("user_not_in_channel")
-        if not text or not text.strip():
-            raise slack_error("no_text")
-        if len(text) > 40000:
-            raise slack_error("msg_too_long")
+        checked_text(text, checked_blocks(blocks))
         n = len(self.ws.action_log) + 1  # nothing stored, so no id counter moves
         return {"ok": True, "message_ts": f"{int(self.ws.now.timestamp())}.{n % 1000000:06d}"}

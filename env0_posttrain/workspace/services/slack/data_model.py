@@ -67,6 +67,7 @@ class Message(Row):
     edited: dict[str, Any] | None = None
     pinned_to: tuple[str, ...] | None = None
     files: tuple[str, ...] | None = None  # ids of the files this message shared
+    blocks: tuple[dict[str, Any], ...] | None = None  # Block Kit, checked as Slack checks it (blocks.py)
 
 
 class SlackFile(Row):
@@ -93,6 +94,7 @@ class ScheduledMessage(Row):
     date_created: int
     text: str
     thread_ts: str | None = None
+    blocks: tuple[dict[str, Any], ...] | None = None
 
 
 class Reminder(Row):

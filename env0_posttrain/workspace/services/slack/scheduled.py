@@ -13,6 +13,7 @@ from typing import Any
 from ...base import DIGITS, api
 from ...errors import slack_error
 from ...paging import page
+from .blocks import checked_blocks, checked_text
 from .data_model import ScheduledMessage
 from .state import SlackState
 
@@ -45,12 +46,11 @@ class Scheduled(SlackState):
             raise slack_error("time_in_past")
         if when > now + _MAX_AHEAD:
             raise slack_error("time_too_far")
-        if not text or not text.strip():
-            raise slack_error("no_text")
-        if len(text) > 40000:
-            raise slack_error("msg_too_long")
+        stored = checked_blocks(blocks)
+        text = checked_text(text, stored)
         sid = "Q" + self.new_id("scheduled", DIGITS, 10)
-        row = ScheduledMessage(id=sid, channel=c.id, post_at=when, date_created=now, text=text, thread_ts=thread_ts)
+        row = ScheduledMessage(id=sid, channel=c.id, post_at=when, date_created=now, text=text, thread_ts=thread_ts,
+                               blocks=stored or None)
         self.db.scheduled[sid] = row
         return {"ok": True, "channel": c.id, "scheduled_message_id": sid, "post_at": str(when),
                 "message": {"text": text, "user": self.me, "type": "delayed_message", "team": "T0ENV0WRK",

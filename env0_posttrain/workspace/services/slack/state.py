@@ -5,6 +5,7 @@ Methods are called as the agent user (a user token): private channels and DMs ar
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime
 from typing import Any
 
@@ -81,6 +82,8 @@ class SlackState(Service):
                 out["thread_ts"] = m.ts
                 out["reply_count"] = len(replies)
                 out["latest_reply"] = replies[-1].ts
+        if m.blocks:
+            out["blocks"] = copy.deepcopy(list(m.blocks))
         if m.edited:
             out["edited"] = dict(m.edited)
         if m.reactions:
