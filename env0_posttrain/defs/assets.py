@@ -20,7 +20,7 @@ from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.spec.runspec import SpecError, load_run_spec
 from env0_posttrain.util.parent_watch import die_with_parent
 from env0_posttrain.stages import base_model as base_model_stage, comparison_report as report_stage, eval_suites as suites_stage
-from env0_posttrain.stages import eval_trajectories as evals, rl_adapter as rl
+from env0_posttrain.stages import eval_trajectories as evals, onpolicy_adapter as onpolicy, rl_adapter as rl
 from env0_posttrain.stages import sft_rows as sft_stage
 from env0_posttrain.stages import task_set as task_set_stage, teacher_table as teacher_table_stage
 from env0_posttrain.stages import teacher_trajectories as teacher
@@ -197,9 +197,26 @@ rl_eval_trajectories = _eval_asset(
     "The base student + RL adapter on every eval suite, same harness and trials; skipped without rl.", POOL_STUDENT)
 
 
+@run_asset("onpolicy_adapter", group="training", deps=[lora_adapter, task_set], pool=POOL_GPU,
+           packages=("train", "agent"), kind="pytorch",
+           checks=[("onpolicy_adapter_trained", "on-policy rounds ran and changed the SFT adapter (or the spec has "
+                    "no onpolicy)")],
+           description="On-policy distillation after SFT: rounds of the student playing the train tasks through the "
+           "eval harness, the teacher's signal at the student's own states (relabel), training; a recorded skip "
+           "when the run spec has no onpolicy section.")
+def onpolicy_adapter(ctx: StageContext):
+    return onpolicy.train_onpolicy_adapter(ctx)
+
+
+onpolicy_eval_trajectories = _eval_asset(
+    "onpolicy_eval_trajectories", onpolicy.evaluate_onpolicy, [task_set, onpolicy_adapter],
+    "The base student + on-policy adapter on every eval suite, same harness and trials; skipped without onpolicy.",
+    POOL_STUDENT)
+
+
 @run_asset("comparison_report", group="evaluation", pool=POOL_DUCKDB, packages=("evaluate",),
            deps=[base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, lora_adapter,
-                 rl_eval_trajectories],
+                 rl_eval_trajectories, onpolicy_eval_trajectories],
            description="Paired base-vs-adapter comparison: Markdown + HTML + plots, also as metadata.")
 def comparison_report(ctx: StageContext):
     return report_stage.write_report(ctx)
@@ -226,8 +243,12 @@ RUN_ASSETS = [
     teacher_eval_trajectories,
     rl_adapter,
     rl_eval_trajectories,
+    onpolicy_adapter,
+    onpolicy_eval_trajectories,
     comparison_report,
     teacher_table,
 ]
-SUITE_EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, rl_eval_trajectories]
-EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, rl_eval_trajectories, comparison_report]
+SUITE_EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, rl_eval_trajectories,
+                     onpolicy_eval_trajectories]
+EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, rl_eval_trajectories, onpolicy_eval_trajectories,
+               comparison_report]

@@ -16,7 +16,7 @@ from env0_posttrain.agent.records import Episode
 from env0_posttrain.evaluate.statistics import ProportionEstimate, TaskTrials, proportion_estimate
 from env0_posttrain.tasks.model import Task
 
-EVAL_ARMS = ("base", "sft", "teacher_eval", "rl")
+EVAL_ARMS = ("base", "sft", "teacher_eval", "rl", "onpolicy")
 UNSCORED_STOPS = frozenset({"infra_error", "verifier_error", "environment_error"})
 
 
