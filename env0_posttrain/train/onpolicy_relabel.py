@@ -205,6 +205,11 @@ def sft_token_rows(trl_rows: Sequence[dict[str, Any]], tokenizer: Any) -> list[d
 
     out = []
     for r in trl_rows:
+        if isinstance(r.get("input_ids"), list):  # a TITO run's rows are token rows already
+            out.append({k: r[k] for k in ("input_ids", "labels", "completion_mask") if k in r})
+            continue
+        if not isinstance(r.get("messages"), list):
+            continue
         tools = json.loads(r["tools"]) if isinstance(r.get("tools"), str) else r.get("tools")
         try:
             turns = retokenised_turns(r["messages"], tools or [], tokenizer)

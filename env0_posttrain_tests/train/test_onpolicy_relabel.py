@@ -94,3 +94,16 @@ def test_teacher_message_problems():
     assert teacher_message_problem({"role": "assistant", "content": "Done."}, offered) is None
     assert same_message(call("notes_create", '{"a": 1, "b": 2}'), call("notes_create", '{"b": 2, "a": 1}'))
     assert not same_message(call("notes_create", '{"a": 1}'), {"role": "assistant", "content": "Done."})
+
+
+def test_sft_rows_join_as_one_token_row_per_teacher_turn(tokenizer):
+    from env0_posttrain.train.onpolicy_relabel import sft_token_rows
+
+    [ep] = _student_episodes(1.0)[:1]
+    trl_row = {"messages": ep.messages, "tools": __import__("json").dumps(ep.tools)}
+    rows = sft_token_rows([trl_row, {"input_ids": [1, 2, 3], "labels": [-100, 2, 3]}, {"bad": 1}], tokenizer)
+    turns = sum(1 for m in ep.messages if m["role"] == "assistant")
+    assert len(rows) == turns + 1 and rows[-1] == {"input_ids": [1, 2, 3], "labels": [-100, 2, 3]}
+    for row in rows[:-1]:
+        trained = tokenizer.decode([t for t, m in zip(row["input_ids"], row["completion_mask"], strict=True) if m])
+        assert trained.endswith("<|im_end|>") and "<|im_start|>" not in trained
