@@ -122,6 +122,7 @@ def play_round(ctx: StageContext, tasks: list, adapter: Path, base: Path, round_
     import torch
 
     from env0_posttrain.agent import ModelEndpoint, register_local_model
+    from env0_posttrain.agent.providers.local_model import unregister_local_model
     from env0_posttrain.agent.rollouts import run_rollouts_sync
     from env0_posttrain.stages.arms import CPU_BATCH, CUDA_BATCH, rollout_settings, student_device
 
@@ -137,8 +138,11 @@ def play_round(ctx: StageContext, tasks: list, adapter: Path, base: Path, round_
         settings = settings.model_copy(update={"max_steps": op.max_steps_per_episode})
     torch.manual_seed(op.seed * 100_003 + round_no)  # sampled rounds differ by round and seed only
     episodes: list = []
-    run_rollouts_sync(tasks, ARM, op.trials_per_round, endpoint, settings, ctx.run_id, on_episode=episodes.append,
-                      env=ctx.task_env(), progress=False)
+    try:
+        run_rollouts_sync(tasks, ARM, op.trials_per_round, endpoint, settings, ctx.run_id, on_episode=episodes.append,
+                          env=ctx.task_env(), progress=False)
+    finally:
+        unregister_local_model(model_id)  # the next round plays a new adapter: free this one
     return sorted(episodes, key=lambda e: (e.task_id, e.trial))
 
 
