@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from env0_posttrain.tasks.model import VerifierResult
 from env0_posttrain.tasks.reward import is_unscored, optimiser_reward
 
-Arm = Literal["teacher", "base", "sft", "teacher_eval", "rl"]
+Arm = Literal["teacher", "base", "sft", "teacher_eval", "rl", "onpolicy"]
 # environment_error: the harness failed around the agent (its set-up, or a bug between its steps): no verdict
 StopCondition = Literal["agent_completed", "max_steps", "stuck", "agent_error", "infra_error", "verifier_error",
                         "environment_error"]

@@ -85,7 +85,8 @@ def _warn(lines: list[str]) -> None:
 @run_app.command("new")
 def run_new(
     run_id: str,
-    preset: Annotated[str, typer.Option(help="demo (offline, minutes), demo-rl (the demo plus GRPO), default (the seeds' recipe), "
+    preset: Annotated[str, typer.Option(help="demo (offline, minutes), demo-rl (the demo plus GRPO), demo-onpolicy (the demo plus "
+                                     "on-policy distillation), default (the seeds' recipe), "
                                      "seeds / seeds-offline (the seeds' corpus and suites from --set env0.root=PATH)")] = "default",
     teacher: Annotated[Optional[str], typer.Option(help="litellm model id of the teacher")] = None,
     student: Annotated[Optional[str], typer.Option(help="hub id or local path of the student")] = None,

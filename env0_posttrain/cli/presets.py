@@ -1,5 +1,6 @@
 """Named starting points for a run spec, one YAML file each in spec/presets/ (the reasons for their numbers are the
-files' comments): `default` (the seeds' recipe), `demo` (offline, minutes), `demo-rl` (the demo plus GRPO), and the
+files' comments): `default` (the seeds' recipe), `demo` (offline, minutes), `demo-rl` (the demo plus GRPO),
+`demo-onpolicy` (the demo plus on-policy distillation), and the
 seeds' experiment on an env0 checkout (`seeds`: real models; `seeds-offline`: oracle teacher, tiny student).
 
 A preset file is a run spec without its run_id, with two additions read here: `extends: NAME` starts from another

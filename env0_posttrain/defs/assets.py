@@ -23,7 +23,7 @@ from env0_posttrain.spec.optional_stages import applicable, optional_assets
 from env0_posttrain.spec.runspec import SpecError, load_run_spec
 from env0_posttrain.util.parent_watch import die_with_parent
 from env0_posttrain.stages import base_model as base_model_stage, comparison_report as report_stage, eval_suites as suites_stage
-from env0_posttrain.stages import eval_trajectories as evals, rl_adapter as rl
+from env0_posttrain.stages import eval_trajectories as evals, onpolicy_adapter as onpolicy, rl_adapter as rl
 from env0_posttrain.stages import sft_rows as sft_stage
 from env0_posttrain.stages import task_set as task_set_stage, teacher_table as teacher_table_stage
 from env0_posttrain.stages import teacher_trajectories as teacher
@@ -261,10 +261,26 @@ REPORT_AUTOMATION = dg.AutomationCondition.eager().replace(
     "any_deps_missing", dg.AutomationCondition.any_deps_missing().ignore(dg.AssetSelection.assets(*optional_assets())))
 
 
+@run_asset("onpolicy_adapter", group="training", deps=[lora_adapter, task_set], pool=POOL_GPU,
+           packages=("train", "agent"), kind="pytorch",
+           checks=[("onpolicy_adapter_trained", "on-policy rounds ran and changed the SFT adapter")], eager=False,
+           description="On-policy distillation after SFT: rounds of the student playing the train tasks through the "
+           "eval harness, the teacher's signal at the student's own states (relabel), training; only for runs whose "
+           "spec has an onpolicy section (spec/optional_stages.py).")
+def onpolicy_adapter(ctx: StageContext):
+    return onpolicy.train_onpolicy_adapter(ctx)
+
+
+onpolicy_eval_trajectories = _eval_asset(
+    "onpolicy_eval_trajectories", onpolicy.evaluate_onpolicy, [task_set, onpolicy_adapter],
+    "The base student + on-policy adapter on every eval suite, same harness and trials; only for runs with onpolicy.",
+    POOL_STUDENT, eager=False)
+
+
 @run_asset("comparison_report", group="evaluation", pool=POOL_DUCKDB, packages=("evaluate",),
            automation=REPORT_AUTOMATION,
            deps=[base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, lora_adapter,
-                 rl_eval_trajectories],
+                 rl_eval_trajectories, onpolicy_eval_trajectories],
            description="Paired base-vs-adapter comparison: Markdown + HTML + plots, also as metadata.")
 def comparison_report(ctx: StageContext):
     return report_stage.write_report(ctx)
@@ -291,11 +307,15 @@ RUN_ASSETS = [
     teacher_eval_trajectories,
     rl_adapter,
     rl_eval_trajectories,
+    onpolicy_adapter,
+    onpolicy_eval_trajectories,
     comparison_report,
     teacher_table,
 ]
-SUITE_EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, rl_eval_trajectories]
-EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, rl_eval_trajectories, comparison_report]
+SUITE_EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, teacher_eval_trajectories, rl_eval_trajectories,
+                     onpolicy_eval_trajectories]
+EVAL_ASSETS = [base_eval_trajectories, sft_eval_trajectories, rl_eval_trajectories, onpolicy_eval_trajectories,
+               comparison_report]
 
 
 def run_asset_keys(spec, assets: Sequence[dg.AssetsDefinition] = RUN_ASSETS) -> list[dg.AssetKey]:

@@ -19,7 +19,7 @@ from env0_posttrain.tasks import reward as rewards
 from env0_posttrain.tasks.model import Task
 from env0_posttrain.tasks.reward import UNSCORED_STOPS
 
-EVAL_ARMS = ("base", "sft", "teacher_eval", "rl")
+EVAL_ARMS = ("base", "sft", "teacher_eval", "rl", "onpolicy")
 
 
 class UnscoredRow(BaseModel):

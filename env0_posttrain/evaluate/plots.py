@@ -20,8 +20,8 @@ from env0_posttrain.evaluate.history import TrendPoint  # noqa: E402
 from env0_posttrain.evaluate.statistics import FlipTable, ProportionEstimate  # noqa: E402
 from env0_posttrain.util.fsutil import atomic_target  # noqa: E402
 
-ARM_LABELS = {"base": "base", "sft": "adapter", "teacher_eval": "teacher", "rl": "RL"}
-ARM_COLORS = {"base": "#7f7f7f", "sft": "#1f77b4", "teacher_eval": "#2ca02c", "rl": "#d62728"}
+ARM_LABELS = {"base": "base", "sft": "adapter", "teacher_eval": "teacher", "rl": "RL", "onpolicy": "on-policy"}
+ARM_COLORS = {"base": "#7f7f7f", "sft": "#1f77b4", "teacher_eval": "#2ca02c", "rl": "#d62728", "onpolicy": "#ff7f0e"}
 
 
 def _save(fig: plt.Figure, path: Path) -> Path:

@@ -23,6 +23,7 @@ from markdown_it import MarkdownIt
 from env0_posttrain.evaluate.metrics import ArmMetrics
 from env0_posttrain.evaluate.plots import ARM_LABELS
 from env0_posttrain.evaluate.report_model import ComparisonReport, LedgerEntry, ReportNumbers, SuiteNumbers, SuitesView
+from env0_posttrain.evaluate.onpolicy_compare import onpolicy_section
 from env0_posttrain.evaluate.rl_compare import rl_section
 from env0_posttrain.evaluate.statistics import PairedAnalysis
 from env0_posttrain.evaluate.verdict import p_text, pp
@@ -270,7 +271,7 @@ def _split_section(n: ReportNumbers, arms: list[str]) -> list[str]:
 
 
 def render_markdown(report: ComparisonReport, out_dir: Path, *, suites: SuitesView | None = None,
-                    explorer: str | None = None, rl_training_metrics=()) -> str:
+                    explorer: str | None = None, rl_training_metrics=(), onpolicy_rounds=()) -> str:
     """`explorer`: the trajectory explorer's page relative to out_dir, linked at the top and from each flip row;
     `suites`: the run's eval suites, their section first among the results."""
     n, plots, arms = report.numbers, report.plot_paths, list(report.numbers.arms)
@@ -296,11 +297,12 @@ def render_markdown(report: ComparisonReport, out_dir: Path, *, suites: SuitesVi
         _unscored_section(n),
         _lineage_section(report.lineage),
         rl_section(n.rl, rl_training_metrics, plots, out_dir),
+        onpolicy_section(n.onpolicy, n.per_family, onpolicy_rounds),
     ]
     return "\n\n".join(block for section in sections for block in section) + "\n"
 
 
-SUITE_ARM_LABELS = {"base": "Baseline", "sft": "SFT", "teacher_eval": "Teacher (ceiling)", "rl": "RL"}
+SUITE_ARM_LABELS = {"base": "Baseline", "sft": "SFT", "teacher_eval": "Teacher (ceiling)", "rl": "RL", "onpolicy": "On-policy"}
 
 
 def _passes_cell(p: tuple[int, int] | None) -> str:
@@ -333,7 +335,7 @@ def suite_blocks(s: SuiteNumbers, link: str | None = None, level: str = "###") -
                     [[f"{s.name}, {s.trials} trial{'s' if s.trials != 1 else ''}", _passes_cell(s.passes.get("base")),
                       _passes_cell(s.passes.get("sft")), _delta(s.passes.get("base"), s.passes.get("sft")), ci, p]])
     others = [[SUITE_ARM_LABELS[a], _passes_cell(s.passes[a]), _delta(s.passes.get("base"), s.passes[a])]
-              for a in ("teacher_eval", "rl") if a in s.passes]
+              for a in ("teacher_eval", "rl", "onpolicy") if a in s.passes]
     blocks = [title, main]
     if link is not None:
         blocks.append(f"[Suite {s.name}'s full report]({link}): its per-family and per-difficulty tables, flips, "

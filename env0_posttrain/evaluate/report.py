@@ -40,6 +40,7 @@ from env0_posttrain.evaluate.report_model import (
     TrainingSummary,
     parse_ledger,
 )
+from env0_posttrain.evaluate.onpolicy_compare import onpolicy_comparisons
 from env0_posttrain.evaluate.rl_compare import plot_rl_curves, rl_comparisons, rl_numbers
 from env0_posttrain.evaluate.statistics import (
     flip_table,
@@ -68,8 +69,10 @@ def build_report(inputs: ReportInputs, out_dir: Path | str) -> ComparisonReport:
     missing = [a for a in ("base", "sft") if a not in numbers.arms]
     suites = i.suites.numbers if i.suites is not None else []
     verdict, line = headline(numbers.paired, numbers.mde, i.alpha, missing, suites)
-    rl = rl_comparisons({a: task_trials(g) for a, g in by_arm(eps).items()}, i.alpha, i.n_boot, i.seed)
-    numbers = numbers.model_copy(update={"verdict": verdict, "rl": rl})
+    trials = {a: task_trials(g) for a, g in by_arm(eps).items()}
+    rl = rl_comparisons(trials, i.alpha, i.n_boot, i.seed)
+    onpolicy = onpolicy_comparisons(trials, i.alpha, i.n_boot, i.seed)
+    numbers = numbers.model_copy(update={"verdict": verdict, "rl": rl, "onpolicy": onpolicy})
     current = [TrendPoint(timestamp=created_at, arm=a, pass_rate=m.pass_rate.rate, ci_low=m.pass_rate.ci_low,
                           ci_high=m.pass_rate.ci_high, run_id=run_id) for a, m in numbers.arms.items()]
     plot_paths = _plots(numbers, i.training_metrics, parse_history(i.history) + current, out_dir / "plots")
@@ -80,7 +83,7 @@ def build_report(inputs: ReportInputs, out_dir: Path | str) -> ComparisonReport:
                               ledger=parse_ledger(i.ledger), lineage=dict(i.lineage), markdown="", html="",
                               plot_paths=plot_paths, suites=suites)
     markdown = render_markdown(report, out_dir, suites=i.suites, explorer=i.explorer,
-                               rl_training_metrics=i.rl_training_metrics)
+                               rl_training_metrics=i.rl_training_metrics, onpolicy_rounds=i.onpolicy_rounds)
     report = report.model_copy(update={
         "markdown": markdown, "html": render_html(markdown, out_dir, f"env0 comparison report: {run_id}", plot_paths)})
     return report.model_copy(update={"files": write_report(report, out_dir)})
@@ -238,6 +241,7 @@ def report_metadata(report: ComparisonReport) -> dict[str, Any]:
     if n.flips is not None:
         numbers.update({"flips.fail_to_pass": len(n.flips.fail_to_pass), "flips.pass_to_fail": len(n.flips.pass_to_fail)})
     numbers.update(rl_numbers(n.rl))
+    numbers.update(rl_numbers(n.onpolicy))  # the same flat keys: onpolicy_vs_sft.diff_pp, ...
     numbers["unscored_rows"] = len(n.unscored)
     numbers.update(suites_numbers(report.suites))
     return {"headline": report.headline, "verdict": n.verdict, "markdown": report.markdown,

@@ -86,6 +86,8 @@ class ReportNumbers(BaseModel):
     training: TrainingSummary
     unscored: list[UnscoredRow]
     rl: dict[str, RLComparison] = Field(default_factory=dict, description="rl_vs_base / rl_vs_sft when an RL arm ran")
+    onpolicy: dict[str, RLComparison] = Field(default_factory=dict, description="onpolicy_vs_base / _vs_sft / "
+                                              "_vs_teacher_eval when an on-policy arm ran")
 
 
 class SuiteNumbers(BaseModel):
@@ -133,6 +135,7 @@ class ReportInputs(BaseModel):
     splits: dict[str, str] | None = Field(default=None, description="task id -> split label (eval, heldout, a suite)")
     training_metrics: list[Any] = Field(default_factory=list, description="the SFT trainer's logged rows")
     rl_training_metrics: list[Any] = Field(default_factory=list, description="GRPO's logged rows")
+    onpolicy_rounds: list[Any] = Field(default_factory=list, description="the on-policy stage's per-round figures")
     ledger: list[Any] = Field(default_factory=list, description="rows for `parse_ledger`")
     lineage: dict[str, Any] = Field(default_factory=dict)
     history: list[Any] = Field(default_factory=list, description="earlier eval results (evaluate.history)")

@@ -21,7 +21,7 @@ from env0_posttrain.evaluate.metrics import by_arm, task_trials
 from env0_posttrain.evaluate.statistics import ProportionEstimate, flip_table, paired_analysis, proportion_estimate
 from env0_posttrain.util.markdown_table import md_table
 
-STUDENT_ARMS = ("sft", "rl")
+STUDENT_ARMS = ("sft", "rl", "onpolicy")
 
 
 class StudentVsTeacher(BaseModel):
@@ -112,7 +112,7 @@ def plot_teacher_table(rows: Sequence[TeacherRow], path: Path) -> Path | None:
             lo.append(100 * (est.rate - est.ci_low))
             hi.append(100 * (est.ci_high - est.rate))
         ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, color=ARM_COLORS.get(arm),
-               label={"teacher_eval": "teacher", "sft": "SFT student", "rl": "RL student"}[arm])
+               label={"teacher_eval": "teacher", "sft": "SFT student", "rl": "RL student", "onpolicy": "on-policy student"}[arm])
     ax.set_xticks(range(len(rows)), [r.teacher.removeprefix("env0-faulty/") for r in rows], rotation=20, ha="right",
                   fontsize=8)
     ax.set_ylabel("strict pass rate on eval tasks (%)")

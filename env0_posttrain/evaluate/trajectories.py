@@ -17,7 +17,7 @@ from env0_posttrain.tasks import reward as rewards
 from env0_posttrain.store import Store
 from env0_posttrain.spec.suites import split_round_arm
 
-EVAL_ARMS = ("base", "sft", "teacher_eval", "rl")
+EVAL_ARMS = ("base", "sft", "teacher_eval", "rl", "onpolicy")
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from env0_posttrain.spec.runspec import RunSpec
 
 OPTIONAL_STAGES: dict[str, tuple[str, ...]] = {
     "rl": ("rl_adapter", "rl_eval_trajectories"),
+    "onpolicy": ("onpolicy_adapter", "onpolicy_eval_trajectories"),
 }
 
 

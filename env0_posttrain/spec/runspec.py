@@ -21,6 +21,7 @@ from env0_posttrain.util.fsutil import atomic_write_text
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.util.digests import sha256_hex
 from env0_posttrain.util.source_lines import yaml_line
+from env0_posttrain.spec.onpolicy import OnPolicySpec
 from env0_posttrain.spec.scale import ScaleSpec
 from env0_posttrain.spec.section import Section
 from env0_posttrain.spec.shell import ShellSpec
@@ -326,6 +327,8 @@ class RunSpec(Section):
     hosting: HostingSpec = Field(default_factory=HostingSpec)
     budget: Budget = Field(default_factory=Budget)
     rl: RLSpec | None = Field(default=None, description="None = no RL stage (rl_adapter and rl_eval_trajectories skip)")
+    onpolicy: OnPolicySpec | None = Field(default=None, description="None = no on-policy distillation stage "
+                                          "(onpolicy_adapter and onpolicy_eval_trajectories skip)")
     shell: ShellSpec = Field(default_factory=ShellSpec)
     scale: ScaleSpec = Field(default_factory=ScaleSpec, description="where every rollout round's episodes run: this "
                              "host's processes or a Ray cluster")

@@ -112,11 +112,15 @@ def arm_endpoint(spec: RunSpec, arm: str, store: Store, run_id: str, paths: Path
         training = store.latest_training(f"{run_id}:rl")
         if training is None:
             raise RuntimeError(f"run {run_id}: no finished RL training; materialize rl_adapter first")
+    if arm == "onpolicy":  # the on-policy adapter: <run_id>:onpolicy (stages/onpolicy_adapter.py)
+        training = store.latest_training(f"{run_id}:onpolicy")
+        if training is None:
+            raise RuntimeError(f"run {run_id}: no finished on-policy training; materialize onpolicy_adapter first")
     if spec.hosting.kind == "openai_compatible":
         from env0_posttrain.train import adapter_serving_name
 
         name = spec.hosting.base_model_name or spec.student.model
-        if arm in ("sft", "rl"):
+        if arm in ("sft", "rl", "onpolicy"):
             name = adapter_serving_name(spec.hosting.adapter_name_prefix, training["revision"])
         return ModelEndpoint(model=f"hosted_vllm/{name}", api_base=spec.hosting.api_base,
                              api_key_env=spec.hosting.api_key_env, **sampling)

@@ -16,7 +16,7 @@ from env0_posttrain.util.torch_threads import resolve as resolve_threads
 if TYPE_CHECKING:
     from env0_posttrain.evaluate.report_model import ReportInputs
 
-ARMS = ("base", "sft", "teacher_eval", "rl")
+ARMS = ("base", "sft", "teacher_eval", "rl", "onpolicy")
 SUITES_DIR = "suites"  # each suite's full report: <report folder>/suites/<name>/report.{md,html,json}
 CHARS_PER_TOKEN = 4  # a rough estimate of an oracle call's completion tokens (JSON arguments)
 
@@ -39,8 +39,12 @@ def write_report(ctx: StageContext) -> StageResult:
         splits, tasks = ctx.store.task_splits(ctx.run_id), load_tasks(ctx, eval_splits(ctx))
     training = ctx.store.latest_training(ctx.run_id)
     rl_training = ctx.store.latest_training(f"{ctx.run_id}:rl") if "rl" in rounds else None
+    onpolicy_training = ctx.store.latest_training(f"{ctx.run_id}:onpolicy") if "onpolicy" in rounds else None
     info = ctx.store.task_set_info(ctx.run_id) or {}
     lineage = _lineage(ctx, episodes, rounds, training, rl_training, info, parts)
+    if onpolicy_training:
+        lineage |= {"onpolicy_adapter_revision": onpolicy_training["revision"],
+                    "onpolicy_train_id": onpolicy_training["train_id"]}
     evals = ctx.store.eval_history(ctx.run_id)
 
     def history_of(shown: str, own: dict) -> list[dict]:
@@ -56,6 +60,7 @@ def write_report(ctx: StageContext) -> StageResult:
         episodes=episodes, tasks=tasks, splits=splits, lineage=lineage, history=history_of(primary, rounds),
         training_metrics=ctx.store.training_metrics(training["train_id"]) if training else [],
         rl_training_metrics=ctx.store.training_metrics(rl_training["train_id"]) if rl_training else [],
+        onpolicy_rounds=_rounds_of(onpolicy_training),
         ledger=info.get("ledger", []), run_id=ctx.run_id, seed=ctx.spec.tasks.seed, suites=view,
         explorer=EXPLORER_PAGE,
     )
@@ -78,6 +83,16 @@ def write_report(ctx: StageContext) -> StageResult:
         data_version=content_hash(meta["numbers"]),
         markdown={"report": meta["markdown_inline"]},
     )
+
+
+def _rounds_of(training: dict | None) -> list[dict]:
+    """The on-policy stage's per-round figures, kept in its training record."""
+    if not training:
+        return []
+    result = training.get("result") or training.get("result_json") or {}
+    if isinstance(result, str):
+        result = json.loads(result)
+    return list(result.get("rounds") or [])
 
 
 def _lineage(ctx: StageContext, episodes: list, rounds: dict, training: dict | None, rl_training: dict | None,

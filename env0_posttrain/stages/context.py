@@ -47,6 +47,15 @@ class StageResult:
     markdown: dict[str, str] = field(default_factory=dict)
 
 
+def not_applicable(section: str, what: str, checks: tuple[str, ...] = ()) -> StageResult:
+    """An optional stage launched by hand for a run whose spec lacks its section (the project leaves such assets out
+    of its runs: spec/optional_stages.py): recorded as not applying, its checks without a verdict (Skipped, not
+    Passed)."""
+    note = f"does not apply: the run spec has no {section} section, so there is no {what}"
+    return StageResult(metadata={"skipped": True, "applies": False, "reason": note},
+                       data_version=content_hash("skipped", what), checks=[CheckOutcome(c, None, note) for c in checks])
+
+
 @dataclass
 class StageContext:
     run_id: str

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult, content_hash, load_tasks
+from env0_posttrain.stages.context import CheckOutcome, StageContext, StageResult, load_tasks, not_applicable
 from env0_posttrain.stages.eval_trajectories import evaluate_arm
 from env0_posttrain.util.digests import file_digest
 
@@ -19,21 +19,13 @@ def rl_training_key(run_id: str) -> str:
     return f"{run_id}:rl"
 
 
-def _skipped(what: str, checks: tuple[str, ...] = ()) -> StageResult:
-    """Only when launched by hand for a run without rl (the project leaves these assets out of such runs:
-    spec/optional_stages.py): recorded as not applying, its checks without a verdict (Skipped, not Passed)."""
-    note = f"does not apply: the run spec has no rl section, so there is no {what}"
-    return StageResult(metadata={"skipped": True, "applies": False, "reason": note},
-                       data_version=content_hash("skipped", what), checks=[CheckOutcome(c, None, note) for c in checks])
-
-
 def train_rl_adapter(ctx: StageContext) -> StageResult:
     from env0_posttrain.stages.base_model import base_student
     from env0_posttrain.train.grpo import train_rl
 
     rl = ctx.spec.rl
     if rl is None:
-        return _skipped("RL adapter", ("rl_adapter_trained",))
+        return not_applicable("rl", "RL adapter", ("rl_adapter_trained",))
     sft = ctx.store.latest_training(ctx.run_id)
     if sft is None:
         raise RuntimeError(f"run {ctx.run_id}: no finished SFT training; materialize lora_adapter first")
@@ -72,5 +64,5 @@ def train_rl_adapter(ctx: StageContext) -> StageResult:
 
 def evaluate_rl(ctx: StageContext, suites: list[str] | None = None) -> StageResult:
     if ctx.spec.rl is None:
-        return _skipped("RL arm to evaluate", ("no_unscored_rows",))
+        return not_applicable("rl", "RL arm to evaluate", ("no_unscored_rows",))
     return evaluate_arm(ctx, "rl", suites)

@@ -7,7 +7,7 @@ import base64
 
 from env0_posttrain.stages.context import StageContext, StageResult, content_hash
 
-ARMS = ("teacher_eval", "sft", "rl")
+ARMS = ("teacher_eval", "sft", "rl", "onpolicy")
 
 
 def backfilled_runs(ctx: StageContext) -> list[str]:

@@ -251,6 +251,7 @@ def train_lora(
     tokenizer: Any = None,
     base_ref: str | None = None,
     device: str | None = None,
+    init_adapter: str | Path | None = None,
 ) -> TrainResult:
     """Train a LoRA adapter on TRL rows; returns where it is and how training went.
 
@@ -259,11 +260,13 @@ def train_lora(
     adapter's config and card name the base (default: `base_path` as given); the pipeline passes the
     base's path relative to the data dir, so the data dir can move (model_card.py). `device`: the run's
     `student.device` ('auto', 'cpu', 'cuda'; None = 'auto'): training and the first-call scoring run there.
+    `init_adapter`: an adapter folder to go on training (the on-policy stage continues the SFT adapter) instead
+    of a fresh one from `lora`'s rank and targets.
 
     The kernels the trainer patches in (Liger) stay with this model: transformers' modules are put back when
     training ends (gpu/patch_scope.py), so a model loaded later in this process runs plain torch."""
     import torch
-    from peft import get_peft_model
+    from peft import PeftModel, get_peft_model
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import SFTTrainer
 
@@ -291,7 +294,10 @@ def train_lora(
     # without this the adapter (and the eval after it) depended on the process's RNG history.
     set_seed(lora.seed)
     model = AutoModelForCausalLM.from_pretrained(str(base_path), dtype=dtype, **attn)
-    model = get_peft_model(model, build_lora_config(lora))
+    if init_adapter is not None:
+        model = PeftModel.from_pretrained(model, str(init_adapter), is_trainable=True)
+    else:
+        model = get_peft_model(model, build_lora_config(lora))
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     plan = apply_memory_plan(lora, device, model, kernels)
     if plan is not None:

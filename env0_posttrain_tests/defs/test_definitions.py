@@ -11,8 +11,8 @@ from env0_posttrain_tests.support.paths import REPO as ROOT
 
 ASSETS = [
     "task_set", "eval_suites", "base_model", "teacher_trajectories", "sft_rows", "lora_adapter", "base_eval_trajectories",
-    "sft_eval_trajectories", "teacher_eval_trajectories", "rl_adapter", "rl_eval_trajectories", "comparison_report",
-    "teacher_table",
+    "sft_eval_trajectories", "teacher_eval_trajectories", "rl_adapter", "rl_eval_trajectories", "onpolicy_adapter",
+    "onpolicy_eval_trajectories", "comparison_report", "teacher_table",
 ]
 
 
@@ -77,7 +77,8 @@ def test_assets_sit_in_concurrency_pools():
     from env0_posttrain.defs.assets import RUN_ASSETS
 
     pools = {a.key.to_user_string(): next(iter(a.op.pools), None) for a in RUN_ASSETS}
-    assert pools["lora_adapter"] == pools["base_model"] == pools["rl_adapter"] == "gpu"
+    assert pools["lora_adapter"] == pools["base_model"] == pools["rl_adapter"] == pools["onpolicy_adapter"] == "gpu"
+    assert pools["onpolicy_eval_trajectories"] == "student_inference"
     assert pools["teacher_trajectories"] == pools["teacher_eval_trajectories"] == "teacher_api"
     assert pools["base_eval_trajectories"] == pools["sft_eval_trajectories"] == "student_inference"
     assert pools["sft_rows"] == pools["comparison_report"] == "duckdb_writer"

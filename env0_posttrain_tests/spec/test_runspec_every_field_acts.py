@@ -31,7 +31,8 @@ from env0_posttrain_tests.support.paths import FIXTURES
 
 BASE = {"run_id": "r", "tasks": {"n_train": 4, "n_eval": 2}}
 HOSTED = {"hosting": {"kind": "openai_compatible", "api_base": "http://127.0.0.1:9/v1", "base_model_name": "b"}}
-PENDING: dict[str, str] = {}
+PENDING: dict[str, str] = {"onpolicy.kind": "reverse_kl, the other kind, is refused at validation until its training "
+                                             "core (branch opd-kl) is wired in; relabel is the only value that runs"}
 
 
 def leaf_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
@@ -39,6 +40,12 @@ def leaf_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
     for name, field in model.model_fields.items():
         ann = field.annotation
         optional = [a for a in getattr(ann, "__args__", ()) if isinstance(a, type) and issubclass(a, BaseModel)]
+        if name == "onpolicy":  # a union by kind: the kind that runs (relabel) proves each of its fields
+            from env0_posttrain.spec.onpolicy import RelabelSpec
+
+            out.append(prefix + name)
+            out += leaf_paths(RelabelSpec, f"{prefix}{name}.")
+            continue
         if optional and type(None) in ann.__args__:  # an optional section (rl): each of its fields needs a proof
             out.append(prefix + name)
             out += leaf_paths(optional[0], f"{prefix}{name}.")
@@ -281,6 +288,46 @@ def rl_stage(spec: RunSpec, env) -> Any:
             return seen
 
 
+def onpolicy_stage(spec: RunSpec, env) -> Any:
+    """What the on-policy stage does with its section: the tasks, trials, decoding and step limit of each round's
+    play, the relabel teacher and its request limit, and the training settings of each round (or its skip)."""
+    from types import SimpleNamespace
+
+    import env0_posttrain.agent as agent
+    import env0_posttrain.agent.rollouts as rollouts
+    import env0_posttrain.train.onpolicy_relabel as relabel
+    from env0_posttrain.stages import onpolicy_adapter as stage
+
+    seen: list = []
+    adapter = env["tmp"] / "op-adapter"
+    adapter.mkdir(exist_ok=True)
+    (adapter / "adapter_model.safetensors").write_bytes(b"w")
+
+    def play(tasks, arm, trials, endpoint, settings, run_id, **kw):
+        seen.append(("play", [t.id for t in tasks], trials, endpoint.temperature, settings.max_steps))
+
+    def relabel_rows(episodes, tasks, endpoint, settings, run_id, tokenizer, concurrency, drop_agreeing=False, **kw):
+        seen.append(("relabel", endpoint.model, endpoint.extra, concurrency, drop_agreeing))
+        return [{"input_ids": [1, 2], "completion_mask": [0, 1]}], [], relabel.RelabelStats(turns=1, rows=1)
+
+    def train(rows, lora, base, init_adapter, out_dir, tokenizer, on_log=None, **kw):
+        seen.append(("train", len(rows), lora.model_dump(mode="json")))
+        return SimpleNamespace(adapter_dir=adapter, steps=lora.max_steps, train_tokens=1, first_train_loss=None,
+                               final_train_loss=None, runtime_s=0.0, device="cpu")
+
+    ctx = StageContext(spec.run_id, spec, FakeStore(spec), Paths.from_env(env["tmp"] / "op"), logging.getLogger("t"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rollouts, "run_rollouts_sync", play)
+        mp.setattr(agent, "register_local_model", lambda alias, *a, **kw: f"env0-local/{alias}")
+        mp.setattr(relabel, "relabel_rows", relabel_rows)
+        mp.setattr(relabel, "train_relabel_round", train)
+        mp.setattr(relabel, "sft_token_rows", lambda rows, tok: [{"input_ids": [3], "completion_mask": [1]}])
+        mp.setattr(models, "load_student_tokenizer", lambda *a: None)
+        ctx.store.load_sft_rows = lambda run_id: []
+        meta = stage.train_onpolicy_adapter(ctx).metadata
+    return seen, sorted(k for k in meta if k in ("skipped", "tensorboard"))
+
+
 def suites_drawn(spec: RunSpec, env) -> Any:
     """The eval suites the arms play and the tasks each one draws (the eval_suites stage's builder)."""
     from env0_posttrain.spec.suites import eval_suite_names
@@ -386,6 +433,12 @@ P["rl.report_to"] = ([], rl_stage, {"rl": {}})
 for path, value in {"learning_rate": 0.5, "max_steps": 3, "prompts_per_step": 3, "num_generations": 3, "temperature": 0.3,
                     "beta": 0.5, "loss_type": "grpo", "max_steps_per_episode": 3, "logging_steps": 3, "seed": 9}.items():
     P[f"rl.{path}"] = (value, rl_stage, {"rl": {}})
+P["onpolicy"] = ({}, onpolicy_stage, {})
+for path, value in {"rounds": 3, "tasks_per_round": 2, "trials_per_round": 2, "temperature": 0.7,
+                    "max_steps_per_episode": 2, "learning_rate": 0.5, "steps_per_round": 7, "per_device_batch_size": 3,
+                    "logging_steps": 3, "report_to": [], "seed": 9, "teacher_model": "env0-oracle/oracle@0.5",
+                    "teacher_concurrency": 3, "keep_sft_rows": True, "agreeing_turns": "drop"}.items():
+    P[f"onpolicy.{path}"] = (value, onpolicy_stage, {"onpolicy": {"tasks_per_round": 1}})
 for path, value in {"timeout_s": 5.0, "max_timeout_s": 30.0, "output_cap": 500, "max_processes": 32,
                     "max_memory_mb": 512, "max_writable_mb": 64, "max_writable_files": 2000}.items():
     P[f"shell.{path}"] = (value, requests, {})

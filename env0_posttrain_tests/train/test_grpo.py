@@ -161,7 +161,7 @@ def test_runs_without_an_rl_section_skip_both_rl_stages(tmp_path):
     ctx = StageContext("no-rl", spec, Store(paths.db), paths, logging.getLogger("t"))
     for stage in (train_rl_adapter, evaluate_rl):
         res = stage(ctx)
-        assert res.metadata["skipped"] is True and all(c.passed for c in res.checks)
+        assert res.metadata["skipped"] is True and all(c.passed is None for c in res.checks)
     assert ctx.store.latest_training("no-rl:rl") is None and ctx.store.latest_round("no-rl", "rl") is None
     with_rl = StageContext("rl", parse_spec({"run_id": "rl", "rl": {}}), Store(paths.db), paths, logging.getLogger("t"))
     with pytest.raises(RuntimeError, match="materialize lora_adapter first"):

@@ -369,5 +369,11 @@ def register_loaded_model(model: LocalModel) -> str:
     return model_id
 
 
+def unregister_local_model(model_id: str) -> None:
+    """Stop serving `env0-local/<alias>` (or `<alias>`) so its weights can be freed: a stage that serves a new
+    adapter each round (the on-policy rounds) does not keep the earlier ones loaded."""
+    _MODELS.pop(model_id.removeprefix("env0-local/"), None)
+
+
 def local_model(alias: str) -> LocalModel:
     return _MODELS[alias]

@@ -6,6 +6,11 @@ wrong with probability 1 - skill, as one of the mistakes agents really make. Rec
 step, premature stop) are not. The plan is a pure function of (task, skill, seed, run, trial), so
 runs are reproducible. The oracle finds its place by matching the conversation against the plan,
 so a reply lost to an injected fault is simply played again.
+
+Asked to relabel (metadata `relabel`: the on-policy stage asks for the teacher's next message at a state the
+student reached), it answers from the state instead: the solution steps already done (a call of the right tool with
+the right arguments whose result was not an error), then the first one not done, or the final answer when all are.
+It errs there too, at the same rate, drawn per state.
 """
 
 from __future__ import annotations
@@ -176,6 +181,90 @@ def next_turn(plan: list[Turn], messages: list[dict[str, Any]]) -> tuple[int, Tu
     return pos, plan[pos]
 
 
+def _call_results(messages: list[dict[str, Any]]) -> dict[str, str]:
+    """tool_call_id -> the tool message's content."""
+    return {str(m.get("tool_call_id")): m.get("content") or "" for m in messages if m.get("role") == "tool"}
+
+
+def _failed(content: str) -> bool:
+    """A tool result that reports an error (the workspace's `{"ok": false, ...}`); text output counts as done."""
+    try:
+        payload = json.loads(content)
+    except (ValueError, TypeError):
+        return False
+    return isinstance(payload, dict) and payload.get("ok") is False
+
+
+def _same_call(fn: dict[str, Any], name: str, arguments: dict[str, Any]) -> bool:
+    if fn.get("name") != name:
+        return False
+    raw = fn.get("arguments")
+    try:
+        args = json.loads(raw) if isinstance(raw, str) and raw.strip() else (raw or {})
+    except (ValueError, RecursionError):
+        return False
+    return args == arguments
+
+
+def steps_done(calls: list[tuple[str, dict[str, Any]]], messages: list[dict[str, Any]]) -> list[bool]:
+    """Which steps of the solution the conversation has done: the step's call, then a result that is no error."""
+    results = _call_results(messages)
+    done = [False] * len(calls)
+    for m in messages:
+        if m.get("role") != "assistant":
+            continue
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function") or {}
+            content = results.get(str(call.get("id")))
+            if content is None or _failed(content):
+                continue
+            for i, (name, arguments) in enumerate(calls):
+                if not done[i] and _same_call(fn, name, arguments):
+                    done[i] = True
+                    break
+    return done
+
+
+def state_turn(task: Task, messages: list[dict[str, Any]], skill: float, seed: int, surface: str = "tools",
+               paths: TaskPaths = NO_PATHS) -> Turn:
+    """The oracle's next message at any state of a conversation: the first solution step not yet done, else the
+    final answer; with probability 1 - skill one of the planted mistakes instead (seeded by `seed` and the state)."""
+    shell = surface == "shell"
+    if shell:
+        from ..shell.oracle import terminal_calls
+
+        calls = [(TERMINAL, args) for args in terminal_calls(task, paths)]
+        offered = {TERMINAL, FINISH}
+    else:
+        calls = [(c.name, c.arguments) for c in task.oracle]
+        offered = set(task.tools)
+    done = steps_done(calls, messages)
+    final = task.final_answer if task.final_answer is not None else DONE
+    todo = [i for i, d in enumerate(done) if not d]
+    turns = sum(1 for m in messages if m.get("role") == "assistant")
+    rng = random.Random(int.from_bytes(hashlib.sha256(f"state|{seed}|{turns}|{done}".encode()).digest()[:8], "big"))
+    if not todo:
+        return _ending(final, shell)
+    name, arguments = calls[todo[0]]
+    right = Turn(name, _dumps(arguments))
+    if rng.random() < skill:
+        return right
+    choices = [m for m in MISTAKES if m != "wrong_argument" or _leaves(arguments)]
+    mistake = rng.choice(choices)
+    if mistake == "skipped_step":
+        if len(todo) > 1:
+            name, arguments = calls[todo[1]]
+            return Turn(name, _dumps(arguments), mistake=mistake)
+        return _ending(final, shell, mistake)
+    if mistake == "premature_stop":
+        return _ending(DONE, shell, mistake)
+    if mistake == "wrong_argument":
+        return Turn(name, _dumps(wrong_arguments(arguments, rng)), mistake=mistake)
+    if mistake == "unknown_tool":
+        return Turn(hallucinated_name(name, offered), right.arguments, mistake=mistake)
+    return Turn(name, right.arguments[: max(1, len(right.arguments) - 2)], mistake=mistake)
+
+
 def skill_from_model_id(model: str) -> float | None:
     """'env0-oracle/oracle@0.6' -> 0.6: teachers of different strength as distinct model ids (backfills, tables).
     None when the id names no skill; a ValueError naming the id when the skill is not a number in [0, 1]."""
@@ -227,8 +316,13 @@ class OracleProvider(Env0Provider):
         latency = float(options.get("env0_latency_s", 0.0))
         if latency > 0:
             await asyncio.sleep(latency)
-        plan = self._plan(task, skill, seed, str(meta.get("surface", "tools")), meta.get("paths") or NO_PATHS)
-        pos, turn = next_turn(plan.turns, messages)
+        surface, paths = str(meta.get("surface", "tools")), meta.get("paths") or NO_PATHS
+        if meta.get("relabel"):  # the on-policy stage: answer at the student's state, not along a plan
+            turn = state_turn(task, messages, skill, seed, surface, paths)
+            pos = sum(1 for m in messages if m.get("role") == "assistant")
+        else:
+            plan = self._plan(task, skill, seed, surface, paths)
+            pos, turn = next_turn(plan.turns, messages)
         message = turn.message(call_id=f"call_{pos}")
         return fill_response(model_response, model, message)
 

@@ -16,8 +16,8 @@ from env0_posttrain.evaluate.statistics import task_solved
 from env0_posttrain.evaluate.trajectories import instruction_of, is_unscored
 from env0_posttrain.tasks.reward import optimiser_reward
 
-ARM_ORDER = ("base", "sft", "teacher_eval", "rl")
-ARM_LABELS = {"base": "base", "sft": "adapter", "teacher_eval": "teacher", "rl": "RL"}
+ARM_ORDER = ("base", "sft", "teacher_eval", "rl", "onpolicy")
+ARM_LABELS = {"base": "base", "sft": "adapter", "teacher_eval": "teacher", "rl": "RL", "onpolicy": "on-policy"}
 INDEX_ARM_FIELDS = ("passes", "trials", "mean_reward", "format_failures", "unscored")
 SEARCH_CHARS = 600  # of the instruction, in the index: enough to search and to show a line
 

@@ -1,0 +1,84 @@
+"""The `onpolicy:` section: on-policy distillation after SFT, one settings model per kind of teacher signal.
+
+The section is a union discriminated by `kind`, so each kind declares its own knobs and a spec names one of them.
+`relabel` (the student plays, the teacher writes its own next message at each of the student's states, the student
+trains on it: DAgger's rounds) is built here; `reverse_kl` (per-token reverse KL against a teacher that shares the
+student's tokenizer) has its settings declared but is refused at validation until its training core is wired in.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, Tag, model_validator
+
+from env0_posttrain.spec.section import Section
+from env0_posttrain.spec.training import Tracker, trackers
+
+MAX_COUNT = 1_000_000
+MAX_STEPS = 10_000
+MAX_SEED = 2**32 - 1
+MAX_TEMPERATURE = 10.0
+MAX_CONCURRENCY = 4_096
+
+
+class _Common(Section):
+    """What both kinds share: rounds of play on the training tasks, each followed by a training step."""
+
+    rounds: int = Field(default=2, ge=1, le=1_000, description="rounds of play, teacher signal, train")
+    tasks_per_round: int | None = Field(default=None, ge=1, le=MAX_COUNT, description="training tasks played per "
+                                        "round (a seeded draw, a new one each round); None = every training task")
+    trials_per_round: int = Field(default=1, ge=1, le=1_000, description="episodes per task per round")
+    temperature: float | None = Field(default=None, ge=0.0, le=MAX_TEMPERATURE, description="sampling temperature of "
+                                      "the student's training episodes; None = eval.temperature (the eval arms' own)")
+    max_steps_per_episode: int | None = Field(default=None, ge=1, le=MAX_STEPS, description="None = eval's limit")
+    learning_rate: float = Field(default=1e-3, gt=0.0, le=1.0)
+    steps_per_round: int = Field(default=50, ge=1, le=MAX_COUNT, description="optimizer steps after each round, on "
+                                 "every row gathered so far")
+    per_device_batch_size: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY, description="None = "
+                                              "lora.per_device_batch_size")
+    logging_steps: int = Field(default=5, ge=1, le=MAX_COUNT)
+    report_to: list[Tracker] = trackers()
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
+
+
+class RelabelSpec(_Common):
+    """The teacher (any litellm model: hosted, served or the offline oracle) is asked, at each assistant turn of the
+    student's episode, for its own next message given the conversation so far; the student trains on it there."""
+
+    kind: Literal["relabel"] = "relabel"
+    teacher_model: str | None = Field(default=None, min_length=1, description="litellm id of the relabelling "
+                                      "teacher; None = teacher.model (with its api_base, key and skill)")
+    teacher_concurrency: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY, description="relabel requests "
+                                            "in flight; None = teacher.concurrency")
+    keep_sft_rows: bool = Field(default=False, description="also train each round on the SFT rows (the teacher's own "
+                                "states), beside the relabelled rows of every round so far")
+    agreeing_turns: Literal["keep", "drop"] = Field(default="keep", description="turns where the student already "
+                                                    "wrote the teacher's message: keep them as rows, or drop them")
+
+
+class ReverseKLSpec(_Common):
+    """Per-token reverse KL between student and a teacher sharing its tokenizer, on the tokens the student sampled
+    (tool results and prompt masked), optionally mixed with the verifier's reward."""
+
+    kind: Literal["reverse_kl"] = "reverse_kl"
+    teacher_model: str = Field(min_length=1, description="a local checkpoint path / hub id, or a served model "
+                               "asked for prompt logprobs; its tokenizer and chat template must be the student's")
+    api_base: str | None = None
+    reward_weight: float = Field(default=0.0, ge=0.0, le=1.0, description="share of the verifier's reward in the loss")
+
+    @model_validator(mode="after")
+    def _not_wired_yet(self) -> "ReverseKLSpec":
+        raise ValueError("onpolicy.kind 'reverse_kl' is declared but its training core is not wired into this "
+                         "build yet (train/reverse_kl*.py); use kind: relabel")
+
+
+def _kind(value: Any) -> str | None:
+    """A section without `kind` is a relabel one (the kind that runs offline)."""
+    if isinstance(value, dict):
+        return value.get("kind", "relabel")
+    return getattr(value, "kind", None)
+
+
+OnPolicySpec = Annotated[Annotated[RelabelSpec, Tag("relabel")] | Annotated[ReverseKLSpec, Tag("reverse_kl")],
+                         Discriminator(_kind)]

@@ -1,0 +1,73 @@
+"""The on-policy stage's spec section (a union by kind; reverse_kl refused until wired in), its recorded skips, its
+per-round task draw, and the demo-onpolicy preset."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from env0_posttrain.spec.onpolicy import RelabelSpec
+from env0_posttrain.spec.runspec import SpecError, parse_spec
+from env0_posttrain.stages.onpolicy_adapter import (
+    ROUND_STEPS,
+    evaluate_onpolicy,
+    onpolicy_training_key,
+    round_tasks,
+    train_onpolicy_adapter,
+)
+from env0_posttrain_tests.support.agent import notes_task
+
+
+def test_the_section_is_optional_and_a_union_by_kind():
+    assert parse_spec({"run_id": "x"}).onpolicy is None
+    relabel = parse_spec({"run_id": "x", "onpolicy": {"rounds": 3}}).onpolicy  # no kind: relabel
+    assert isinstance(relabel, RelabelSpec) and relabel.kind == "relabel" and relabel.rounds == 3
+    again = parse_spec(parse_spec({"run_id": "x", "onpolicy": {"kind": "relabel"}}).model_dump(mode="json"))
+    assert again.onpolicy.kind == "relabel"
+    assert set(ROUND_STEPS) == {"relabel"}  # one training step per kind that is built
+
+
+@pytest.mark.parametrize("section, match", [
+    ({"kind": "reverse_kl", "teacher_model": "Qwen/Qwen3-8B"}, "reverse_kl.*not wired"),
+    ({"kind": "dpo"}, "onpolicy.*'dpo'"),
+    ({"kind": "relabel", "round": 2}, r"onpolicy.relabel.round\b.*did you mean `onpolicy.relabel.rounds`|onpolicy.relabel.round"),
+    ({"kind": "relabel", "rounds": 0}, "onpolicy.relabel.rounds"),
+])
+def test_bad_sections_are_refused_naming_the_field(section, match):
+    with pytest.raises(SpecError, match=match):
+        parse_spec({"run_id": "x", "onpolicy": section})
+
+
+def test_runs_without_an_onpolicy_section_skip_both_stages(tmp_path):
+    from env0_posttrain.stages.context import StageContext
+    from env0_posttrain.store import Store
+    from env0_posttrain.util.paths import Paths
+
+    paths = Paths(tmp_path)
+    ctx = StageContext("no-op", parse_spec({"run_id": "no-op"}), Store(paths.db), paths, logging.getLogger("t"))
+    for stage in (train_onpolicy_adapter, evaluate_onpolicy):
+        res = stage(ctx)
+        assert res.metadata["skipped"] is True and all(c.passed is None for c in res.checks)
+    assert ctx.store.latest_training(onpolicy_training_key("no-op")) is None
+    assert ctx.store.latest_round("no-op", "onpolicy") is None
+    with_op = StageContext("op", parse_spec({"run_id": "op", "onpolicy": {}}), Store(paths.db), paths,
+                           logging.getLogger("t"))
+    with pytest.raises(RuntimeError, match="materialize lora_adapter first"):
+        train_onpolicy_adapter(with_op)
+
+
+def test_round_tasks_are_a_seeded_draw_that_changes_by_round():
+    tasks = [notes_task(i) for i in range(20)]
+    assert round_tasks(tasks, None, 0, 1) == sorted(tasks, key=lambda t: t.id)
+    one, two = round_tasks(tasks, 5, 0, 1), round_tasks(tasks, 5, 0, 2)
+    assert len(one) == 5 and one == round_tasks(list(reversed(tasks)), 5, 0, 1) and one != two
+    assert round_tasks(tasks, 50, 0, 1) == round_tasks(tasks, None, 0, 1)
+
+
+def test_demo_onpolicy_preset_is_the_demo_plus_the_stage():
+    from env0_posttrain.cli.presets import preset_data
+
+    demo, demo_op = parse_spec(preset_data("demo", "x")), parse_spec(preset_data("demo-onpolicy", "x"))
+    assert demo.onpolicy is None and demo_op.onpolicy.kind == "relabel"
+    assert demo_op.model_dump(exclude={"onpolicy", "description"}) == demo.model_dump(exclude={"onpolicy", "description"})
