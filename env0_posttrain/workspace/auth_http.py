@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl
 
 from .dialects import dialect
 from .environment import Workspace
+from .errors import ApiError
 from .request_limits import read_body
 from .services.auth.gate import Refusal, authorize, refusal_answer
 from .services.auth.oauth import SESSION_COOKIE
