@@ -42,3 +42,10 @@ def test_unknown_names_and_stray_words_are_refused_before_anything_runs(tmp_path
     result = runner.invoke(cli.app, ["run", "materialize", "r1", *args, "--data-dir", str(tmp_path)])
     assert result.exit_code == 2 and all(w in result.output for w in words), result.output
     assert selected == []
+
+
+def test_an_optional_stage_the_spec_lacks_is_refused_naming_its_section(tmp_path, selected):
+    result = runner.invoke(cli.app, ["run", "materialize", "r1", "--select", "sft_rows", "rl_adapter",
+                                     "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2 and selected == []
+    assert "rl_adapter does not apply: the run spec has no rl section" in result.output
