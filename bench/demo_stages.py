@@ -3,7 +3,7 @@
 Each asset's newest materialization of the run's partition gives its step (wall: the step's start to end in the
 run's step stats) and the metadata every step records (`cpu_seconds`: user + system of the step's process and the
 children it waited for; `load_average`: the 1-minute load at the step's end, see util/cpu_time.py). The header
-names what the digits depend on: the commit, the CPU and its core count, torch's kernels and the load now. The
+names what the digits depend on: the commit of this checkout (the run's, when run where it ran), the CPU and its core count, torch's kernels and the load now. The
 table is docs/BENCHMARKS.md's "demo per stage".
 
     .venv/bin/python bench/demo_stages.py --data-dir data --run-id demo
@@ -73,7 +73,8 @@ def table(rows: list[dict]) -> str:
     total_cpu = sum(r["cpu_s"] or 0.0 for r in rows)
     body = [[r["stage"], r["wall_s"], r["cpu_s"], f"{100 * (r['wall_s'] or 0) / total_wall:.0f} %" if total_wall
              else "", r["load"]] for r in rows]
-    body.append(["**all stages**", round(total_wall, 1), round(total_cpu, 1), "100 %", ""])
+    recorded = any(r["cpu_s"] is not None for r in rows)  # runs of code before cpu_seconds was recorded: blank
+    body.append(["**all stages**", round(total_wall, 1), round(total_cpu, 1) if recorded else None, "100 %", ""])
     return tabulate(body, headers=["stage", "wall s", "CPU s", "share of wall", "load at its end"],
                     tablefmt="github")
 
@@ -86,7 +87,8 @@ def main() -> None:
     rows = stage_rows(args.data_dir, args.run_id)
     if not rows:
         raise SystemExit(f"run {args.run_id}: nothing materialized under {args.data_dir}")
-    print(f"run {args.run_id} in {args.data_dir}; commit {commit()}; {machine_line()}; "
+    print(f"run {args.run_id} in {args.data_dir}; read at commit {commit()} (the run's commit is the checkout that "
+          f"ran it); {machine_line()}; "
           f"load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
     print(table(rows))
 
