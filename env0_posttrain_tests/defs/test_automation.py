@@ -44,7 +44,7 @@ def test_sensor_registers_valid_specs_and_fails_its_tick_on_a_broken_one_naming_
         instance.add_dynamic_partitions("run_id", ["typo", "orphan"])
         again = _tick(instance, tmp_path)
         assert isinstance(again, dg.SkipReason) and "no new run specs (3 known)" in again.skip_message
-        assert "partitions without a spec file: ['orphan'] (the new_run job makes one)" in again.skip_message
+        assert "partitions without a spec file: ['orphan'] (the new_run job makes one; the delete_orphan_partitions job" in again.skip_message
 
 
 def test_nightly_schedule_adds_its_partitions_then_requests_eval_runs(tmp_path: Path):
@@ -72,4 +72,5 @@ def test_nightly_schedule_adds_its_partitions_then_requests_eval_runs(tmp_path: 
     assert "02:00 UTC" in nightly_eval_schedule.description and "env0/nightly" in nightly_eval_schedule.description
     job = defs.resolve_job_def("nightly_eval")
     assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} == {
-        "base_eval_trajectories", "sft_eval_trajectories", "rl_eval_trajectories", "comparison_report"}
+        "base_eval_trajectories", "sft_eval_trajectories", "rl_eval_trajectories", "onpolicy_eval_trajectories",
+        "comparison_report"}

@@ -62,9 +62,10 @@ def test_a_spec_without_rl_has_no_rl_assets_anywhere_the_project_launches():
     plain = RunSpec(run_id="plain")
     with_rl = parse_spec({"run_id": "rl", "rl": {}}, "rl")
     rl_keys = {rl_adapter.key, rl_eval_trajectories.key}
-    assert absent_assets(plain) == frozenset(OPTIONAL_STAGES["rl"]) and not absent_assets(with_rl)
+    every_optional = frozenset(a for names in OPTIONAL_STAGES.values() for a in names)
+    assert absent_assets(plain) == every_optional and absent_assets(with_rl) == every_optional - set(OPTIONAL_STAGES["rl"])
     assert rl_keys.isdisjoint(run_asset_keys(plain)) and rl_keys <= set(run_asset_keys(with_rl))
-    assert len(run_asset_keys(plain)) == len(RUN_ASSETS) - 2
+    assert len(run_asset_keys(plain)) == len(RUN_ASSETS) - len(every_optional)
     assert applicable(["task_set", "rl_adapter"], plain) == ["task_set"]
     # automation: the report does not wait for the arms a run does not have, and the RL assets never start by
     # themselves (eager automation would run them for every run)
