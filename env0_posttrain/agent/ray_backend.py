@@ -42,6 +42,9 @@ NAMESPACE = "env0-posttrain"
 ACTOR_PREFIX = "env0-rollout-"
 ACTOR_MAX_RESTARTS = 4  # per actor and round: a node lost now and then, not a crash loop
 MAX_RESENDS = 4  # per (task, trial): jobs whose actor died under them more often than this fail the round
+# An actor Ray is restarting answers at once with ActorUnavailableError: not a death, so its jobs wait for it (its new
+# process imports torch, seconds on a busy host) for at most this long before the round fails.
+RESTART_WAIT_S = 300.0
 LOCAL_OBJECT_STORE_BYTES = 128 * 2**20  # outcomes are small JSON; Ray's default would reserve 30 % of the RAM
 INSTALL_HINT = "scale.backend ray needs Ray: pip install -c constraints.txt -e '.[ray]'"
 
@@ -123,7 +126,7 @@ async def run_on_ray(todo: list[tuple[Task, int]], actors: int, run: dict[str, A
     """Run every (task, trial) of `todo` on `actors` Ray actors; `deliver` each outcome here, once."""
     started = connect(address)
     import ray
-    from ray.exceptions import RayActorError
+    from ray.exceptions import ActorUnavailableError, RayActorError
 
     capacities = split_concurrency(run["settings"].concurrency, min(actors, len(todo)))
     stats = ShardStats(processes=len(capacities))
@@ -141,6 +144,8 @@ async def run_on_ray(todo: list[tuple[Task, int]], actors: int, run: dict[str, A
             ).remote({**run, "fail_fast_episodes": min(FAIL_FAST_EPISODES, cap, len(todo))}))
         jobs = dict(enumerate(todo))
         sends: Counter = Counter()
+        deaths: Counter = Counter()
+        unavailable_since: dict[int, float] = {}
         pending = deque(jobs)
         busy = [0] * len(handles)
 
@@ -159,15 +164,25 @@ async def run_on_ray(todo: list[tuple[Task, int]], actors: int, run: dict[str, A
         while jobs:
             done, _ = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
             outcomes = []
+            restarting = False
             for fut in done:
                 jid, i = inflight.pop(fut)
                 busy[i] -= 1
                 try:
                     msg = fut.result()
                 except RayActorError as err:  # the actor died under the job: Ray restarts it, the job is sent again
-                    if sends[jid] > MAX_RESENDS:
+                    if isinstance(err, ActorUnavailableError):  # still restarting: wait for it, bounded by time
+                        first = unavailable_since.setdefault(jid, time.monotonic())
+                        if time.monotonic() - first > RESTART_WAIT_S:
+                            raise RuntimeError(f"ray rollout actor {i} stayed unavailable for {RESTART_WAIT_S:.0f} s "
+                                               f"under {jobs[jid][0].id}:{jobs[jid][1]}; finished episodes are kept"
+                                               ) from err
+                        restarting = True
+                    else:
+                        deaths[jid] += 1
+                    if deaths[jid] > MAX_RESENDS:
                         raise RuntimeError(f"ray rollout actor died under {jobs[jid][0].id}:{jobs[jid][1]} "
-                                           f"{sends[jid]} times; finished episodes are kept") from err
+                                           f"{deaths[jid]} times; finished episodes are kept") from err
                     log.warning("ray rollout actor %d lost %s:%d (%s); sending it again", i, jobs[jid][0].id,
                                 jobs[jid][1], type(err).__name__)
                     stats.resent += 1
@@ -178,6 +193,8 @@ async def run_on_ray(todo: list[tuple[Task, int]], actors: int, run: dict[str, A
                 if msg[0] == "error":
                     raise RuntimeError(f"ray rollout actor {i}: {msg[1]}")
                 outcomes.append((jid, msg))
+            if restarting:
+                await asyncio.sleep(0.5)  # give the restarting actor a moment instead of spinning on its refusals
             dispatch()  # keep the actors busy while this process writes
             for jid, (_, attempts_json, crashed) in outcomes:
                 task, trial = jobs.pop(jid)
