@@ -2,8 +2,9 @@
 
 The section is a union discriminated by `kind`, so each kind declares its own knobs and a spec names one of them.
 `relabel` (the student plays, the teacher writes its own next message at each of the student's states, the student
-trains on it: DAgger's rounds) is built here; `reverse_kl` (per-token reverse KL against a teacher that shares the
-student's tokenizer) has its settings declared but is refused at validation until its training core is wired in.
+trains on it: DAgger's rounds); `reverse_kl` (per-token reverse KL against a teacher that shares the student's
+tokenizer, on the tokens the student sampled: train/reverse_kl/), whose teacher and loss knobs are the training
+core's own settings (spec/onpolicy_kl.py) beside the rounds' common ones.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
+from env0_posttrain.spec.onpolicy_kl import ReverseKLSpec as ReverseKLSettings
 from env0_posttrain.spec.section import Section
 from env0_posttrain.spec.training import Tracker, trackers
 
@@ -57,20 +59,26 @@ class RelabelSpec(_Common):
                                                     "wrote the teacher's message: keep them as rows, or drop them")
 
 
-class ReverseKLSpec(_Common):
-    """Per-token reverse KL between student and a teacher sharing its tokenizer, on the tokens the student sampled
-    (tool results and prompt masked), optionally mixed with the verifier's reward."""
+class ReverseKLSpec(_Common, ReverseKLSettings):
+    """Per-token reverse KL between the student and a teacher sharing its tokenizer, on the tokens the student sampled
+    in the round's episodes (tool results and prompt masked), optionally mixed with the verifier's reward. The teacher
+    and loss knobs are the training core's (spec/onpolicy_kl.py); each round trains `steps_per_round` steps."""
 
     kind: Literal["reverse_kl"] = "reverse_kl"
-    teacher_model: str = Field(min_length=1, description="a local checkpoint path / hub id, or a served model "
-                               "asked for prompt logprobs; its tokenizer and chat template must be the student's")
-    api_base: str | None = None
-    reward_weight: float = Field(default=0.0, ge=0.0, le=1.0, description="share of the verifier's reward in the loss")
+    learning_rate: float = Field(default=5e-4, gt=0.0, le=1.0)
+    temperature: float | None = Field(default=1.0, ge=0.0, le=MAX_TEMPERATURE, description="must be 1: the loss "
+                                      "takes the sampled tokens as draws from the student's own distribution")
 
     @model_validator(mode="after")
-    def _not_wired_yet(self) -> "ReverseKLSpec":
-        raise ValueError("onpolicy.kind 'reverse_kl' is declared but its training core is not wired into this "
-                         "build yet (train/reverse_kl*.py); use kind: relabel")
+    def _round_knobs(self) -> "ReverseKLSpec":
+        if self.temperature != 1.0:
+            raise ValueError(f"temperature is {self.temperature}: reverse_kl's round play samples at temperature 1 "
+                             "(the loss estimates the KL from draws of the student's own distribution)")
+        if "steps" in self.model_fields_set and self.steps != self.steps_per_round:
+            raise ValueError(f"steps ({self.steps}): a reverse_kl round trains steps_per_round "
+                             f"({self.steps_per_round}) steps; set steps_per_round")
+        object.__setattr__(self, "steps", self.steps_per_round)  # the core's own knob mirrors the round's
+        return self
 
 
 def _kind(value: Any) -> str | None:

@@ -2,7 +2,8 @@
 
 Each round the student (the SFT adapter before round 1, then the previous round's) plays training tasks through
 the eval harness; then its kind's round step turns those episodes into training (relabel: the teacher's message at
-each of the student's states, rows of earlier rounds kept, as DAgger does). The training is stored under
+each of the student's states, rows of earlier rounds kept, as DAgger does; reverse_kl: a same-tokenizer teacher's
+log-probabilities of the tokens the student sampled, and the per-token reverse KL to it). The training is stored under
 `<run_id>:onpolicy`, so `latest_training(run_id)` keeps naming the SFT adapter; a run whose spec has no `onpolicy`
 section materializes both stages as a recorded skip (as the RL stages do).
 """
@@ -102,8 +103,52 @@ def _relabel_step(ctx: StageContext, inputs: RoundInputs, base: Path, tokenizer:
         "final_loss": result.final_train_loss, "train_s": round(result.runtime_s, 1), "device": result.device})
 
 
+def _reverse_kl_setup(ctx: StageContext, base: Path, tokenizer: Any) -> dict[str, Any]:
+    """reverse_kl, before any round plays: the teacher its spec names (offline: the tiny teacher built from the run's
+    teacher SFT rows, cached beside the tiny students), refused (`TeacherMismatch`, naming both) unless it reads the
+    student's token ids and chat template exactly as the student does."""
+    from env0_posttrain.stages.arms import student_device
+    from env0_posttrain.train.reverse_kl import check_teacher_compatible, teacher_from_spec
+
+    op = ctx.spec.onpolicy
+    rows = ctx.store.load_sft_rows(ctx.run_id) if op.teacher == "tiny" else None
+    if op.teacher == "tiny" and not rows:
+        raise RuntimeError(f"run {ctx.run_id}: onpolicy.teacher is tiny, built from the teacher's SFT rows, and the "
+                           "run has none; materialize sft_dataset first")
+    teacher = teacher_from_spec(op, student_dir=base, cache_dir=ctx.paths.models, teacher_rows=rows,
+                                device=student_device(ctx.spec))
+    check_teacher_compatible(tokenizer, teacher.tokenizer, ctx.spec.student.model, teacher.name)
+    return {"teacher": teacher}
+
+
+def _reverse_kl_step(ctx: StageContext, inputs: RoundInputs, base: Path, tokenizer: Any,
+                     on_log: Callable[[dict[str, Any]], None]) -> RoundOutcome:
+    """reverse_kl: the teacher scores the tokens the student sampled in the round's episodes (played at temperature
+    1, which the spec enforces), then `steps_per_round` steps of the sampled-token reverse KL (plus the verifier's
+    reward, if weighted), continuing the adapter that played."""
+    from env0_posttrain.stages.arms import student_device
+    from env0_posttrain.train.reverse_kl import train_reverse_kl
+
+    op = ctx.spec.onpolicy
+    settings = op.model_copy(update={"seed": op.seed + inputs.round})  # steps: the spec mirrors steps_per_round
+    try:
+        result = train_reverse_kl(base, inputs.adapter, inputs.episodes, inputs.state["teacher"], settings,
+                                  inputs.out_dir / "train", run_id=ctx.run_id, base_ref=ctx.paths.rel(base),
+                                  device=student_device(ctx.spec), on_log=on_log)
+    except ValueError as err:  # no episode could train (no sampled tokens, or the teacher failed on every one)
+        raise RuntimeError(f"run {ctx.run_id}: onpolicy round {inputs.round}: {err}") from err
+    return RoundOutcome(result.adapter_dir, result.steps, {
+        "reverse_kl_before": result.initial_reverse_kl, "reverse_kl_after": result.final_reverse_kl,
+        "tokens_scored": result.tokens_scored, "tokens_trained": result.tokens_scored,
+        "teacher_errors": sum(result.teacher_errors.values()), "teacher_error_kinds": dict(result.teacher_errors),
+        "episodes_trained": result.episodes_trained, "empty_episodes": result.empty_episodes,
+        "cut_episodes": result.cut_episodes, "train_s": round(result.runtime_s, 1), "device": result.device})
+
+
 # The step after a round's play, one per kind: the teacher's signal on the round's episodes, then training.
-ROUND_STEPS: dict[str, Callable[..., RoundOutcome]] = {"relabel": _relabel_step}
+ROUND_STEPS: dict[str, Callable[..., RoundOutcome]] = {"relabel": _relabel_step, "reverse_kl": _reverse_kl_step}
+# What a kind prepares once, before any round plays (its entries start the rounds' shared `state`).
+ROUND_SETUPS: dict[str, Callable[[StageContext, Path, Any], dict[str, Any]]] = {"reverse_kl": _reverse_kl_setup}
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
@@ -165,10 +210,12 @@ def train_onpolicy_adapter(ctx: StageContext) -> StageResult:
     by_id = {t.id: t for t in train}
     base = base_student(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
     tokenizer = load_student_tokenizer(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
+    setup = ROUND_SETUPS.get(op.kind)
+    state = setup(ctx, base, tokenizer) if setup else {}  # e.g. reverse_kl's teacher, refused before anything runs
     key = onpolicy_training_key(ctx.run_id)
     train_id = ctx.store.start_training(key)
     out_dir = ctx.artifacts("onpolicy", train_id)
-    adapter, steps, state, rounds = Path(sft["adapter_path"]), 0, {}, []
+    adapter, steps, rounds = Path(sft["adapter_path"]), 0, []
     t0 = time.perf_counter()
 
     def on_log(m: dict[str, Any]) -> None:

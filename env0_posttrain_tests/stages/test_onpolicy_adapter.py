@@ -1,4 +1,4 @@
-"""The on-policy stage's spec section (a union by kind; reverse_kl refused until wired in), its recorded skips, its
+"""The on-policy stage's spec section (a union by kind: relabel and reverse_kl), its recorded skips, its
 per-round task draw, and the demo-onpolicy preset."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import logging
 
 import pytest
 
-from env0_posttrain.spec.onpolicy import RelabelSpec
+from env0_posttrain.spec.onpolicy import RelabelSpec, ReverseKLSpec
+from env0_posttrain.spec.onpolicy_kl import ReverseKLSpec as ReverseKLSettings
 from env0_posttrain.spec.runspec import SpecError, parse_spec
 from env0_posttrain.stages.onpolicy_adapter import (
     ROUND_STEPS,
@@ -25,11 +26,19 @@ def test_the_section_is_optional_and_a_union_by_kind():
     assert isinstance(relabel, RelabelSpec) and relabel.kind == "relabel" and relabel.rounds == 3
     again = parse_spec(parse_spec({"run_id": "x", "onpolicy": {"kind": "relabel"}}).model_dump(mode="json"))
     assert again.onpolicy.kind == "relabel"
-    assert set(ROUND_STEPS) == {"relabel"}  # one training step per kind that is built
+    rkl = parse_spec({"run_id": "x", "onpolicy": {"kind": "reverse_kl", "steps_per_round": 4}}).onpolicy
+    assert isinstance(rkl, ReverseKLSpec) and rkl.teacher == "tiny" and rkl.temperature == 1.0
+    assert rkl.steps == 4  # the core's steps mirror steps_per_round
+    assert isinstance(rkl, ReverseKLSettings)  # what train_reverse_kl takes
+    assert parse_spec(parse_spec({"run_id": "x", "onpolicy": rkl.model_dump(mode="json")}).model_dump(mode="json")
+                      ).onpolicy == rkl
+    assert set(ROUND_STEPS) == {"relabel", "reverse_kl"}  # one training step per kind that is built
 
 
 @pytest.mark.parametrize("section, match", [
-    ({"kind": "reverse_kl", "teacher_model": "Qwen/Qwen3-8B"}, "reverse_kl.*not wired"),
+    ({"kind": "reverse_kl", "temperature": 0.7}, "onpolicy.reverse_kl.*temperature is 0.7.*temperature 1"),
+    ({"kind": "reverse_kl", "steps": 5}, r"onpolicy.reverse_kl.*steps \(5\).*steps_per_round \(50\)"),
+    ({"kind": "reverse_kl", "teacher": "server", "server_url": "http://h:8000/v1"}, "server_model.*required"),
     ({"kind": "dpo"}, "onpolicy.*'dpo'"),
     ({"kind": "relabel", "round": 2}, r"onpolicy.relabel.round\b.*did you mean `onpolicy.relabel.rounds`|onpolicy.relabel.round"),
     ({"kind": "relabel", "rounds": 0}, "onpolicy.relabel.rounds"),
