@@ -15,6 +15,7 @@ import dagster as dg
 from dagster._core.errors import DagsterPipesExecutionError
 from pydantic import Field
 
+from env0_posttrain.defs.console_logger import STEP_ERROR_TAG
 from env0_posttrain.defs.metadata import run_stage, to_result
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.pipes import run_training_via_pipes
@@ -192,10 +193,10 @@ def plain_errors(context: dg.AssetExecutionContext, asset: str) -> Iterator[None
     except dg.RetryRequested:
         raise
     except dg.Failure as err:
-        context.log.error(f"{asset}: {(err.description or 'failed').splitlines()[0]}")
+        context.log.error(f"{STEP_ERROR_TAG}{asset}: {(err.description or 'failed').splitlines()[0]}")
         raise
     except Exception as err:
-        context.log.error(f"{asset}: {type(err).__name__}: {(str(err) or repr(err)).splitlines()[0]}")
+        context.log.error(f"{STEP_ERROR_TAG}{asset}: {type(err).__name__}: {(str(err) or repr(err)).splitlines()[0]}")
         raise
 
 

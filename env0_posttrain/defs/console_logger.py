@@ -16,6 +16,17 @@ import dagster as dg
 from env0_posttrain.util.console import EscapeControls, TqdmHandler
 
 
+STEP_ERROR_TAG = "step error: "  # the plain line a failed step logs first for the UI (defs/assets.plain_errors)
+
+
+class WithoutStepErrors(logging.Filter):
+    """The CLI prints each failed step's reason once, at the end: the plain line logged for the UI would repeat it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        meta = getattr(record, "dagster_meta", None) or {}
+        return not str(meta.get("orig_message") or record.getMessage()).startswith(STEP_ERROR_TAG)
+
+
 class CompactFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         meta = getattr(record, "dagster_meta", None) or {}
@@ -31,6 +42,7 @@ def compact_console_logger(init_context: dg.InitLoggerContext) -> logging.Logger
     logger = logging.Logger("env0_posttrain.dagster_console", level=logging.getLevelName(level))
     handler = TqdmHandler()
     handler.setFormatter(CompactFormatter())
+    handler.addFilter(WithoutStepErrors())
     logger.addHandler(handler)
     return logger
 
