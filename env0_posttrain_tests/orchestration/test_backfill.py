@@ -119,9 +119,10 @@ def test_backfill_of_the_real_graph_is_listed_with_its_partitions_keys_and_tags(
         assert spec.teacher.skill == 0.7  # everything else is the source's
     assert set(info.run_ids) <= set(instance.get_dynamic_partitions(run_partitions.name))
     from env0_posttrain.defs.assets import RUN_ASSETS
+    from env0_posttrain.spec.optional_stages import optional_assets
 
     whole = sorted(a.key.to_user_string() for a in RUN_ASSETS)  # the whole graph but the stages without a section
-    assert sorted(info.asset_keys) == [k for k in whole if k not in {"rl_adapter", "rl_eval_trajectories"}]
+    assert sorted(info.asset_keys) == [k for k in whole if k not in optional_assets()]
 
     with UiGraphQL(url) as ui:  # as the UI lists it
         bf = ui.backfill(info.backfill_id)
