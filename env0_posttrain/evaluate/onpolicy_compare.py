@@ -11,8 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from env0_posttrain.evaluate.rl_compare import RLComparison
-from env0_posttrain.evaluate.statistics import flip_table, paired_analysis
+from env0_posttrain.evaluate.rl_compare import RLComparison, arm_comparisons
 from env0_posttrain.util.markdown_table import md_table
 
 ARM = "onpolicy"
@@ -21,13 +20,7 @@ ONPOLICY_PAIRS = (("base", ARM), ("sft", ARM), ("teacher_eval", ARM))  # (a, b):
 
 def onpolicy_comparisons(trials: Mapping[str, Any], alpha: float, n_boot: int, seed: int) -> dict[str, RLComparison]:
     """'onpolicy_vs_base' / 'onpolicy_vs_sft' / 'onpolicy_vs_teacher_eval' for whichever arms were evaluated."""
-    out = {}
-    for a, b in ONPOLICY_PAIRS:
-        if a in trials and b in trials:
-            out[f"{b}_vs_{a}"] = RLComparison(
-                a=a, b=b, paired=paired_analysis(trials[a], trials[b], alpha=alpha, n_boot=n_boot, seed=seed),
-                flips=flip_table(trials[a], trials[b]))
-    return out
+    return arm_comparisons(ONPOLICY_PAIRS, trials, alpha, n_boot, seed)
 
 
 def gap_closed(teacher: float | None, sft: float | None, onpolicy: float | None) -> float | None:

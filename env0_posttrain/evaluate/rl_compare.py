@@ -31,15 +31,21 @@ class RLComparison(BaseModel):
     flips: FlipTable
 
 
-def rl_comparisons(trials: Mapping[str, Any], alpha: float, n_boot: int, seed: int) -> dict[str, RLComparison]:
-    """'rl_vs_base' / 'rl_vs_sft' for whichever of those arms were evaluated."""
+def arm_comparisons(pairs: Sequence[tuple[str, str]], trials: Mapping[str, Any], alpha: float, n_boot: int,
+                    seed: int) -> dict[str, RLComparison]:
+    """'<b>_vs_<a>' for each (a, b) of `pairs` whose two arms were evaluated (the diff is b - a)."""
     out = {}
-    for a, b in RL_PAIRS:
+    for a, b in pairs:
         if a in trials and b in trials:
             out[f"{b}_vs_{a}"] = RLComparison(
                 a=a, b=b, paired=paired_analysis(trials[a], trials[b], alpha=alpha, n_boot=n_boot, seed=seed),
                 flips=flip_table(trials[a], trials[b]))
     return out
+
+
+def rl_comparisons(trials: Mapping[str, Any], alpha: float, n_boot: int, seed: int) -> dict[str, RLComparison]:
+    """'rl_vs_base' / 'rl_vs_sft' for whichever of those arms were evaluated."""
+    return arm_comparisons(RL_PAIRS, trials, alpha, n_boot, seed)
 
 
 def plot_rl_curves(metrics: Sequence[Mapping[str, Any]], path: Path) -> Path | None:
