@@ -11,6 +11,7 @@ import dagster as dg
 
 import env0_posttrain.defs as defs_folder
 from env0_posttrain.defs.resources import Env0Resource
+from env0_posttrain.defs.spec_executor import spec_stages_executor
 from env0_posttrain.orchestration.pool_wait import install
 
 install()  # a run worker waiting on a pool sleeps and hears its termination (orchestration/pool_wait.py)
@@ -25,7 +26,7 @@ def _load() -> dg.Definitions:
         declared = dg.load_definitions_from_package_module(defs_folder)
     return dg.Definitions.merge(declared, dg.Definitions(
         resources={"env0": Env0Resource(), "pipes_client": dg.PipesSubprocessClient()},
-        executor=dg.multiprocess_executor.configured({"max_concurrent": 2}),
+        executor=spec_stages_executor.configured({"max_concurrent": 2}),  # leaves out optional stages a spec lacks
     ))
 
 
