@@ -5,7 +5,13 @@ Launch the webserver asks the code location for the execution plan before it cre
 processes the run config, which calls each config type's `post_process`. A `Shape` whose `post_process` runs the
 project's own checks (the same `cli/new_run.py` code `run new` uses) therefore refuses a bad override, teacher or
 run id at Launch, in the project's words, and no run is created. Pydantic validators on a `dg.Config` do not run
-there (they run in the step), hence this."""
+there (they run in the step), hence this.
+
+Dagster words the refusal itself: "Post processing at path root:ops:OP:config of original value {...} failed:", then
+`dagster._config.errors.PostProcessingError: ` and the project's line (dagster/_config/errors.py,
+create_failed_post_processing_error). Every other config error (enum, type, missing or unknown field) is worded by
+Dagster the same way, and nothing else of the project runs at Launch before the run exists, so the project's line
+cannot come first there; in a step it does (defs/assets.py `plain_errors`)."""
 
 from __future__ import annotations
 
