@@ -85,9 +85,10 @@ def _warn(lines: list[str]) -> None:
 @run_app.command("new")
 def run_new(
     run_id: str,
-    preset: Annotated[str, typer.Option(help="demo (offline, minutes), demo-rl (the demo plus GRPO), demo-onpolicy (the demo plus "
-                                     "on-policy distillation), default (the seeds' recipe), "
-                                     "seeds / seeds-offline (the seeds' corpus and suites from --set env0.root=PATH)")] = "default",
+    preset: Annotated[str, typer.Option(help="demo (offline, minutes: the default, as in the UI's new_run job), demo-rl "
+                                     "(the demo plus GRPO), demo-onpolicy (the demo plus on-policy distillation), default "
+                                     "(the seeds' recipe: a network teacher and a GPU), seeds / seeds-offline (the seeds' "
+                                     "corpus and suites from --set env0.root=PATH)")] = "demo",
     teacher: Annotated[Optional[str], typer.Option(help="litellm model id of the teacher")] = None,
     student: Annotated[Optional[str], typer.Option(help="hub id or local path of the student")] = None,
     set_: Annotated[list[str], typer.Option("--set", help="section.field=value (repeatable)")] = [],

@@ -103,7 +103,7 @@ def _refuse(source: str, errors: list[str]) -> SpecError:
     return SpecError("\n  - ".join([f"{source}: the spec cannot run", *errors]))
 
 
-def build_spec(run_id: str, preset: str = "default", teacher: str | None = None, student: str | None = None,
+def build_spec(run_id: str, preset: str = "demo", teacher: str | None = None, student: str | None = None,
                sets: Sequence[str] = ()) -> tuple[RunSpec, list[str]]:
     """The checked spec of a new run and its warnings; a SpecError naming the field when it cannot run."""
     from env0_posttrain.cli.presets import preset_data
@@ -142,7 +142,7 @@ def built_assets(paths: Paths, spec: RunSpec) -> list[str]:
     return [names[table] for table, n in counts.items() if n]
 
 
-def make_run(paths: Paths, run_id: str, *, preset: str = "default", teacher: str | None = None,
+def make_run(paths: Paths, run_id: str, *, preset: str = "demo", teacher: str | None = None,
              student: str | None = None, sets: Sequence[str] = (), force: bool = False,
              register: Callable[[str], object] = lambda run_id: None) -> NewRun:
     """Check, write data/runs/RUN_ID.yaml, record it in the store and `register` its partition. A SpecError (one

@@ -228,3 +228,17 @@ def test_nightly_on_a_backfill_makes_clones_of_a_source_that_is_not_nightly_nigh
                         nightly=True)
     assert "nightly: run 'noeval' has no eval split (tasks.n_eval: 0) and no suite marked nightly" in line
     assert not (data / "runs" / "noeval--env0-oracle-oracle-0.5.yaml").exists()
+
+
+def test_run_new_starts_from_the_demo_preset_as_the_launchpad_does(data: Path):
+    from env0_posttrain.cli.new_run import build_spec
+
+    out = runner.invoke(app, ["run", "new", "plain", "--data-dir", str(data)])
+    assert out.exit_code == 0, out.output
+    assert load_spec(data / "runs" / "plain.yaml") == build_spec("plain", "demo")[0]
+    assert load_spec(data / "runs" / "plain.yaml") != build_spec("plain", "default")[0]
+    text = "".join(runner.invoke(app, ["run", "new", "--help"], env={"COLUMNS": "400"}).output.split())
+    assert "demo(offline,minutes:thedefault,asintheUI'snew_runjob)" in text and "[default:demo]" in text
+    from env0_posttrain.defs.jobs import NewRunConfig
+
+    assert NewRunConfig.model_fields["preset"].default == "demo"
