@@ -76,12 +76,13 @@ def test_the_new_run_job_writes_the_spec_run_new_writes_and_registers_the_partit
     ({"overrides": ["tasks.n_trian=5"]}, ["run 'r1': invalid run spec: tasks.n_trian: unknown field; "
                                           "did you mean `tasks.n_train`?"]),
     ({"overrides": ["lora.r=0"]}, ["invalid run spec: lora.r: Input should be greater than or equal to 1"]),
-    ({"overrides": ["tasks.source=/no/such/dir"]}, ["run 'r1': tasks.source: /no/such/dir is not a directory"]),
+    ({"overrides": ["tasks.templates=null", "tasks.source=/no/such/dir"]},
+     ["run 'r1': tasks.source: /no/such/dir is not a directory"]),
 ])
 def test_a_spec_that_cannot_run_is_refused_at_launch_in_one_line_naming_the_field_and_nothing_is_written(
         data: Path, config, words):
     with dg.DagsterInstance.ephemeral() as instance:
-        line = _refused("new_run", instance, run_id="r1", preset="default", **config)  # as `run new` defaults
+        line = _refused("new_run", instance, run_id="r1", **config)  # the demo preset, as `run new` defaults
         assert instance.get_dynamic_partitions("run_id") == []
     assert all(w in line for w in words), line
     assert not (data / "runs" / "r1.yaml").exists()
