@@ -34,7 +34,8 @@ def test_a_spec_that_needs_the_sandbox_is_refused_in_one_line_before_it_runs(tmp
 def test_run_new_names_the_apt_command(tmp_path: Path, monkeypatch):
     (tmp_path / "bin").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    result = CliRunner().invoke(app, ["run", "new", "pk", "--preset", "default", "--set", f"tasks.source={tmp_path}", "--data-dir",
+    result = CliRunner().invoke(app, ["run", "new", "pk", "--preset", "default", "--set", f"tasks.source={tmp_path}",
+                                      "--data-dir",
                                       str(tmp_path / "data")])
     assert result.exit_code != 0
     assert f"tasks.source: env0 packages run their scripts in the bubblewrap sandbox, bwrap and unshare not " \
