@@ -12,14 +12,14 @@ from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_rollouts_sy
 from env0_posttrain.agent.attempts import attempt_episode
 from env0_posttrain.agent.backends import BACKENDS, backend_for
 from env0_posttrain.agent.backends.base import Deliver, Job, RolloutBackend, RoundRun, ShardStats
-from env0_posttrain.spec.scale import ScaleSpec
+from env0_posttrain.spec.scale import BackendSettings, ScaleSpec
 from env0_posttrain.spec.section import Section
 from env0_posttrain_tests.support.agent import NotesEnv, notes_task
 
 
 def spec_kinds() -> set[str]:
     """The kinds `scale.backend`'s union holds (each member's `kind` literal)."""
-    union = get_args(ScaleSpec.model_fields["backend"].annotation)[0]
+    union = get_args(BackendSettings)[0]  # Annotated[<members> | ..., Discriminator]
     return {get_args(get_args(m)[0].model_fields["kind"].annotation)[0] for m in get_args(union)}
 
 
