@@ -202,7 +202,7 @@ def part_mid(tiny: bool, result_file: Path | None = None) -> dict:
 
     from env0_posttrain.agent import AgentSettings, ModelEndpoint, register_local_model, run_episode
     from env0_posttrain.agent.providers.local_model import GenRequest, local_model
-    from env0_posttrain.cli.presets import preset_data
+    from env0_posttrain.making.presets import preset_data
     from env0_posttrain.spec.runspec import EvalSpec, LoraSpec, TaskSelection
     from env0_posttrain.tasks import make_task_set
     from env0_posttrain.train import lora_sft

@@ -20,7 +20,7 @@ import time
 
 import yaml
 
-from env0_posttrain.cli.presets import preset_data
+from env0_posttrain.making.presets import preset_data
 from env0_posttrain.spec.runspec import load_spec, parse_spec, write_spec
 from env0_posttrain.util.paths import Paths
 

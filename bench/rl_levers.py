@@ -21,7 +21,7 @@ import yaml
 
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import load_spec, parse_spec, write_spec
-from env0_posttrain.cli.presets import preset_data
+from env0_posttrain.making.presets import preset_data
 
 RL_STEPS = ("rl_adapter", "rl_eval_trajectories")
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from env0_posttrain.spec.runspec import LoraSpec
-from env0_posttrain.cli.presets import preset_data
+from env0_posttrain.making.presets import preset_data
 from env0_posttrain.train.generation import (
     first_call_prompt,
     greedy_completions,

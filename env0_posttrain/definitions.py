@@ -12,9 +12,9 @@ import dagster as dg
 import env0_posttrain.defs as defs_folder
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.defs.spec_executor import spec_stages_executor
-from env0_posttrain.orchestration.pool_wait import install
+from env0_posttrain.run_worker.pool_wait import install
 
-install()  # a run worker waiting on a pool sleeps and hears its termination (orchestration/pool_wait.py)
+install()  # a run worker waiting on a pool sleeps and hears its termination (run_worker/pool_wait.py)
 
 CODE_LOCATION = "env0_posttrain"
 

@@ -29,6 +29,8 @@ from env0_posttrain.tasks.model import Task
 from env0_posttrain.util.progress_log import LoggedBar
 
 from .attempts import attempt_episode
+from .backends import backend_for
+from .backends.base import RoundRun
 from .endpoint import AgentSettings, ModelEndpoint
 from .environment import DEFAULT_ENV, TaskEnv
 from .fail_fast import FAIL_FAST_EPISODES, fail_fast_scope
@@ -37,7 +39,7 @@ from .llm import FatalModelError
 from .providers.lockstep import LANE, MODEL_DONE, Lanes, wants_lanes
 from .loop import STEERABLE_ARMS
 from .records import Arm, Episode, TokenUsage
-from .workers import run_sharded, shard_refusal
+from .workers import shard_refusal
 
 log = logging.getLogger("env0_posttrain.agent")
 
@@ -69,8 +71,8 @@ class RolloutSummary(BaseModel):
     model_calls: int = 0
     usage: TokenUsage = Field(default_factory=TokenUsage)
     duration_s: float = 0.0
-    backend: str = Field(default="this process", description="where the episodes ran: this process, (worker) "
-                         "processes or ray (scale.backend)")
+    backend: str = Field(default="this process", description="where the episodes ran: this process, or the name of "
+                         "the backend that played them (scale.backend.kind: processes, ray)")
     processes: int = Field(default=1, description="processes (or Ray actors) the episodes ran in (1: this one)")
     resent: int = Field(default=0, description="jobs sent again after the Ray actor holding them died (each stored once)")
     worker_cpu_s: float = Field(default=0.0, description="CPU seconds the worker processes spent (0 in-process)")
@@ -141,8 +143,9 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
                        progress: bool = True) -> RolloutSummary:
     """Run every task x trial not in `done_keys` ((run_id, arm, task_id, trial) or (task_id, trial)).
 
-    With `settings.processes > 1` the episodes run in worker processes (see `workers.py`); everything
-    here (accounting, `on_episode`, progress, logs) stays in this process either way.
+    The backend `settings.scale.backend` names (agent/backends/) plays them when it takes the round (worker
+    processes with `settings.processes > 1`, Ray actors); everything here (accounting, `on_episode`, progress, logs)
+    stays in this process either way.
     """
     if settings.steering_prompt and arm not in STEERABLE_ARMS:
         raise ValueError(f"steering prompt is teacher-only; refusing to apply it to arm '{arm}'")
@@ -206,28 +209,22 @@ async def run_rollouts(tasks: Iterable[Task], arm: Arm, trials: int, endpoint: M
                  f"{ep.reward:.2f}" if ep.verifier else "-", len(ep.exchanges), ep.usage.prompt_tokens,
                  ep.usage.completion_tokens, ep.infra_errors, ep.agent_errors, ep.duration_s)
 
-    on_ray = settings.scale.backend == "ray" and bool(todo)
-    processes = settings.processes if len(todo) > 1 and settings.concurrency > 1 else 1
-    if processes > 1 or on_ray:
+    backend = backend_for(settings.scale.backend.kind)
+    elsewhere = backend.leaves_process(settings, len(todo))
+    if elsewhere:
         refusal = shard_refusal(endpoint.model, env if env is not None else DEFAULT_ENV)
         if refusal is not None:
             log.warning("rollouts run=%s arm=%s: running in this process only: %s", run_id, arm, refusal)
-            processes, on_ray = 1, False
+            elsewhere = False
     try:
         with rollout_gc():
-            if processes > 1 or on_ray:
+            if elsewhere:
                 from .providers.faulty import FAULTY
 
-                run = {"endpoint": endpoint, "settings": settings, "arm": arm, "run_id": run_id,
-                       "env": env if env is not None else DEFAULT_ENV}
-                if on_ray:
-                    from .ray_backend import run_on_ray
-
-                    stats = await run_on_ray(todo, settings.processes, run, settings.scale.ray_address, deliver)
-                    summary.backend = "ray"
-                else:
-                    stats = await run_sharded(todo, processes, run, deliver)
-                    summary.backend = "processes"
+                run: RoundRun = {"endpoint": endpoint, "settings": settings, "arm": arm, "run_id": run_id,
+                                 "env": env if env is not None else DEFAULT_ENV}
+                stats = await backend.play(todo, run, deliver)
+                summary.backend = backend.name
                 summary.processes, summary.worker_cpu_s, summary.resent = stats.processes, stats.cpu_s, stats.resent
                 FAULTY.add_injected(stats.faults)
             else:

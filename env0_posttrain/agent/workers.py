@@ -37,13 +37,12 @@ from env0_posttrain.tasks.model import Task
 
 from .fail_fast import CURRENT as FAIL_FAST
 from .fail_fast import FAIL_FAST_EPISODES, FailFast
+from .backends.base import Outcome, ShardStats, split_concurrency
 from .llm import FatalModelError, litellm, provider_of
 from .records import Episode
 
 log = logging.getLogger("env0_posttrain.agent")
 
-# A job's outcome: every attempt's episode (refills included, last one final) and a crash message.
-Outcome = tuple[list[Any], "str | None"]
 START_TIMEOUT_S = 300.0
 WORKER_GC_THRESHOLD0 = 20_000
 _FRESH_PROCESS_PROVIDERS = ("env0-oracle",)
@@ -238,20 +237,6 @@ def shutdown_pools() -> None:
         _IDLE_POOLS.clear()
     for p in pools:
         p.close()
-
-
-def split_concurrency(concurrency: int, processes: int) -> list[int]:
-    """Slots per worker: `concurrency` spread as evenly as possible over `processes` (each gets one at least)."""
-    n = max(1, min(processes, concurrency))
-    return [concurrency // n + (i < concurrency % n) for i in range(n)]
-
-
-@dataclass
-class ShardStats:
-    processes: int
-    cpu_s: float = 0.0
-    faults: Counter = field(default_factory=Counter)
-    resent: int = 0  # jobs sent again after the actor holding them died (ray_backend.py)
 
 
 async def run_sharded(todo: list[tuple[Task, int]], processes: int, run: dict[str, Any],

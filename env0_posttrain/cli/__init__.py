@@ -1,4 +1,2 @@
-"""The command line: the typer app (`main.py`, the `env0-posttrain` script), its one-line operating errors
-(`errors.py`), the presets it reads from spec/presets/ (`presets.py`) and how a run is made (`new_run.py`). Nothing below
-imports it, except the code location's `new_run` and `teacher_backfill` jobs, which make runs through
-`new_run.py` (and so `presets.py`) exactly as `run new` and `backfill` do."""
+"""The command line: the typer app (`main.py`, the `env0-posttrain` script) and its one-line operating errors
+(`errors.py`). Nothing imports it; runs are made in `making/`, which the code location's jobs share with it."""

@@ -33,7 +33,7 @@ def base_rebuild(
 ) -> None:
     """Pre-train the preset's tiny base from its recipe (no shipped copy used; minutes) and say whether it reproduces
     the shipped one byte for byte; --write ships it instead. Exit 1 when it differs and --write was not given."""
-    from env0_posttrain.cli.new_run import build_spec
+    from env0_posttrain.making.new_run import build_spec
     from env0_posttrain.spec.runspec import SpecError
     from env0_posttrain.stages.base_model import TINY_STUDENTS, tiny_recipe
     from env0_posttrain.tasks import make_task_set

@@ -53,7 +53,7 @@ def _checked_spec(paths: Paths, run_id: str) -> RunSpec:
     """The run's spec file, checked before anything runs (no Dagster import, no instance) as `run new` checks a spec:
     a bad run id, a missing, malformed or invalid spec, a package folder that is not there and a teacher litellm
     cannot route each stop the command in one line naming the file and the field."""
-    from env0_posttrain.cli.new_run import check_spec_file
+    from env0_posttrain.making.new_run import check_spec_file
 
     _check_run_id(run_id)
     path = paths.spec(run_id)
@@ -96,7 +96,7 @@ def run_new(
     data_dir: DataDir = None,
 ) -> None:
     """Write data/runs/RUN_ID.yaml and register the run's partition (the UI's new_run job does the same)."""
-    from env0_posttrain.cli.new_run import make_run
+    from env0_posttrain.making.new_run import make_run
 
     paths = Paths.from_env(data_dir)
     try:
@@ -222,7 +222,7 @@ def demo(
     verbose: Verbose = False,
 ) -> None:
     """Create the demo spec (offline oracle teacher, tiny student) and materialize the whole graph."""
-    from env0_posttrain.cli.new_run import make_run
+    from env0_posttrain.making.new_run import make_run
 
     paths = Paths.from_env(data_dir)
     try:
@@ -249,7 +249,7 @@ def doctor(
     from env0_posttrain.cli.doctor import Machine, Needs, diagnose, failing
     from env0_posttrain.spec.runspec import load_spec
 
-    from env0_posttrain.cli.new_run import build_spec
+    from env0_posttrain.making.new_run import build_spec
 
     paths = Paths.from_env(data_dir)
     needs = Needs.of(build_spec("doctor", "demo")[0], "the demo")

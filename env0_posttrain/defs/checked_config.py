@@ -3,7 +3,7 @@
 The Launchpad checks typed config against the job's schema as you type (types, enums, required fields), and on
 Launch the webserver asks the code location for the execution plan before it creates the run; building that plan
 processes the run config, which calls each config type's `post_process`. A `Shape` whose `post_process` runs the
-project's own checks (the same `cli/new_run.py` code `run new` uses) therefore refuses a bad override, teacher or
+project's own checks (the same `making/new_run.py` code `run new` uses) therefore refuses a bad override, teacher or
 run id at Launch, in the project's words, and no run is created. Pydantic validators on a `dg.Config` do not run
 there (they run in the step), hence this.
 

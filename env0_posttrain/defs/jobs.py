@@ -1,6 +1,6 @@
 """Jobs: the whole run, the nightly eval slice, the teacher table's refresh, and the two jobs that make runs from the
 Launchpad: `new_run` (what `run new` does) and `teacher_backfill` (what `backfill` does), through the same code
-(`cli/new_run.py`), so a spec written in the UI is checked exactly as one written on the command line.
+(`making/new_run.py`), so a spec written in the UI is checked exactly as one written on the command line.
 
 `teacher_backfill` already runs inside the instance, so it adds the asset backfill to it directly, built as the
 webserver's `launchPartitionBackfill` mutation builds it (`PartitionBackfill.from_asset_partitions`), instead of
@@ -15,9 +15,9 @@ from dagster._core.execution.backfill import PartitionBackfill
 from dagster._core.utils import make_new_backfill_id
 from pydantic import Field
 
-from env0_posttrain.cli.new_run import (BackfillError, backfill_labels, build_spec, built_assets, load_source, make_run,
+from env0_posttrain.making.new_run import (BackfillError, backfill_labels, build_spec, built_assets, load_source, make_run,
                                         plan_clones, write_clones)
-from env0_posttrain.cli.presets import PRESETS
+from env0_posttrain.making.presets import PRESETS
 from env0_posttrain.defs.checked_config import checked_schema
 from env0_posttrain.defs.assets import EVAL_ASSETS, RUN_ASSETS, run_asset_keys, teacher_table
 from env0_posttrain.defs.metadata import metadata_value

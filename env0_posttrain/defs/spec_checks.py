@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from env0_posttrain.cli.new_run import check_spec_file
+from env0_posttrain.making.new_run import check_spec_file
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.spec.runspec import SpecError
 from env0_posttrain.util.digests import sha256_hex

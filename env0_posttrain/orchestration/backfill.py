@@ -14,7 +14,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from env0_posttrain.cli.new_run import BackfillError, backfill_labels, load_source, plan_clones, write_clones
+from env0_posttrain.making.new_run import BackfillError, backfill_labels, load_source, plan_clones, write_clones
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.spec.optional_stages import applicable
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, LOCATION, UiError, UiGraphQL, UiUnreachable

@@ -16,8 +16,8 @@ from env0_posttrain.defs.console_logger import compact_console_logger, verbose_c
 from env0_posttrain.defs.partitions import register_partition
 from env0_posttrain.defs.resources import Env0Resource
 from env0_posttrain.orchestration.needed import IN_PROGRESS, asset_states, needed
-from env0_posttrain.orchestration.pool_wait import INTERRUPTED, PoolWatch, install, launch_tag
-from env0_posttrain.orchestration.stale_runs import process_tags, sweep_dead_runs
+from env0_posttrain.run_worker.pool_wait import INTERRUPTED, PoolWatch, install, launch_tag
+from env0_posttrain.run_worker.stale_runs import process_tags, sweep_dead_runs
 from env0_posttrain.spec.optional_stages import absent_assets, not_applicable_reason
 from env0_posttrain.spec.runspec import SpecError, load_run_spec
 from env0_posttrain.util.paths import Paths

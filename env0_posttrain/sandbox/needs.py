@@ -1,6 +1,6 @@
 """Which fields of a run spec put commands in the sandbox, and the one-line refusal for a machine that lacks its tools.
 
-Said when a spec is written or a run starts (cli/new_run.spec_problems), before any stage: a fresh machine without
+Said when a spec is written or a run starts (making/new_run.spec_problems), before any stage: a fresh machine without
 bubblewrap learns the apt command there, not from the first package's verifier error minutes into a run.
 """
 

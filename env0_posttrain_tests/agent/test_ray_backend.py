@@ -21,7 +21,7 @@ from env0_posttrain_tests.support.paths import REPO as ROOT
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
 
 from env0_posttrain.agent import AgentSettings, FatalModelError, oracle_endpoint, run_rollouts, run_rollouts_sync  # noqa: E402
-from env0_posttrain.agent.ray_backend import ACTOR_PREFIX, NAMESPACE  # noqa: E402
+from env0_posttrain.agent.backends.ray import ACTOR_PREFIX, NAMESPACE  # noqa: E402
 from env0_posttrain.spec.scale import ScaleSpec  # noqa: E402
 from env0_posttrain_tests.support.agent import NotesEnv, notes_task, read_jsonl_episodes, resume_worker  # noqa: E402
 

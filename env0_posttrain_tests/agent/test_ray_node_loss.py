@@ -13,7 +13,7 @@ from ray import ray_constants  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_rollouts_sync  # noqa: E402
-from env0_posttrain.agent.ray_backend import ACTOR_PREFIX, NAMESPACE  # noqa: E402
+from env0_posttrain.agent.backends.ray import ACTOR_PREFIX, NAMESPACE  # noqa: E402
 from env0_posttrain.spec.scale import ScaleSpec  # noqa: E402
 from env0_posttrain_tests.support.agent import NotesEnv, notes_task  # noqa: E402
 

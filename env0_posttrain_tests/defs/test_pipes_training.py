@@ -40,7 +40,7 @@ def lora_adapter_via_pipes(
 
 
 def _tiny_demo_spec():
-    from env0_posttrain.cli.presets import preset_data
+    from env0_posttrain.making.presets import preset_data
 
     data = preset_data("demo", RUN_ID)
     data["tasks"].update(n_train=12, n_eval=4)

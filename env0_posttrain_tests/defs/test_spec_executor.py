@@ -11,7 +11,7 @@ import dagster as dg
 import pytest
 from dagster._core.storage.dagster_run import DagsterRun
 
-from env0_posttrain.cli.presets import preset_data
+from env0_posttrain.making.presets import preset_data
 from env0_posttrain.defs.assets import RECOLLECT_TAG
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.defs.spec_executor import run_problems, spec_stages_executor

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from env0_posttrain.cli.main import UI_HOST, UI_PORT, app
 from env0_posttrain.defs.partitions import run_partitions
 from env0_posttrain.orchestration import backfill as backfill_mod
-from env0_posttrain.cli.new_run import BackfillError, teacher_run_id, teacher_slug
+from env0_posttrain.making.new_run import BackfillError, teacher_run_id, teacher_slug
 from env0_posttrain.orchestration.backfill import backfill_teachers
 from env0_posttrain.orchestration import ui_graphql
 from env0_posttrain.orchestration.ui_graphql import DEFAULT_UI_URL, UiError, UiGraphQL

@@ -9,7 +9,8 @@
 - Layers: a module imports only from its own layer or a lower one (`LAYERS`, lowest first; DESIGN.md's one-way
   flow workspace <- tasks <- agent <- sft <- train <- evaluate, with the helpers and the run spec below it, the
   sandbox below the tasks (the env0 runner and the shell surface both run commands in it), and the stages, Dagster
-  and the CLI above it). Every module belongs to a layer, so a new top-level module must be placed here.
+  and the CLI above it). A layer is named by folders (top-level packages) only, never by one module of a folder, and
+  every module belongs to one, so a new top-level package must be placed here.
 - The root: only the package's `__init__` and the code location (`ROOT_MODULES`); every other module sits in a
   package named for its role.
 - Cohesion: a module holds one role, named for what it holds. No file named or described as another file's
@@ -41,11 +42,10 @@ from env0_posttrain_tests.support.paths import FIXTURES, REPO, TESTS
 
 PKG = REPO / "env0_posttrain"
 ROOT = PKG.name
-DAGSTER_SIDE = ("defs", "orchestration", "definitions")  # the only places that may import dagster
+DAGSTER_SIDE = ("defs", "run_worker", "orchestration", "definitions")  # the only places that may import dagster
 
-# Lowest first. Entries are top-level packages or modules of env0_posttrain; the longest matching entry wins, so a
-# module may sit in another layer than its package (the two orchestration modules a run worker needs, the two cli
-# modules the code location's jobs share with the command line).
+# Lowest first. Entries are the top-level packages of env0_posttrain (and the code location module): folders only, so a
+# module's layer is its folder's.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("helpers", ("util",)),
     ("run spec", ("spec",)),
@@ -58,9 +58,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("train", ("train",)),
     ("evaluate", ("evaluate",)),
     ("stages", ("stages",)),
-    ("run making", ("cli.presets", "cli.new_run")),  # `run new` / `backfill` and the UI's new_run / teacher_backfill jobs
+    ("run making", ("making",)),  # `run new` / `backfill` and the UI's new_run / teacher_backfill jobs
     ("dagster declarations", ("defs",)),
-    ("dagster run-time", ("orchestration.pool_wait", "orchestration.stale_runs")),
+    ("dagster run worker", ("run_worker",)),  # pool waits and the dead-run sweep: the code location loads them
     ("code location", ("definitions",)),
     ("dagster actions", ("orchestration",)),
     ("command line", ("cli",)),
@@ -147,13 +147,8 @@ def _graph(type_checking: bool) -> nx.DiGraph:
 def _layer(module: str) -> int | None:
     if module == ROOT:
         return 0  # the package's own __init__: a docstring
-    rel = module.removeprefix(ROOT + ".")
-    best: tuple[int, int] | None = None  # (length of the matching entry, layer)
-    for i, (_, entries) in enumerate(LAYERS):
-        for entry in entries:
-            if (rel == entry or rel.startswith(entry + ".")) and (best is None or len(entry) > best[0]):
-                best = (len(entry), i)
-    return None if best is None else best[1]
+    top = module.removeprefix(ROOT + ".").split(".")[0]
+    return next((i for i, (_, entries) in enumerate(LAYERS) if top in entries), None)
 
 
 def test_core_packages_never_import_dagster():
@@ -186,6 +181,13 @@ def test_no_import_cycles_between_files():
 
 def test_the_package_root_holds_only_the_code_location():
     assert sorted(f.stem for f in PKG.glob("*.py")) == sorted(ROOT_MODULES)
+
+
+def test_the_layers_name_folders_only():
+    """No module sits in another layer than its folder: a module that must sit lower moves to a package of its own."""
+    entries = [e for _, es in LAYERS for e in es]
+    assert len(entries) == len(set(entries))
+    assert [e for e in entries if not ((PKG / e).is_dir() or e in ROOT_MODULES)] == []
 
 
 def test_every_module_has_a_layer():

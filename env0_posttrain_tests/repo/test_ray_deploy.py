@@ -43,7 +43,7 @@ def test_the_step_reaches_the_head_at_an_address_scale_accepts():
     head, _ = templates()
     ports = {p.name: p.container_port for p in head.spec.containers[0].ports}
     address = f"ray://{CLUSTER['metadata']['name']}-head-svc:{ports['client']}"
-    assert ScaleSpec(backend="ray", ray_address=address).ray_address == address
+    assert ScaleSpec(backend={"kind": "ray", "address": address}).backend.address == address
     assert address in (DEPLOY_DIR / "ray" / "raycluster.yaml").read_text()
     assert CLUSTER["spec"]["headGroupSpec"]["rayStartParams"]["num-cpus"] == "0", "no episode on the head"
 

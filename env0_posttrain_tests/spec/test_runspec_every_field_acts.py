@@ -46,6 +46,12 @@ def leaf_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
             out.append(prefix + name)
             out += leaf_paths(RelabelSpec, f"{prefix}{name}.")
             continue
+        if prefix == "scale." and name == "backend":  # a union by kind: the kind with settings (ray) proves its own
+            from env0_posttrain.spec.scale import RayBackend
+
+            out.append(prefix + name)
+            out += leaf_paths(RayBackend, f"{prefix}{name}.")
+            continue
         if optional and type(None) in ann.__args__:  # an optional section (rl): each of its fields needs a proof
             out.append(prefix + name)
             out += leaf_paths(optional[0], f"{prefix}{name}.")
@@ -446,7 +452,8 @@ P["teacher.surface"] = ("shell", requests, {"compare_across_surfaces": True})
 P["eval.surface"] = ("shell", requests, {"compare_across_surfaces": True})
 P["torch_threads"] = (13, run_threads, {})
 P["scale.backend"] = ("ray", requests, {})  # the settings every round runs under (agent/test_ray_backend.py: where it plays)
-P["scale.ray_address"] = ("ray://head:10001", requests, {"scale": {"backend": "ray"}})
+P["scale.backend.kind"] = ("ray", requests, {})
+P["scale.backend.address"] = ("ray://head:10001", requests, {"scale": {"backend": {"kind": "ray"}}})
 
 
 def mixed_surfaces(spec: RunSpec, env) -> Any:

@@ -208,7 +208,7 @@ def test_run_new_checks_the_folders_and_refuses_to_replace_a_built_run(tmp_path,
 
 
 def test_a_teacher_clone_records_the_skill_its_model_id_plays():
-    from env0_posttrain.cli.new_run import clone_for_teacher
+    from env0_posttrain.making.new_run import clone_for_teacher
 
     clone = clone_for_teacher(_spec(), "env0-oracle/oracle@0.6")
     assert clone.teacher.skill == 0.6

@@ -11,7 +11,7 @@ from env0_posttrain.stages import arms as models
 from env0_posttrain.stages.comparison_report import write_report
 from env0_posttrain.stages import rounds
 from env0_posttrain.agent import oracle_endpoint
-from env0_posttrain.cli.new_run import clone_for_teacher
+from env0_posttrain.making.new_run import clone_for_teacher
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.spec.runspec import RunSpec, parse_spec
 from env0_posttrain.stages.context import StageContext

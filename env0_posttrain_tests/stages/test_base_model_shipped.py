@@ -4,7 +4,7 @@ set or the recipe fails here, where `env0-posttrain base rebuild --write` ships 
 
 from __future__ import annotations
 
-from env0_posttrain.cli.new_run import build_spec
+from env0_posttrain.making.new_run import build_spec
 from env0_posttrain.stages.base_model import tiny_recipe
 from env0_posttrain.tasks import make_task_set
 from env0_posttrain.train.tiny_student import shipped

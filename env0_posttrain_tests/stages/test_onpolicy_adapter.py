@@ -75,7 +75,7 @@ def test_round_tasks_are_a_seeded_draw_that_changes_by_round():
 
 
 def test_demo_onpolicy_preset_is_the_demo_plus_the_stage():
-    from env0_posttrain.cli.presets import preset_data
+    from env0_posttrain.making.presets import preset_data
 
     demo, demo_op = parse_spec(preset_data("demo", "x")), parse_spec(preset_data("demo-onpolicy", "x"))
     assert demo.onpolicy is None and demo_op.onpolicy.kind == "relabel"

@@ -171,7 +171,7 @@ def test_runs_without_an_rl_section_skip_both_rl_stages(tmp_path):
 def test_demo_rl_preset_is_the_demo_plus_the_measured_rl_recipe():
     import yaml
 
-    from env0_posttrain.cli.presets import preset_data
+    from env0_posttrain.making.presets import preset_data
 
     demo, demo_rl = parse_spec(preset_data("demo", "x")), parse_spec(preset_data("demo-rl", "x"))
     recipe = yaml.safe_load((REPO / "env0_posttrain/spec/presets/demo-rl.yaml").read_text())["rl"]

@@ -15,7 +15,7 @@ from env0_posttrain.agent.llm import register_provider
 from env0_posttrain.agent.shell.oracle import command_for_call, shell_commands
 from env0_posttrain.agent.shell.session import render
 from env0_posttrain.agent.shell.tools import shell_tool_defs, tools_for_surface
-from env0_posttrain.stages.comparison_report import arm_surfaces
+from env0_posttrain.evaluate.surfaces import arm_surfaces
 from env0_posttrain.spec.runspec import SpecError, parse_spec
 from env0_posttrain.sft import convert_rows, results_row, validate_rows
 from env0_posttrain_tests.support.shell import Result, use_host_sandbox

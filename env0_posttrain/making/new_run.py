@@ -106,7 +106,7 @@ def _refuse(source: str, errors: list[str]) -> SpecError:
 def build_spec(run_id: str, preset: str = "demo", teacher: str | None = None, student: str | None = None,
                sets: Sequence[str] = ()) -> tuple[RunSpec, list[str]]:
     """The checked spec of a new run and its warnings; a SpecError naming the field when it cannot run."""
-    from env0_posttrain.cli.presets import preset_data
+    from env0_posttrain.making.presets import preset_data
 
     if problem := run_id_problem(run_id):
         raise SpecError(problem)

@@ -1,5 +1,5 @@
 """Runs made from the Launchpad: the `new_run` and `teacher_backfill` jobs check and write specs exactly as `run new`
-and `backfill` do (one code path, cli/new_run.py), a wrong teacher or a misspelt field is refused naming the field,
+and `backfill` do (one code path, making/new_run.py), a wrong teacher or a misspelt field is refused naming the field,
 a partition without a spec is refused in one line, and a backfill clone's report refreshes its source's teacher
 table. Jobs run in process against an ephemeral instance."""
 
@@ -140,7 +140,7 @@ def test_the_teacher_backfill_job_clones_per_teacher_out_of_the_nightly_set_and_
 
 
 def test_a_clones_report_asks_for_its_sources_teacher_table(data: Path):
-    from env0_posttrain.cli.new_run import clone_for_teacher, write_clones
+    from env0_posttrain.making.new_run import clone_for_teacher, write_clones
     from env0_posttrain.spec.runspec import parse_spec
 
     source = parse_spec({"run_id": "src"}, "t")
@@ -232,7 +232,7 @@ def test_nightly_on_a_backfill_makes_clones_of_a_source_that_is_not_nightly_nigh
 
 
 def test_run_new_starts_from_the_demo_preset_as_the_launchpad_does(data: Path):
-    from env0_posttrain.cli.new_run import build_spec
+    from env0_posttrain.making.new_run import build_spec
 
     out = runner.invoke(app, ["run", "new", "plain", "--data-dir", str(data)])
     assert out.exit_code == 0, out.output

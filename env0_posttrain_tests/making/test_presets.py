@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from env0_posttrain.cli.presets import PRESETS, preset_data
+from env0_posttrain.making.presets import PRESETS, preset_data
 from env0_posttrain.spec.runspec import RunSpec, parse_spec
 from env0_posttrain_tests.support.paths import REPO as ROOT
 

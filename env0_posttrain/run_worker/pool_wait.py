@@ -25,7 +25,7 @@ from dagster._core.execution.plan.instance_concurrency_context import InstanceCo
 from dagster._core.storage.dagster_run import DagsterRunStatus, RunsFilter
 from dagster._utils.interrupts import check_captured_interrupt
 
-from env0_posttrain.orchestration.stale_runs import describe_run, sweep_dead_runs
+from env0_posttrain.run_worker.stale_runs import describe_run, sweep_dead_runs
 
 MAX_SLEEP_S = 1.0
 REPEAT_S = 30.0  # a wait that has not changed is said again this often

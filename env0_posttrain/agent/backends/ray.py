@@ -1,4 +1,4 @@
-"""Episodes played by Ray actors: the same seam as the worker processes (`workers.run_sharded`), across machines.
+"""Episodes played by Ray actors: the same seam as the worker processes (backends/base.py), across machines.
 
 `scale.backend: ray` hands a round's (task, trial) jobs to `processes` async Ray actors, each playing up to its
 share of the concurrency (`max_concurrency`) on its own event loop: whole episodes, the agent loop, the workspace,
@@ -25,16 +25,19 @@ import os
 import time
 import uuid
 from collections import Counter, deque
-from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from env0_posttrain.spec.scale import RayBackend
 from env0_posttrain.tasks.model import Task
 
-from .fail_fast import CURRENT as FAIL_FAST
-from .fail_fast import FAIL_FAST_EPISODES, FailFast
-from .llm import FatalModelError
-from .records import Episode
-from .workers import Outcome, ShardStats, split_concurrency
+from ..fail_fast import CURRENT as FAIL_FAST
+from ..fail_fast import FAIL_FAST_EPISODES, FailFast
+from ..llm import FatalModelError
+from ..records import Episode
+from .base import Deliver, Job, RoundRun, ShardStats, split_concurrency
+
+if TYPE_CHECKING:
+    from ..endpoint import AgentSettings
 
 log = logging.getLogger("env0_posttrain.agent")
 
@@ -54,8 +57,8 @@ class RolloutActor:
     the error, and the driver decides what a failure means)."""
 
     def __init__(self, run: dict[str, Any]) -> None:
-        from . import _install_providers
-        from .providers.faulty import injected_faults
+        from .. import _install_providers
+        from ..providers.faulty import injected_faults
 
         _install_providers()
         import env0_posttrain.agent.loop  # noqa: F401 - litellm and the loop, imported before the first job
@@ -65,8 +68,8 @@ class RolloutActor:
         self.cpu0, self.faults0 = time.process_time(), Counter(injected_faults())
 
     async def play(self, task: Task, trial: int) -> tuple:
-        from .attempts import attempt_episode
-        from .harness_failures import portable
+        from ..attempts import attempt_episode
+        from ..harness_failures import portable
 
         run = self.run
         FAIL_FAST.set(self.fail_fast)  # this call's context: the episode's tasks share the actor's one FailFast
@@ -86,7 +89,7 @@ class RolloutActor:
 
     def stats(self) -> tuple[float, dict[str, int], int]:
         """CPU seconds spent, faults injected (env0-faulty) and the pid, since this actor (re)started."""
-        from .providers.faulty import injected_faults
+        from ..providers.faulty import injected_faults
 
         faults = Counter(injected_faults())
         faults.subtract(self.faults0)
@@ -121,8 +124,8 @@ def connect(address: str | None) -> bool:
     return True
 
 
-async def run_on_ray(todo: list[tuple[Task, int]], actors: int, run: dict[str, Any], address: str | None,
-                     deliver: Callable[[Task, int, Outcome], Awaitable[None]]) -> ShardStats:
+async def run_on_ray(todo: list[Job], actors: int, run: RoundRun | dict[str, Any], address: str | None,
+                     deliver: Deliver) -> ShardStats:
     """Run every (task, trial) of `todo` on `actors` Ray actors; `deliver` each outcome here, once."""
     started = connect(address)
     import ray
@@ -213,3 +216,21 @@ async def run_on_ray(todo: list[tuple[Task, int]], actors: int, run: dict[str, A
         if started:
             ray.shutdown()
     return stats
+
+
+class RayRollouts:
+    """`processes` Ray actors at `scale.backend.address`; a round of one job goes there too."""
+
+    name: ClassVar[str] = "ray"
+
+    def leaves_process(self, settings: AgentSettings, jobs: int) -> bool:
+        return jobs > 0
+
+    async def play(self, todo: list[Job], run: RoundRun, deliver: Deliver) -> ShardStats:
+        settings = run["settings"]
+        backend = settings.scale.backend
+        address = backend.address if isinstance(backend, RayBackend) else None
+        return await run_on_ray(todo, settings.processes, run, address, deliver)
+
+
+RAY = RayRollouts()
