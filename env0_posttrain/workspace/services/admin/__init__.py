@@ -1,3 +1,9 @@
+"""The Admin SDK Directory service: users, groups, members, tokens and app passwords (env0 has no port for it: the
+shell reaches it at $WORKSPACE_URL)."""
+
+from ..descriptor import ServiceDescriptor
 from .toolkit import Admin
 
-__all__ = ["Admin"]
+SERVICE = ServiceDescriptor(Admin, planted_offset=True, shell_url="WORKSPACE_URL")
+
+__all__ = ["Admin", "SERVICE"]

@@ -1,3 +1,9 @@
+"""The Calendar API service: calendars, events, ACLs, free/busy and settings, and env0's mock-gcal face of it."""
+
+from ..descriptor import Env0Face, ServiceDescriptor
 from .toolkit import Calendar
 
-__all__ = ["Calendar"]
+SERVICE = ServiceDescriptor(Calendar, env0=Env0Face("gcal", 9003, ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL"),
+                                                  fill="GCAL_FILL_CONFIG", hints=("NEEDLE_EVENTS", "GCAL_FILL_CONFIG"), gws=True), planted_offset=True)
+
+__all__ = ["Calendar", "SERVICE"]

@@ -1,3 +1,10 @@
+"""The Drive API service: files, permissions, comments, revisions and shared drives, and env0's mock-gdrive face of
+it."""
+
+from ..descriptor import Env0Face, ServiceDescriptor
 from .toolkit import Drive
 
-__all__ = ["Drive"]
+SERVICE = ServiceDescriptor(Drive, env0=Env0Face("gdrive", 9005, ("MOCK_GDRIVE_URL", "GDRIVE_URL", "DRIVE_URL"),
+                                            fill="GDRIVE_FILL_CONFIG", hints=("NORMAL_FILES",), gws=True), planted_offset=True)
+
+__all__ = ["Drive", "SERVICE"]

@@ -1,3 +1,11 @@
+"""The Slack Web API service and env0's mock-slack face of it."""
+
+from ..descriptor import Env0Face, ServiceDescriptor
+from ...dialects.slack import SLACK
 from .toolkit import Slack
 
-__all__ = ["Slack"]
+SERVICE = ServiceDescriptor(Slack, dialect=SLACK, planted_offset=True, shell_url="SLACK_URL",
+                            env0=Env0Face("slack", 9002, ("MOCK_SLACK_URL", "SLACK_URL"), fill="SLACK_FILL_CONFIG",
+                                          hints=("SEED_CHANNELS", "SEED_MESSAGES", "SEED_USERS")))
+
+__all__ = ["Slack", "SERVICE"]

@@ -1,0 +1,49 @@
+"""What the house knows about one service, held in one place: each service folder exports one `ServiceDescriptor`
+and `registry.py` collects them, so the workspace, the tool table, the dialect lookup and env0's face of the service
+loop over the registry instead of restating the services."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..dialects.base import Dialect
+from ..dialects.google import GOOGLE
+
+if TYPE_CHECKING:
+    from ..base import Service
+
+
+@dataclass(frozen=True)
+class Env0Face:
+    """How env0's task packages reach the service: env0's own name for it (task.toml `services`, `mock-<name>`), the
+    port its scripts default to (`${GMAIL_URL:-http://localhost:9001}`), the URL variables they read, the needles
+    module's fill-config name and the module attributes that show a package uses it when task.toml names none."""
+
+    name: str
+    port: int
+    env: tuple[str, ...]
+    fill: str | None = None
+    hints: tuple[str, ...] = ()
+    gws: bool = False  # reached through env0's `gws` command (Google Workspace CLI) under our service name
+
+    @property
+    def prefix(self) -> str:
+        """The path prefix the env0 surface answers it under: env0's name."""
+        return self.name
+
+
+@dataclass(frozen=True)
+class ServiceDescriptor:
+    """One service to the rest of the house. `planted_offset`: a built-in task's planting moves the service's id
+    counter by a per-task offset (tasks/sources.py), so planted ids differ between tasks."""
+
+    toolkit: type[Service]
+    dialect: Dialect = GOOGLE
+    env0: Env0Face | None = None
+    planted_offset: bool = False
+    shell_url: str | None = None  # the URL variable the shell oracle's curl reads when gws does not reach it
+
+    @property
+    def name(self) -> str:
+        return self.toolkit.name
