@@ -21,6 +21,7 @@ from ....workspace.base import DIGITS, make_id
 from ....workspace.environment import Workspace
 from ....workspace.services.gmail.data_model import SYSTEM_LABELS
 from ....workspace.services.slack.data_model import SlackUser
+from ....workspace.services import registry
 from ..package.load import Env0Error, load_needles
 
 FOLDER = "application/vnd.google-apps.folder"
@@ -69,13 +70,10 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
             "_extras": extras}
 
 
-_FILL_NAMES = {"gmail": "GMAIL_FILL_CONFIG", "calendar": "GCAL_FILL_CONFIG", "drive": "GDRIVE_FILL_CONFIG",
-               "docs": "GDRIVE_FILL_CONFIG", "slack": "SLACK_FILL_CONFIG", "stripe": "STRIPE_FILL_CONFIG"}
-
-
 def _fill_config(mod: ModuleType, svc: str, services: tuple[str, ...]) -> dict:
     """The service's own *_FILL_CONFIG, else FILL_CONFIG when the package seeds one service family only."""
-    own = getattr(mod, _FILL_NAMES[svc], None)
+    face = registry.get(svc).env0
+    own = getattr(mod, face.fill, None) if face and face.fill else None
     if isinstance(own, dict):
         return own
     shared = getattr(mod, "FILL_CONFIG", None)
