@@ -12,6 +12,7 @@ from ..dialects.google import GOOGLE
 
 if TYPE_CHECKING:
     from ..base import Service
+    from .safety import Gate
 
 
 @dataclass(frozen=True)
@@ -35,12 +36,14 @@ class Env0Face:
 
 @dataclass(frozen=True)
 class ServiceDescriptor:
-    """One service to the rest of the house. `planted_offset`: a built-in task's planting moves the service's id
-    counter by a per-task offset (tasks/sources.py), so planted ids differ between tasks."""
+    """One service to the rest of the house. `gates`: what the safety gates read of it (safety.py; None: nothing to
+    remove or send). `planted_offset`: a built-in task's planting moves the service's id counter by a per-task offset
+    (tasks/sources.py), so planted ids differ between tasks."""
 
     toolkit: type[Service]
     dialect: Dialect = GOOGLE
     env0: Env0Face | None = None
+    gates: Gate | None = None
     planted_offset: bool = False
     shell_url: str | None = None  # the URL variable the shell oracle's curl reads when gws does not reach it
 

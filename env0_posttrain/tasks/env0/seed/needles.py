@@ -35,7 +35,7 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
     rng = random.Random(seed)
     needles: list[dict[str, Any]] = []
     for svc in services:
-        if svc in _FILL_NAMES and _fill_config(mod, svc, services).get("target_count") == "fixed_only":
+        if _fill_name(svc) and _fill_config(mod, svc, services).get("target_count") == "fixed_only":
             _clear_fill(ws, svc)
     if "gmail" in services:
         if env0_root is not None:  # env0's mock-gmail fills every inbox from its content library
@@ -70,10 +70,16 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
             "_extras": extras}
 
 
+def _fill_name(svc: str) -> str | None:
+    """The needles module's fill-config name for one of our services (its env0 face's; None: it has no fill)."""
+    face = registry.get(svc).env0
+    return face.fill if face else None
+
+
 def _fill_config(mod: ModuleType, svc: str, services: tuple[str, ...]) -> dict:
     """The service's own *_FILL_CONFIG, else FILL_CONFIG when the package seeds one service family only."""
-    face = registry.get(svc).env0
-    own = getattr(mod, face.fill, None) if face and face.fill else None
+    name = _fill_name(svc)
+    own = getattr(mod, name, None) if name else None
     if isinstance(own, dict):
         return own
     shared = getattr(mod, "FILL_CONFIG", None)

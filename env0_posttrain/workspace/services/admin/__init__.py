@@ -2,8 +2,9 @@
 shell reaches it at $WORKSPACE_URL)."""
 
 from ..descriptor import ServiceDescriptor
+from .gates import gates
 from .toolkit import Admin
 
-SERVICE = ServiceDescriptor(Admin, planted_offset=True, shell_url="WORKSPACE_URL")
+SERVICE = ServiceDescriptor(Admin, gates=gates, planted_offset=True, shell_url="WORKSPACE_URL")
 
 __all__ = ["Admin", "SERVICE"]

@@ -1,9 +1,12 @@
 """The Calendar API service: calendars, events, ACLs, free/busy and settings, and env0's mock-gcal face of it."""
 
 from ..descriptor import Env0Face, ServiceDescriptor
+from .gates import gates
 from .toolkit import Calendar
 
-SERVICE = ServiceDescriptor(Calendar, env0=Env0Face("gcal", 9003, ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL"),
-                                                  fill="GCAL_FILL_CONFIG", hints=("NEEDLE_EVENTS", "GCAL_FILL_CONFIG"), gws=True), planted_offset=True)
+SERVICE = ServiceDescriptor(
+    Calendar, gates=gates, planted_offset=True,
+    env0=Env0Face("gcal", 9003, ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL"), fill="GCAL_FILL_CONFIG",
+                  hints=("NEEDLE_EVENTS", "GCAL_FILL_CONFIG"), gws=True))
 
 __all__ = ["Calendar", "SERVICE"]

@@ -2,9 +2,11 @@
 Drive's)."""
 
 from ..descriptor import Env0Face, ServiceDescriptor
+from .gates import gates
 from .toolkit import Docs
 
-SERVICE = ServiceDescriptor(Docs, env0=Env0Face("gdoc", 9004, ("MOCK_GDOC_URL", "GDOC_URL", "DOCS_URL"), fill="GDRIVE_FILL_CONFIG",
-                                          gws=True), planted_offset=True)
+SERVICE = ServiceDescriptor(
+    Docs, gates=gates, planted_offset=True,
+    env0=Env0Face("gdoc", 9004, ("MOCK_GDOC_URL", "GDOC_URL", "DOCS_URL"), fill="GDRIVE_FILL_CONFIG", gws=True))
 
 __all__ = ["Docs", "SERVICE"]

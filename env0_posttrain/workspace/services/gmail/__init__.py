@@ -1,9 +1,12 @@
 """The Gmail API service: mailboxes, labels, threads, drafts, history and settings, and env0's mock-gmail face of it."""
 
 from ..descriptor import Env0Face, ServiceDescriptor
+from .gates import gates
 from .toolkit import Gmail
 
-SERVICE = ServiceDescriptor(Gmail, env0=Env0Face("gmail", 9001, ("MOCK_GMAIL_URL", "GMAIL_URL"), fill="GMAIL_FILL_CONFIG",
-                                            hints=("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), gws=True), planted_offset=True)
+SERVICE = ServiceDescriptor(
+    Gmail, gates=gates, planted_offset=True,
+    env0=Env0Face("gmail", 9001, ("MOCK_GMAIL_URL", "GMAIL_URL"), fill="GMAIL_FILL_CONFIG",
+                  hints=("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), gws=True))
 
 __all__ = ["Gmail", "SERVICE"]

@@ -2,10 +2,12 @@
 
 from ..descriptor import Env0Face, ServiceDescriptor
 from ...dialects.slack import SLACK
+from .gates import gates
 from .toolkit import Slack
 
-SERVICE = ServiceDescriptor(Slack, dialect=SLACK, planted_offset=True, shell_url="SLACK_URL",
-                            env0=Env0Face("slack", 9002, ("MOCK_SLACK_URL", "SLACK_URL"), fill="SLACK_FILL_CONFIG",
-                                          hints=("SEED_CHANNELS", "SEED_MESSAGES", "SEED_USERS")))
+SERVICE = ServiceDescriptor(
+    Slack, dialect=SLACK, gates=gates, planted_offset=True, shell_url="SLACK_URL",
+    env0=Env0Face("slack", 9002, ("MOCK_SLACK_URL", "SLACK_URL"), fill="SLACK_FILL_CONFIG",
+                  hints=("SEED_CHANNELS", "SEED_MESSAGES", "SEED_USERS")))
 
 __all__ = ["Slack", "SERVICE"]

@@ -5,7 +5,7 @@ from ..descriptor import Env0Face, ServiceDescriptor
 from ...dialects.stripe import STRIPE
 from .toolkit import Stripe
 
-SERVICE = ServiceDescriptor(Stripe, dialect=STRIPE, env0=Env0Face("stripe", 9007, ("MOCK_STRIPE_URL", "STRIPE_URL"),
-                                                                fill="STRIPE_FILL_CONFIG"))
+SERVICE = ServiceDescriptor(
+    Stripe, dialect=STRIPE, env0=Env0Face("stripe", 9007, ("MOCK_STRIPE_URL", "STRIPE_URL"), fill="STRIPE_FILL_CONFIG"))
 
 __all__ = ["Stripe", "SERVICE"]
