@@ -12,18 +12,22 @@ from ..dialects.google import GOOGLE
 
 if TYPE_CHECKING:
     from ..base import Service
+    from .env0_shapes import Diff, State
     from .safety import Gate
 
 
 @dataclass(frozen=True)
 class Env0Face:
     """How env0's task packages reach the service: env0's own name for it (task.toml `services`, `mock-<name>`), the
-    port its scripts default to (`${GMAIL_URL:-http://localhost:9001}`), the URL variables they read, the needles
-    module's fill-config name and the module attributes that show a package uses it when task.toml names none."""
+    port its scripts default to (`${GMAIL_URL:-http://localhost:9001}`), the URL variables they read, its rows in
+    env0's /_admin/state and /_admin/diff JSON (env0_shapes.py), the needles module's fill-config name and the module
+    attributes that show a package uses it when task.toml names none."""
 
     name: str
     port: int
     env: tuple[str, ...]
+    state: State | None = None
+    diff: Diff | None = None
     fill: str | None = None
     hints: tuple[str, ...] = ()
     gws: bool = False  # reached through env0's `gws` command (Google Workspace CLI) under our service name

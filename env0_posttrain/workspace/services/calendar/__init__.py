@@ -2,11 +2,12 @@
 
 from ..descriptor import Env0Face, ServiceDescriptor
 from .gates import gates
+from .env0_shape import calendar_diff, calendar_state
 from .toolkit import Calendar
 
 SERVICE = ServiceDescriptor(
     Calendar, gates=gates, planted_offset=True,
-    env0=Env0Face("gcal", 9003, ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL"), fill="GCAL_FILL_CONFIG",
-                  hints=("NEEDLE_EVENTS", "GCAL_FILL_CONFIG"), gws=True))
+    env0=Env0Face("gcal", 9003, ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL"), state=calendar_state, diff=calendar_diff,
+                  fill="GCAL_FILL_CONFIG", hints=("NEEDLE_EVENTS", "GCAL_FILL_CONFIG"), gws=True))
 
 __all__ = ["Calendar", "SERVICE"]

@@ -3,10 +3,12 @@ Drive's)."""
 
 from ..descriptor import Env0Face, ServiceDescriptor
 from .gates import gates
+from .env0_shape import docs_diff, docs_state
 from .toolkit import Docs
 
 SERVICE = ServiceDescriptor(
     Docs, gates=gates, planted_offset=True,
-    env0=Env0Face("gdoc", 9004, ("MOCK_GDOC_URL", "GDOC_URL", "DOCS_URL"), fill="GDRIVE_FILL_CONFIG", gws=True))
+    env0=Env0Face("gdoc", 9004, ("MOCK_GDOC_URL", "GDOC_URL", "DOCS_URL"), state=docs_state, diff=docs_diff,
+                  fill="GDRIVE_FILL_CONFIG", gws=True))
 
 __all__ = ["Docs", "SERVICE"]

@@ -3,11 +3,12 @@ it."""
 
 from ..descriptor import Env0Face, ServiceDescriptor
 from .gates import gates
+from .env0_shape import drive_diff, drive_state
 from .toolkit import Drive
 
 SERVICE = ServiceDescriptor(
     Drive, gates=gates, planted_offset=True,
-    env0=Env0Face("gdrive", 9005, ("MOCK_GDRIVE_URL", "GDRIVE_URL", "DRIVE_URL"), fill="GDRIVE_FILL_CONFIG",
-                  hints=("NORMAL_FILES",), gws=True))
+    env0=Env0Face("gdrive", 9005, ("MOCK_GDRIVE_URL", "GDRIVE_URL", "DRIVE_URL"), state=drive_state, diff=drive_diff,
+                  fill="GDRIVE_FILL_CONFIG", hints=("NORMAL_FILES",), gws=True))
 
 __all__ = ["Drive", "SERVICE"]

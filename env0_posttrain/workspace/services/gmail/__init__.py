@@ -2,11 +2,12 @@
 
 from ..descriptor import Env0Face, ServiceDescriptor
 from .gates import gates
+from .env0_shape import gmail_diff, gmail_state
 from .toolkit import Gmail
 
 SERVICE = ServiceDescriptor(
     Gmail, gates=gates, planted_offset=True,
-    env0=Env0Face("gmail", 9001, ("MOCK_GMAIL_URL", "GMAIL_URL"), fill="GMAIL_FILL_CONFIG",
-                  hints=("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), gws=True))
+    env0=Env0Face("gmail", 9001, ("MOCK_GMAIL_URL", "GMAIL_URL"), state=gmail_state, diff=gmail_diff,
+                  fill="GMAIL_FILL_CONFIG", hints=("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), gws=True))
 
 __all__ = ["Gmail", "SERVICE"]

@@ -3,11 +3,12 @@
 from ..descriptor import Env0Face, ServiceDescriptor
 from ...dialects.slack import SLACK
 from .gates import gates
+from .env0_shape import slack_diff, slack_state
 from .toolkit import Slack
 
 SERVICE = ServiceDescriptor(
     Slack, dialect=SLACK, gates=gates, planted_offset=True, shell_url="SLACK_URL",
-    env0=Env0Face("slack", 9002, ("MOCK_SLACK_URL", "SLACK_URL"), fill="SLACK_FILL_CONFIG",
-                  hints=("SEED_CHANNELS", "SEED_MESSAGES", "SEED_USERS")))
+    env0=Env0Face("slack", 9002, ("MOCK_SLACK_URL", "SLACK_URL"), state=slack_state, diff=slack_diff,
+                  fill="SLACK_FILL_CONFIG", hints=("SEED_CHANNELS", "SEED_MESSAGES", "SEED_USERS")))
 
 __all__ = ["Slack", "SERVICE"]

@@ -3,9 +3,12 @@ face of it."""
 
 from ..descriptor import Env0Face, ServiceDescriptor
 from ...dialects.stripe import STRIPE
+from .env0_shape import stripe_diff, stripe_state
 from .toolkit import Stripe
 
 SERVICE = ServiceDescriptor(
-    Stripe, dialect=STRIPE, env0=Env0Face("stripe", 9007, ("MOCK_STRIPE_URL", "STRIPE_URL"), fill="STRIPE_FILL_CONFIG"))
+    Stripe, dialect=STRIPE,
+    env0=Env0Face("stripe", 9007, ("MOCK_STRIPE_URL", "STRIPE_URL"), state=stripe_state, diff=stripe_diff,
+                  fill="STRIPE_FILL_CONFIG"))
 
 __all__ = ["Stripe", "SERVICE"]
