@@ -27,8 +27,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .errors import google_error
+from .services import registry
 
-SERVED = {("gmail", "v1"), ("calendar", "v3"), ("drive", "v3"), ("docs", "v1"), ("admin", "directory_v1")}
+SERVED = {s.google_api for s in registry.SERVICES if s.google_api}  # (api, version) of each Google API we serve
 PATH = "/discovery/v1/apis/{api}/{version}/rest"
 
 

@@ -89,10 +89,8 @@ def _fill_config(mod: ModuleType, svc: str, services: tuple[str, ...]) -> dict:
 def _clear_fill(ws: Workspace, svc: str) -> None:
     """`target_count: "fixed_only"`: the package wants its needles alone, without the default fill."""
     roots = {ws.drive.root_id(p.email) for p in ws.directory}
-    tables = {"gmail": [ws.gmail.db.messages], "calendar": [ws.calendar.db.events], "slack": [ws.slack.db.messages],
-              "drive": [ws.drive.db.files, ws.docs.db.documents], "docs": [ws.drive.db.files, ws.docs.db.documents],
-              "stripe": []}  # Stripe has no default fill: its scenario is the whole account
-    for table in tables[svc]:
+    face = registry.get(svc).env0  # Stripe has no default fill tables: its scenario is the whole account
+    for table in [getattr(ws.service(name).db, t) for name, t in (face.fill_tables if face else ())]:
         for key in [k for k in table if k not in roots]:
             del table[key]  # one by one: Table counts versions on delete, dict.clear would bypass the memo
 

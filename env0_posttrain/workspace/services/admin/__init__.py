@@ -5,6 +5,7 @@ from ..descriptor import ServiceDescriptor
 from .gates import gates
 from .toolkit import Admin
 
-SERVICE = ServiceDescriptor(Admin, gates=gates, planted_offset=True, shell_url="WORKSPACE_URL")
+SERVICE = ServiceDescriptor(Admin, gates=gates, planted_offset=True, google_api=("admin", "directory_v1"),
+                            shell_url="WORKSPACE_URL")
 
 __all__ = ["Admin", "SERVICE"]

@@ -6,8 +6,9 @@ from .env0_shape import calendar_diff, calendar_state
 from .toolkit import Calendar
 
 SERVICE = ServiceDescriptor(
-    Calendar, gates=gates, planted_offset=True,
+    Calendar, gates=gates, planted_offset=True, google_api=("calendar", "v3"), batch_limit=1000,
     env0=Env0Face("gcal", 9003, ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL"), state=calendar_state, diff=calendar_diff,
-                  fill="GCAL_FILL_CONFIG", hints=("NEEDLE_EVENTS", "GCAL_FILL_CONFIG"), gws=True))
+                  fill="GCAL_FILL_CONFIG", fill_tables=(("calendar", "events"),),
+                  hints=("NEEDLE_EVENTS", "GCAL_FILL_CONFIG"), gws=True))
 
 __all__ = ["Calendar", "SERVICE"]

@@ -7,8 +7,9 @@ from .env0_shape import drive_diff, drive_state
 from .toolkit import Drive
 
 SERVICE = ServiceDescriptor(
-    Drive, gates=gates, planted_offset=True,
+    Drive, gates=gates, planted_offset=True, google_api=("drive", "v3"), batch_limit=100,
     env0=Env0Face("gdrive", 9005, ("MOCK_GDRIVE_URL", "GDRIVE_URL", "DRIVE_URL"), state=drive_state, diff=drive_diff,
-                  fill="GDRIVE_FILL_CONFIG", hints=("NORMAL_FILES",), gws=True))
+                  fill="GDRIVE_FILL_CONFIG", fill_tables=(("drive", "files"), ("docs", "documents")),
+                  hints=("NORMAL_FILES",), gws=True))
 
 __all__ = ["Drive", "SERVICE"]

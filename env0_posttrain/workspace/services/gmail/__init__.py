@@ -6,8 +6,9 @@ from .env0_shape import gmail_diff, gmail_state
 from .toolkit import Gmail
 
 SERVICE = ServiceDescriptor(
-    Gmail, gates=gates, planted_offset=True,
+    Gmail, gates=gates, planted_offset=True, google_api=("gmail", "v1"), batch_limit=100,
     env0=Env0Face("gmail", 9001, ("MOCK_GMAIL_URL", "GMAIL_URL"), state=gmail_state, diff=gmail_diff,
-                  fill="GMAIL_FILL_CONFIG", hints=("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), gws=True))
+                  fill="GMAIL_FILL_CONFIG", fill_tables=(("gmail", "messages"),),
+                  hints=("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), gws=True))
 
 __all__ = ["Gmail", "SERVICE"]
