@@ -35,6 +35,7 @@ from .errors import ApiError, bad_request, google_error
 from .http_routes import Upload, google_kwargs, slack_kwargs, upload_of
 from .media import Media, byte_range
 from .paging import select_fields
+from .services import registry
 from .tools import TOOLS, ToolSpec, dispatch
 from .uploads import is_session_request, resume, start
 
@@ -397,3 +398,12 @@ def _doc_route(e: _Entry) -> APIRoute:
     return APIRoute(_path(e.segments), _not_served, methods=methods, name=e.name, operation_id=e.name,
                     summary=e.name, description=spec.description, tags=[spec.service], status_code=spec.status,
                     response_class=Response, openapi_extra=extra)
+
+
+def _forget_routes() -> None:
+    """A service registered or unregistered: the route tree and its lookups are built again on next use."""
+    for cached in (api_routes, targets, _getter, _heads, doc_routes):
+        cached.cache_clear()
+
+
+registry.watch(_forget_routes)

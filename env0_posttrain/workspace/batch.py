@@ -42,8 +42,19 @@ Answer = tuple[int, Headers, bytes]  # status, headers (lowercased names), body
 JSON = b"application/json; charset=UTF-8"
 # each API with its own batch endpoint: (api, version) -> its path prefix, and that prefix's calls per batch (the
 # limit a call's API sets in a batch at /batch too; any other API: DEFAULT_LIMIT)
-PER_API = {s.google_api: "/{}/{}/".format(*s.google_api) for s in registry.SERVICES if s.google_api and s.batch_limit}
-LIMITS = {PER_API[s.google_api]: s.batch_limit for s in registry.SERVICES if s.google_api and s.batch_limit}
+PER_API: dict[tuple[str, str], str] = {}
+LIMITS: dict[str, int] = {}
+
+
+def _refresh() -> None:
+    batched = [(s.google_api, s.batch_limit) for s in registry.SERVICES if s.google_api and s.batch_limit]
+    PER_API.clear()
+    PER_API.update({api: "/{}/{}/".format(*api) for api, _ in batched})
+    LIMITS.clear()
+    LIMITS.update({PER_API[api]: limit for api, limit in batched})
+
+
+registry.watch(_refresh)
 DEFAULT_LIMIT = 1000
 _PER_API_PATH = re.compile(r"/batch/([^/]+)/([^/]+)")
 

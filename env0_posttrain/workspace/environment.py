@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from .services.slack import Slack
     from .services.stripe import Stripe
 
-SERVICE_NAMES = registry.names()  # the services registered with the package (a test may register more later)
+SERVICE_NAMES: list[str] = []  # the registered services' names, kept in step with the registry
+registry.watch(lambda: SERVICE_NAMES.__setitem__(slice(None), registry.names()))
 
 DEFAULT_NOW = datetime(2026, 3, 11, 16, 0, 0, tzinfo=timezone.utc)  # a Wednesday afternoon
 _TEMPLATES: "OrderedDict[tuple[int, datetime], dict[str, DB]]" = OrderedDict()

@@ -102,6 +102,12 @@ def register(cls: type) -> None:
         )
 
 
+def forget(service: str) -> None:
+    """Take a service's tools out of TOOLS again (services/registry.py's `unregister`)."""
+    for name in [n for n, spec in TOOLS.items() if spec.service == service]:
+        del TOOLS[name]
+
+
 def openai_tools(names: list[str] | None = None) -> list[dict[str, Any]]:
     """OpenAI function-tool definitions (all tools when names is None)."""
     out = []

@@ -22,9 +22,19 @@ from env0_posttrain.workspace.dialects import dialect
 from env0_posttrain.workspace.services import registry
 from env0_posttrain.tasks.task_paths import NO_PATHS, TaskPaths
 
-GWS_SERVICES = tuple(s.name for s in registry.SERVICES if s.env0 and s.env0.gws)
+GWS_SERVICES: set[str] = set()
 # the environment variable naming each service's base URL inside the sandbox (env0's names)
-URL_VARS = {s.name: s.shell_url for s in registry.SERVICES if s.shell_url}
+URL_VARS: dict[str, str] = {}
+
+
+def _refresh() -> None:
+    GWS_SERVICES.clear()
+    GWS_SERVICES.update(s.name for s in registry.SERVICES if s.env0 and s.env0.gws)
+    URL_VARS.clear()
+    URL_VARS.update({s.name: s.shell_url for s in registry.SERVICES if s.shell_url})
+
+
+registry.watch(_refresh)
 
 
 def _json(value: Any) -> str:

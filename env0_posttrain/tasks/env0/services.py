@@ -21,19 +21,29 @@ class Env0Service(NamedTuple):
     env: tuple[str, ...]  # the URL variables packages read (env0's MOCK_*_URL, env-0's *_URL)
 
 
-SERVICES: tuple[Env0Service, ...] = tuple(sorted(
-    (Env0Service(s.env0.name, s.env0.port, s.env0.prefix, s.name, s.env0.env) for s in registry.SERVICES if s.env0),
-    key=lambda s: s.port))
-
+SERVICES: list[Env0Service] = []  # by port; these tables follow the registry (`_refresh`)
 # Not env0's: one more listener answering every API of the workspace at its real path (the Admin SDK, which env0
 # has no port for, is reached only there), each method behind its own service's gate (serve/auth_surface.py). The shell
 # surface names it to agents as $WORKSPACE_URL.
 WORKSPACE = Env0Service("workspace", 9099, "workspace", "*", ("WORKSPACE_URL",))
-LISTENERS: tuple[Env0Service, ...] = (*SERVICES, WORKSPACE)
+LISTENERS: list[Env0Service] = []
 
 # URL prefix -> our service; env0 service name (and its `mock-` package name) -> our service
-PREFIXES = {s.prefix: s.ours for s in SERVICES}
-SERVICE_MAP = {n: s.ours for s in SERVICES for n in (s.name, f"mock-{s.name}")}
+PREFIXES: dict[str, str] = {}
+SERVICE_MAP: dict[str, str] = {}
+
+
+def _refresh() -> None:
+    SERVICES[:] = sorted((Env0Service(s.env0.name, s.env0.port, s.env0.prefix, s.name, s.env0.env)
+                          for s in registry.SERVICES if s.env0), key=lambda s: s.port)
+    LISTENERS[:] = [*SERVICES, WORKSPACE]
+    PREFIXES.clear()
+    PREFIXES.update({s.prefix: s.ours for s in SERVICES})
+    SERVICE_MAP.clear()
+    SERVICE_MAP.update({n: s.ours for s in SERVICES for n in (s.name, f"mock-{s.name}")})
+
+
+registry.watch(_refresh)
 
 
 def service_urls(base_of: dict[str, str]) -> dict[str, str]:

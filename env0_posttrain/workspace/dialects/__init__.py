@@ -12,9 +12,12 @@ from .google import GOOGLE
 _BY_SERVICE: dict[str, Dialect] = {}
 
 
-def speak(service: str, dialect: Dialect) -> None:
-    """Record a registered service's dialect (services/registry.py, before its tools are named)."""
-    _BY_SERVICE[service] = dialect
+def speak(service: str, dialect: Dialect | None) -> None:
+    """Record a registered service's dialect (services/registry.py, before its tools are named); None forgets it."""
+    if dialect is None:
+        _BY_SERVICE.pop(service, None)
+    else:
+        _BY_SERVICE[service] = dialect
 
 
 def dialect(service: str | None) -> Dialect:

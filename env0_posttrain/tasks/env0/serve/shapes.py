@@ -11,5 +11,15 @@ from __future__ import annotations
 from ....workspace.services import registry
 from ....workspace.services.env0_shapes import Diff, State
 
-STATE: dict[str, State] = {s.name: s.env0.state for s in registry.SERVICES if s.env0 and s.env0.state}
-DIFF: dict[str, Diff] = {s.name: s.env0.diff for s in registry.SERVICES if s.env0 and s.env0.diff}
+STATE: dict[str, State] = {}
+DIFF: dict[str, Diff] = {}
+
+
+def _refresh() -> None:
+    STATE.clear()
+    STATE.update({s.name: s.env0.state for s in registry.SERVICES if s.env0 and s.env0.state})
+    DIFF.clear()
+    DIFF.update({s.name: s.env0.diff for s in registry.SERVICES if s.env0 and s.env0.diff})
+
+
+registry.watch(_refresh)
