@@ -224,10 +224,8 @@ def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: d
         if res.ok and spec.method_id == "files.getUploadURLExternal":
             res.body["upload_url"] = f"{_base_url(scope)}/upload/v1/{res.body['file_id']}"
         return 200, json.dumps(res.body).encode(), JSON
-    if d.keyed_requests:
-        from .services.stripe.wire import answer as stripe_answer
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        status, out = stripe_answer(ws, spec, path_params, query, body, ctype, headers)
+    if (own := d.answer_http(ws, spec, path_params, query, body, ctype, scope["headers"])) is not None:
+        status, out = own
         return status, json.dumps(out).encode(), JSON
     if target.upload and upload is None:
         if target.session or ("uploadType", "resumable") in query:

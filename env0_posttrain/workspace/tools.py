@@ -183,7 +183,7 @@ def dispatch(ws: "Workspace", spec: ToolSpec, args: Any) -> CallResult:
             ws._rollback(saved)
         err = internal_error(spec)
         return CallResult(False, err.status, err.body, spec)
-    if isinstance(body, dict) and dialect(spec.service).errors_in_ok_body and body.get("ok") is False:
+    if dialect(spec.service).refused(body):
         if saved is not None:
             ws._rollback(saved)
         return CallResult(False, 200, body, spec)

@@ -383,8 +383,7 @@ DIALECT_FLAG_TODO: dict[str, str] = {  # the flags become dialect verbs (issue 5
     "tasks/env0/serve/recording.py": "own_http_surface",
     "tasks/env0/serve/server.py": "keyed_requests, form_bodies, own_http_surface, errors_in_ok_body",
     "workspace/api_routes.py": "own_http_surface, args_in_body, keyed_requests", "workspace/auth_http.py": "flags",
-    "workspace/tool_args.py": "object_arg, ignores_unknown_args", "workspace/tool_gate.py": "keyed_requests",
-    "workspace/tools.py": "errors_in_ok_body",
+    "workspace/tool_args.py": "object_arg, ignores_unknown_args", "workspace/tool_gate.py": "errors_in_ok_body",
 }
 SERVICE_IMPORT_TODO: dict[str, str] = {
     "tasks.env0.seed.needles": "Gmail's system labels and Slack's user rows for planting",
@@ -393,10 +392,10 @@ SERVICE_IMPORT_TODO: dict[str, str] = {
     "tasks.env0.seed.env0_compat.env_0_stripe.testcards": "env0's Stripe package shim: our test cards",
     "tasks.env0.seed.env0_compat.env_0_stripe.api.ledger": "env0's Stripe package shim: our fees",
     "tasks.env0.serve.auth_surface": "auth's gate for env0's ports",
-    "workspace.api_routes": "Stripe's wire module and errors (to move behind the Stripe dialect: item 2)",
+    "workspace.api_routes": "Stripe's unknown-route error for a path no route takes",
     "workspace.seeding_google": "Drive's access roles for seeding",
     "workspace.auth_http": "auth's gate, OAuth cookie and scopes for the auth HTTP surface",
-    "workspace.tool_gate": "auth's gate and Stripe's key check (to move behind the dialects: item 2)",
+    "workspace.tool_gate": "auth's Bearer gate for the tool channel",
 }
 
 

@@ -3,9 +3,13 @@ where a request's arguments and token travel, and how a failure is answered."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import ApiError
+
+if TYPE_CHECKING:
+    from ..environment import Workspace
+    from ..tools import ToolSpec
 
 
 class Dialect:
@@ -57,6 +61,24 @@ class Dialect:
 
     def answered_conditionally(self, headers: dict[str, str], body: Any) -> ApiError | None:
         """A read's conditional headers against the version it is about to answer: 304 or 412, or None."""
+        return None
+
+    def refused(self, body: Any) -> bool:
+        """Whether a handler's answer refuses although the handler returned it (its writes are rolled back)."""
+        return False
+
+    def own_gate(self, ws: Workspace) -> bool | None:
+        """Whether the family's own credential check guards a tool call now (None: the OAuth Bearer gate decides)."""
+        return None
+
+    def check_credential(self, ws: Workspace, spec: ToolSpec, credential: str | None) -> ApiError | None:
+        """The family's own check of the tool channel's credential (asked where `own_gate` answered True)."""
+        return None
+
+    def answer_http(self, ws: Workspace, spec: ToolSpec, path_params: dict[str, str], query: list[tuple[str, str]],
+                    body: bytes, ctype: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, Any] | None:
+        """The family's own answer to an HTTP request for one of its methods: (status, JSON body), or None where the
+        shared REST path answers."""
         return None
 
     def upload_body(self, tool: str, service: str, meta: dict[str, Any], media: bytes) -> dict[str, Any] | None:

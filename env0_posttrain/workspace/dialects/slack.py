@@ -29,6 +29,9 @@ class Slack(Dialect):
     errors_in_ok_body = True
     object_arg = staticmethod(_object)
 
+    def refused(self, body: Any) -> bool:
+        return isinstance(body, dict) and body.get("ok") is False
+
     def tool_name(self, service: str, method_id: str) -> str:
         return "slack_" + "_".join(method_id.split("."))
 

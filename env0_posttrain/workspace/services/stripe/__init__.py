@@ -2,7 +2,7 @@
 face of it."""
 
 from ..descriptor import Env0Face, ServiceDescriptor
-from ...dialects.stripe import STRIPE
+from .dialect import STRIPE
 from .env0_shape import stripe_diff, stripe_state
 from .toolkit import Stripe
 
