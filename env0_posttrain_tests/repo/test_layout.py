@@ -383,7 +383,7 @@ DIALECT_FLAG_TODO: dict[str, str] = {  # the flags become dialect verbs (issue 5
     "tasks/env0/serve/recording.py": "own_http_surface",
     "tasks/env0/serve/server.py": "keyed_requests, form_bodies, own_http_surface, errors_in_ok_body",
     "workspace/api_routes.py": "own_http_surface, args_in_body, keyed_requests", "workspace/auth_http.py": "flags",
-    "workspace/tool_args.py": "object_arg, ignores_unknown_args", "workspace/tool_gate.py": "errors_in_ok_body",
+    "workspace/tool_args.py": "ignores_unknown_args", "workspace/tool_gate.py": "errors_in_ok_body",
 }
 SERVICE_IMPORT_TODO: dict[str, str] = {
     "tasks.env0.seed.needles": "Gmail's system labels and Slack's user rows for planting",
@@ -425,7 +425,7 @@ def _service_literal_lines(tree: ast.AST, names: frozenset[str]) -> list[int]:
 def _dialect_flags() -> frozenset[str]:
     from env0_posttrain.workspace.dialects.base import Dialect
 
-    return frozenset(k for k, v in vars(Dialect).items() if isinstance(v, bool) or k == "object_arg")
+    return frozenset(k for k, v in vars(Dialect).items() if isinstance(v, bool))
 
 
 def _flag_lines(tree: ast.AST, flags: frozenset[str]) -> list[int]:

@@ -22,7 +22,6 @@ class Dialect:
     keyed_requests = False  # Stripe: an API key and Idempotency-Key in the headers, checked by the service's wire module
     form_bodies = False  # Stripe: a POST's parameters are its form body
     own_http_surface = False  # auth: form posts, redirects and cookies, served by auth_http.py rather than the API routes
-    object_arg: Callable[[Any], Any] | None = None  # a coercion for object-valued arguments (None: as given)
 
     def tool_name(self, service: str, method_id: str) -> str:
         raise NotImplementedError
@@ -62,6 +61,10 @@ class Dialect:
     def answered_conditionally(self, headers: dict[str, str], body: Any) -> ApiError | None:
         """A read's conditional headers against the version it is about to answer: 304 or 412, or None."""
         return None
+
+    def object_type(self) -> Any:
+        """The annotation an object-valued handler argument validates as (Google's: a JSON object as given)."""
+        return dict
 
     def refused(self, body: Any) -> bool:
         """Whether a handler's answer refuses although the handler returned it (its writes are rolled back)."""
