@@ -74,9 +74,5 @@ def get(name: str) -> ServiceDescriptor:
         raise KeyError(f"no service named {name!r}; registered: {', '.join(names())}") from None
 
 
-def find(name: str | None) -> ServiceDescriptor | None:
-    return _BY_NAME.get(name or "")
-
-
 for _module in (gmail, calendar, drive, docs, slack, admin, stripe, auth):
     register(_module.SERVICE)
