@@ -378,7 +378,7 @@ SERVICE_LITERAL_TODO: dict[str, str] = {
     "workspace/dialects/slack.py": "a dialect's family tag",
     "workspace/dialects/stripe.py": "a dialect's family tag",
 }
-DIALECT_FLAG_TODO: dict[str, str] = {  # the flags become dialect verbs (issue 53 item 2), not done yet
+DIALECT_FLAG_TODO: dict[str, str] = {  # flags still read outside the dialects, each to become a dialect verb
     "agent/shell/oracle.py": "args_in_body", "tasks/env0/serve/auth_surface.py": "own_http_surface",
     "tasks/env0/serve/recording.py": "own_http_surface",
     "tasks/env0/serve/server.py": "keyed_requests, form_bodies, own_http_surface, errors_in_ok_body",
