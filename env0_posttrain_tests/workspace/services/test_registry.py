@@ -54,7 +54,7 @@ def test_a_test_service_once_registered_is_served_listed_and_on_env0s_face(tmp_p
         assert "notes_notes_insert" in {t["function"]["name"] for t in openai_tools()}
         ws = Workspace.seeded(0)
         assert ws.call("notes_notes_insert", {"body": {"text": "hello"}}).ok
-        assert [n["text"] for n in ws.state("notes")["notes"]] == ["Welcome to notes.", "hello"]
+        assert {n["text"] for n in ws.state("notes")["notes"].values()} == {"Welcome to notes.", "hello"}
         http = TestClient(create_app(lambda: Workspace.seeded(0)))
         assert http.get("/notes/v1/notes").json()["notes"][0]["id"] == "welcome"
 
