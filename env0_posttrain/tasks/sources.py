@@ -17,6 +17,7 @@ from env0_posttrain.tasks.model import Task, VerifierResult
 from env0_posttrain.tasks.task_paths import TaskPaths
 from env0_posttrain.tasks.template import TEMPLATES, Template, params_key
 from env0_posttrain.workspace import Workspace
+from env0_posttrain.workspace.services import registry
 
 SandboxParts = tuple[Path | None, dict[str, Any] | None, dict[str, Any] | None]
 
@@ -48,9 +49,10 @@ def plant_task(ws: Workspace, template: Template, params: dict[str, Any]) -> Wor
     instead of reading tool results. Same params, same offset: the build stays reproducible.
     """
     salt = int(params_key(params), 16)
-    for name in ("gmail", "calendar", "drive", "docs", "slack", "admin"):
-        db = getattr(ws, name).db
-        db.seq += (salt >> (4 * len(name))) % 9973
+    for service in registry.SERVICES:
+        if service.planted_offset:
+            db = ws.service(service.name).db
+            db.seq += (salt >> (4 * len(service.name))) % 9973
     template.plant(ws, params)
     return ws
 

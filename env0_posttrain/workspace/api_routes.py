@@ -35,6 +35,7 @@ from .errors import ApiError, bad_request, google_error
 from .http_routes import Upload, google_kwargs, slack_kwargs, upload_of
 from .media import Media, byte_range
 from .paging import select_fields
+from .services import registry
 from .tools import TOOLS, ToolSpec, dispatch
 from .uploads import is_session_request, resume, start
 
@@ -223,10 +224,8 @@ def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: d
         if res.ok and spec.method_id == "files.getUploadURLExternal":
             res.body["upload_url"] = f"{_base_url(scope)}/upload/v1/{res.body['file_id']}"
         return 200, json.dumps(res.body).encode(), JSON
-    if d.keyed_requests:
-        from .services.stripe.wire import answer as stripe_answer
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        status, out = stripe_answer(ws, spec, path_params, query, body, ctype, headers)
+    if (own := d.answer_http(ws, spec, path_params, query, body, ctype, scope["headers"])) is not None:
+        status, out = own
         return status, json.dumps(out).encode(), JSON
     if target.upload and upload is None:
         if target.session or ("uploadType", "resumable") in query:
@@ -397,3 +396,12 @@ def _doc_route(e: _Entry) -> APIRoute:
     return APIRoute(_path(e.segments), _not_served, methods=methods, name=e.name, operation_id=e.name,
                     summary=e.name, description=spec.description, tags=[spec.service], status_code=spec.status,
                     response_class=Response, openapi_extra=extra)
+
+
+def _forget_routes() -> None:
+    """A service registered or unregistered: the route tree and its lookups are built again on next use."""
+    for cached in (api_routes, targets, _getter, _heads, doc_routes):
+        cached.cache_clear()
+
+
+registry.watch(_forget_routes)

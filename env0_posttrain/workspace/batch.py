@@ -35,12 +35,26 @@ from starlette.routing import Route
 
 from . import multipart
 from .errors import ApiError, bad_request, google_error
+from .services import registry
 
 Headers = list[tuple[bytes, bytes]]
 Answer = tuple[int, Headers, bytes]  # status, headers (lowercased names), body
 JSON = b"application/json; charset=UTF-8"
-PER_API = {("gmail", "v1"): "/gmail/v1/", ("drive", "v3"): "/drive/v3/", ("calendar", "v3"): "/calendar/v3/"}
-LIMITS = {"/gmail/v1/": 100, "/drive/v3/": 100}  # calls per batch; any other API: DEFAULT_LIMIT
+# each API with its own batch endpoint: (api, version) -> its path prefix, and that prefix's calls per batch (the
+# limit a call's API sets in a batch at /batch too; any other API: DEFAULT_LIMIT)
+PER_API: dict[tuple[str, str], str] = {}
+LIMITS: dict[str, int] = {}
+
+
+def _refresh() -> None:
+    batched = [(s.google_api, s.batch_limit) for s in registry.SERVICES if s.google_api and s.batch_limit]
+    PER_API.clear()
+    PER_API.update({api: "/{}/{}/".format(*api) for api, _ in batched})
+    LIMITS.clear()
+    LIMITS.update({PER_API[api]: limit for api, limit in batched})
+
+
+registry.watch(_refresh)
 DEFAULT_LIMIT = 1000
 _PER_API_PATH = re.compile(r"/batch/([^/]+)/([^/]+)")
 

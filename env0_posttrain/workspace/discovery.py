@@ -27,8 +27,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .errors import google_error
+from .services import registry
 
-SERVED = {("gmail", "v1"), ("calendar", "v3"), ("drive", "v3"), ("docs", "v1"), ("admin", "directory_v1")}
+SERVED: set[tuple[str, str]] = set()  # (api, version) of each Google API we serve
 PATH = "/discovery/v1/apis/{api}/{version}/rest"
 
 
@@ -40,6 +41,10 @@ def shipped(api: str, version: str) -> dict[str, Any] | None:
         return None
     path = Path(next(iter(found.submodule_search_locations))) / "discovery_cache" / "documents" / f"{api}.{version}.json"
     return json.loads(path.read_text()) if path.is_file() else None
+
+
+registry.watch(lambda: (SERVED.clear(), SERVED.update(s.google_api for s in registry.SERVICES if s.google_api),
+                        shipped.cache_clear()))
 
 
 def document(api: str, version: str, base: str) -> dict[str, Any] | None:

@@ -13,26 +13,27 @@ import json
 import threading
 from collections import OrderedDict
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .base import DB, Service
 from .people import Company, Person, build_company
 from .request_limits import hostile, sanitized
 from . import tool_gate
-from .tools import TOOLS, CallResult, dispatch, register, unknown_tool
-from .services.admin import Admin
-from .services.auth import Auth
-from .services.calendar import Calendar
-from .services.docs import Docs
-from .services.drive import Drive
-from .services.gmail import Gmail
-from .services.slack import Slack
-from .services.stripe import Stripe
+from .tools import TOOLS, CallResult, dispatch, unknown_tool
+from .services import registry
 
-SERVICES: tuple[type[Service], ...] = (Gmail, Calendar, Drive, Docs, Slack, Admin, Stripe, Auth)
-SERVICE_NAMES = tuple(s.name for s in SERVICES)
-for _cls in SERVICES:
-    register(_cls)
+if TYPE_CHECKING:
+    from .services.admin import Admin
+    from .services.auth import Auth
+    from .services.calendar import Calendar
+    from .services.docs import Docs
+    from .services.drive import Drive
+    from .services.gmail import Gmail
+    from .services.slack import Slack
+    from .services.stripe import Stripe
+
+SERVICE_NAMES: list[str] = []  # the registered services' names, kept in step with the registry
+registry.watch(lambda: SERVICE_NAMES.__setitem__(slice(None), registry.names()))
 
 DEFAULT_NOW = datetime(2026, 3, 11, 16, 0, 0, tzinfo=timezone.utc)  # a Wednesday afternoon
 _TEMPLATES: "OrderedDict[tuple[int, datetime], dict[str, DB]]" = OrderedDict()
@@ -66,12 +67,13 @@ class Workspace:
         self._snapshots: dict[str, tuple[dict[str, DB], int]] = {}
         self._baseline_pending = False  # True: "seed" follows the state until the first call (planting helpers)
         self.tool_credential: str | None = None  # the access token the tool channel holds (tool_gate.py)
-        for cls in SERVICES:
-            db = dbs[cls.name].clone() if dbs else cls.DB()
-            setattr(self, cls.name, cls(self, db))
-        if not dbs:
-            for cls in SERVICES:
-                getattr(self, cls.name).bootstrap()
+        self.service_names = registry.names()
+        fresh = [n for n in self.service_names if not dbs or n not in dbs]  # a service registered after `dbs` was taken
+        for desc in registry.SERVICES:
+            cls = desc.toolkit
+            setattr(self, cls.name, cls(self, cls.DB() if cls.name in fresh else dbs[cls.name].clone()))  # type: ignore[index]
+        for name in fresh:
+            getattr(self, name).bootstrap()
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -87,7 +89,7 @@ class Workspace:
         if tpl is None:
             ws = cls(seed, now)
             populate(ws)
-            tpl = {name: ws.service(name).db.clone() for name in SERVICE_NAMES}
+            tpl = {name: ws.service(name).db.clone() for name in ws.service_names}
             with _TEMPLATE_LOCK:
                 _TEMPLATES[key] = tpl
                 while len(_TEMPLATES) > 64:
@@ -103,7 +105,7 @@ class Workspace:
         The live tables are copied; the snapshots are shared with the source, since a snapshot's DBs are
         never written (restore and savepoints clone them, diff only reads them)."""
         with self.lock:
-            dbs = {name: self.service(name).db for name in SERVICE_NAMES}
+            dbs = {name: self.service(name).db for name in self.service_names}
             other = Workspace(self.seed, self.now, dbs=dbs)
             other._tick = self._tick
             other.company = self.company  # the same people and acting user (a planter may have set another)
@@ -174,7 +176,7 @@ class Workspace:
             return res
 
     def _savepoint(self) -> dict[str, DB]:
-        return {name: self.service(name).db.clone() for name in SERVICE_NAMES}
+        return {name: self.service(name).db.clone() for name in self.service_names}
 
     def _rollback(self, saved: dict[str, DB]) -> None:
         for name, db in saved.items():
@@ -186,7 +188,7 @@ class Workspace:
             if service is not None:
                 return self.service(service).db.dump()
             out: dict[str, Any] = {"meta": self.state_meta()}
-            for name in SERVICE_NAMES:
+            for name in self.service_names:
                 out[name] = self.service(name).db.dump()
             return out
 
@@ -197,7 +199,7 @@ class Workspace:
                 blob = self.service(service).db.canonical()
             else:
                 meta = json.dumps(self.state_meta(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-                parts = [f'"meta":{meta}'] + [f'"{n}":{self.service(n).db.canonical()}' for n in SERVICE_NAMES]
+                parts = [f'"meta":{meta}'] + [f'"{n}":{self.service(n).db.canonical()}' for n in self.service_names]
                 parts.sort()
                 blob = "{" + ",".join(parts) + "}"
         return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()  # never raises on a stored surrogate
@@ -250,13 +252,13 @@ class Workspace:
     def diff_from(self, start: "Workspace", service: str | None = None) -> dict[str, Any]:
         """The same diff against another workspace's live state: an episode's end vs its untouched start copy."""
         with start.lock:
-            base_dbs = {name: start.service(name).db for name in SERVICE_NAMES}
+            base_dbs = {name: start.service(name).db for name in self.service_names}
         with self.lock:
             return self._diff_from(base_dbs, service)
 
     def _diff_from(self, base_dbs: dict[str, Any], service: str | None) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for name in ([service] if service else SERVICE_NAMES):
+        for name in ([service] if service else self.service_names):
             cur_tables = self.service(name).db.tables()
             base_tables = base_dbs[name].tables()
             svc_out: dict[str, Any] = {}

@@ -95,7 +95,7 @@ def _wire_types(d: Dialect) -> dict[Any, Any]:
         str: Annotated[str, BeforeValidator(d.string_arg)],
         int: Annotated[int, BeforeValidator(_integer)],
         bool: Annotated[bool, BeforeValidator(_boolean)],
-        dict: dict if d.object_arg is None else Annotated[dict, BeforeValidator(d.object_arg)],
+        dict: d.object_type(),
         list: Annotated[list[str], BeforeValidator(_array)],
         IntRange: Annotated[dict, BeforeValidator(_int_range)],
     }

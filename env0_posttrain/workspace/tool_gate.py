@@ -13,9 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .dialects import dialect
-from .errors import ApiError
 from .services.auth.gate import GUARDED, Refusal, authorize, refusal_answer
-from .services.stripe.wire import check_access
 
 if TYPE_CHECKING:
     from .environment import Workspace
@@ -25,9 +23,8 @@ ISSUERS = ("auth_token", "auth_admin_issueToken")  # the auth tools whose answer
 
 
 def gated(ws: "Workspace", spec: "ToolSpec") -> bool:
-    if dialect(spec.service).keyed_requests:  # Stripe: its own API keys (wire.py), behind `auth_required`
-        return ws.stripe.db.auth_required
-    return spec.service in GUARDED and ws.auth.db.resource_gate
+    own = dialect(spec.service).own_gate(ws)  # Stripe: its own API keys, behind `auth_required`
+    return spec.service in GUARDED and ws.auth.db.resource_gate if own is None else own
 
 
 def refusal(ws: "Workspace", spec: "ToolSpec", arguments: Any) -> tuple[int, Any, Any]:
@@ -36,12 +33,9 @@ def refusal(ws: "Workspace", spec: "ToolSpec", arguments: Any) -> tuple[int, Any
     the workspace lock."""
     token = ws.tool_credential
     d = dialect(spec.service)
-    if d.keyed_requests:
-        try:
-            check_access(ws, spec, token)
-        except ApiError as e:
-            return e.status, e.body, arguments
-        return 0, None, arguments
+    if d.own_gate(ws) is not None:
+        err = d.check_credential(ws, spec, token)
+        return (err.status, err.body, arguments) if err is not None else (0, None, arguments)
     args = arguments if isinstance(arguments, dict) else {}
     try:
         other = authorize(ws, spec, f"Bearer {token}" if token else None, args)

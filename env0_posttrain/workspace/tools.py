@@ -102,6 +102,12 @@ def register(cls: type) -> None:
         )
 
 
+def forget(service: str) -> None:
+    """Take a service's tools out of TOOLS again (services/registry.py's `unregister`)."""
+    for name in [n for n, spec in TOOLS.items() if spec.service == service]:
+        del TOOLS[name]
+
+
 def openai_tools(names: list[str] | None = None) -> list[dict[str, Any]]:
     """OpenAI function-tool definitions (all tools when names is None)."""
     out = []
@@ -177,7 +183,7 @@ def dispatch(ws: "Workspace", spec: ToolSpec, args: Any) -> CallResult:
             ws._rollback(saved)
         err = internal_error(spec)
         return CallResult(False, err.status, err.body, spec)
-    if isinstance(body, dict) and dialect(spec.service).errors_in_ok_body and body.get("ok") is False:
+    if dialect(spec.service).refused(body):
         if saved is not None:
             ws._rollback(saved)
         return CallResult(False, 200, body, spec)

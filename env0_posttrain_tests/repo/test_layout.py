@@ -22,6 +22,10 @@
   chosen once by service name: no module outside the services and the dialects compares a value with a service
   name (`service == "slack"`, `svc != "auth"`, `spec.service in ("stripe", "auth")`). Asking whether a collection
   holds a service (`"gmail" in services`) is not such a branch.
+- A service is one unit (workspace/services/<name>/, collected by services/registry.py): outside its folder and the task
+  families no string literal equals a registered service's name (docstrings aside), no module reads a dialect's flag
+  outside workspace/dialects/, and no shared module imports a service's own modules but through the registry. What
+  still does is listed in the *_TODO tables with its reason; the tables only shrink.
 - The tests mirror the package: a `test_*.py` lives in the folder of `env0_posttrain_tests/` with the relative path of
   the package folder whose code it tests (the tests of `env0_posttrain/x/y.py` are under `env0_posttrain_tests/x/`;
   the code location's graph is tested in `defs/`), or in `repo/`, the one folder for suites about the repository as
@@ -351,3 +355,147 @@ def test_tests_mirror_the_package():
     assert Path(".") not in homes and Path("spec/presets") not in homes  # the root and data-only folders hold no tests
     assert _test_files_off_the_mirror() == []
     assert _test_folders_without_init() == []
+
+
+# -- a service is one unit ------------------------------------------------------------------------------------------
+# Outside its homes no module names a service by string, reads a dialect's flag or imports a service's own modules: it
+# asks the registry (workspace/services/registry.py) or the dialect. What still does is listed below with the reason it
+# is left; each entry leaves its table when the file stops offending, and a new offender fails the test.
+SERVICE_HOMES = ("workspace/services/", "tasks/families/")  # a service's own folder, and the task families about it
+DIALECT_HOME = "workspace/dialects/"
+SHARED_SERVICE_MODULES = ("registry", "descriptor", "safety", "env0_shapes")  # workspace/services/*.py: no one service's
+
+SERVICE_LITERAL_TODO: dict[str, str] = {
+    "sandbox/gws.py": "runs inside the sandbox as a script of its own: it cannot read the registry",
+    "spec/runspec.py": "task family names (auth, calendar, docs, drive) that are also service names",
+    "tasks/model.py": "task family names (auth, calendar, docs, drive) that are also service names",
+    "tasks/env0/corpus/importer.py": "an env0 package's services -> its task family (an env0 face field to come)",
+    "tasks/env0/seed/needles.py": "which seeder plants which service's needles (the seeders are tasks-layer code)",
+    "tasks/env0/serve/auth_surface.py": "auth's own log prefix, Docs routes answered by Drive, Slack's upload route",
+    "tasks/env0/serve/doc_compat.py": "the Docs port's extra routes",
+    "tasks/env0/serve/server.py": "the auth port's base URL as the OIDC issuer",
+    "workspace/api_routes.py": "the OpenAPI tag of Slack's upload step 2",
+    "workspace/dialects/auth.py": "a dialect's family tag",
+    "workspace/dialects/google.py": "Gmail's users.* tool names and upload body (Google-family quirks)",
+    "workspace/dialects/slack.py": "a dialect's family tag",
+    "workspace/dialects/stripe.py": "a dialect's family tag",
+}
+DIALECT_FLAG_TODO: dict[str, str] = {  # flags still read outside the dialects, each to become a dialect verb
+    "agent/shell/oracle.py": "args_in_body", "tasks/env0/serve/auth_surface.py": "own_http_surface",
+    "tasks/env0/serve/recording.py": "own_http_surface",
+    "tasks/env0/serve/server.py": "keyed_requests, form_bodies, own_http_surface, errors_in_ok_body",
+    "workspace/api_routes.py": "own_http_surface, args_in_body, keyed_requests", "workspace/auth_http.py": "flags",
+    "workspace/tool_args.py": "ignores_unknown_args", "workspace/tool_gate.py": "errors_in_ok_body",
+}
+SERVICE_IMPORT_TODO: dict[str, str] = {
+    "tasks.env0.seed.needles": "Gmail's system labels and Slack's user rows for planting",
+    "tasks.env0.seed.stripe": "Stripe's rows for planting",
+    "tasks.env0.seed.env0_defaults": "Slack's rows for env0's default fill",
+    "tasks.env0.seed.env0_compat.env_0_stripe.testcards": "env0's Stripe package shim: our test cards",
+    "tasks.env0.seed.env0_compat.env_0_stripe.api.ledger": "env0's Stripe package shim: our fees",
+    "tasks.env0.serve.auth_surface": "auth's gate for env0's ports",
+    "workspace.api_routes": "Stripe's unknown-route error for a path no route takes",
+    "workspace.seeding_google": "Drive's access roles for seeding",
+    "workspace.auth_http": "auth's gate, OAuth cookie and scopes for the auth HTTP surface",
+    "workspace.tool_gate": "auth's Bearer gate for the tool channel",
+}
+
+
+def _registered() -> frozenset[str]:
+    from env0_posttrain.workspace.services import registry
+
+    return frozenset(registry.names())
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for n in ast.walk(tree):
+        body = getattr(n, "body", None)
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            out.add(id(body[0].value))
+    return out
+
+
+def _service_literal_lines(tree: ast.AST, names: frozenset[str]) -> list[int]:
+    """Lines of string literals equal to a registered service's name (a docstring, or a longer string, is not one)."""
+    skip = _docstrings(tree)
+    return sorted({n.lineno for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                   and n.value in names and id(n) not in skip})
+
+
+def _dialect_flags() -> frozenset[str]:
+    from env0_posttrain.workspace.dialects.base import Dialect
+
+    return frozenset(k for k, v in vars(Dialect).items() if isinstance(v, bool))
+
+
+def _flag_lines(tree: ast.AST, flags: frozenset[str]) -> list[int]:
+    return sorted({n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in flags})
+
+
+def _service_module(dotted: str, names: frozenset[str]) -> bool:
+    """A module of one service's folder (`workspace.services.slack.data_model`), not the shared registry modules."""
+    parts = dotted.removeprefix(ROOT + ".").split(".")
+    return parts[:2] == ["workspace", "services"] and len(parts) > 2 and parts[2] in names
+
+
+def _outside(rel: str, homes: tuple[str, ...]) -> bool:
+    return not rel.startswith(homes)
+
+
+def _offenders(check) -> dict[str, list[int]]:
+    out = {}
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG).as_posix()
+        lines = check(rel, ast.parse(path.read_text()))
+        if lines:
+            out[rel] = lines
+    return out
+
+
+def _literal_offenders() -> dict[str, list[int]]:
+    names = _registered()
+    return _offenders(lambda rel, tree: _service_literal_lines(tree, names) if _outside(rel, SERVICE_HOMES) else [])
+
+
+def _flag_offenders() -> dict[str, list[int]]:
+    flags = _dialect_flags()
+    return _offenders(lambda rel, tree: _flag_lines(tree, flags) if _outside(rel, (DIALECT_HOME,)) else [])
+
+
+def _import_offenders(imports: dict[str, frozenset[str]] | None = None) -> dict[str, list[str]]:
+    names = _registered()
+    if imports is None:
+        imports = {f"{ROOT}.{m.removeprefix(ROOT + '.')}": _imports(m)[0] for m in _modules()}
+    out = {}
+    for module, deps in imports.items():
+        rel = module.removeprefix(ROOT + ".").replace(".", "/") + "/"
+        bad = sorted(d for d in deps if _service_module(d, names))
+        if bad and _outside(rel, SERVICE_HOMES):
+            out[module.removeprefix(ROOT + ".")] = bad
+    return out
+
+
+def test_service_literals_flag_reads_and_service_imports_are_found():
+    names = frozenset({"gmail", "slack"})
+    src = '"""Mail (gmail) and chat."""\nx = "slack"\ny = "slacker"\ndef f():\n    "gmail"\n    return {"gmail": 1}\n'
+    assert _service_literal_lines(ast.parse(src), names) == [2, 6]
+    flags = frozenset({"args_in_body"})
+    assert _flag_lines(ast.parse("if dialect(s).args_in_body:\n    pass\nargs_in_body = 1\n"), flags) == [1]
+    planted = {f"{ROOT}.tasks.x": frozenset({f"{ROOT}.workspace.services.slack.data_model",
+                                             f"{ROOT}.workspace.services.registry"}),
+               f"{ROOT}.tasks.families.mail": frozenset({f"{ROOT}.workspace.services.gmail.query"})}
+    assert _import_offenders(planted) == {"tasks.x": [f"{ROOT}.workspace.services.slack.data_model"]}
+
+
+def test_no_service_is_named_by_string_outside_its_homes():
+    assert sorted(_literal_offenders()) == sorted(SERVICE_LITERAL_TODO)
+
+
+def test_no_dialect_flag_is_read_outside_the_dialects():
+    assert sorted(_flag_offenders()) == sorted(DIALECT_FLAG_TODO)
+
+
+def test_shared_code_reaches_a_service_through_the_registry():
+    assert sorted(_import_offenders()) == sorted(SERVICE_IMPORT_TODO)

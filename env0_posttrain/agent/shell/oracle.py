@@ -19,11 +19,22 @@ from typing import Any
 
 from env0_posttrain.tasks.model import Task
 from env0_posttrain.workspace.dialects import dialect
+from env0_posttrain.workspace.services import registry
 from env0_posttrain.tasks.task_paths import NO_PATHS, TaskPaths
 
-GWS_SERVICES = ("gmail", "calendar", "drive", "docs")
+GWS_SERVICES: set[str] = set()
 # the environment variable naming each service's base URL inside the sandbox (env0's names)
-URL_VARS = {"slack": "SLACK_URL", "admin": "WORKSPACE_URL"}
+URL_VARS: dict[str, str] = {}
+
+
+def _refresh() -> None:
+    GWS_SERVICES.clear()
+    GWS_SERVICES.update(s.name for s in registry.SERVICES if s.env0 and s.env0.gws)
+    URL_VARS.clear()
+    URL_VARS.update({s.name: s.shell_url for s in registry.SERVICES if s.shell_url})
+
+
+registry.watch(_refresh)
 
 
 def _json(value: Any) -> str:

@@ -3,9 +3,13 @@ where a request's arguments and token travel, and how a failure is answered."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import ApiError
+
+if TYPE_CHECKING:
+    from ..environment import Workspace
+    from ..tools import ToolSpec
 
 
 class Dialect:
@@ -18,7 +22,6 @@ class Dialect:
     keyed_requests = False  # Stripe: an API key and Idempotency-Key in the headers, checked by the service's wire module
     form_bodies = False  # Stripe: a POST's parameters are its form body
     own_http_surface = False  # auth: form posts, redirects and cookies, served by auth_http.py rather than the API routes
-    object_arg: Callable[[Any], Any] | None = None  # a coercion for object-valued arguments (None: as given)
 
     def tool_name(self, service: str, method_id: str) -> str:
         raise NotImplementedError
@@ -57,6 +60,28 @@ class Dialect:
 
     def answered_conditionally(self, headers: dict[str, str], body: Any) -> ApiError | None:
         """A read's conditional headers against the version it is about to answer: 304 or 412, or None."""
+        return None
+
+    def object_type(self) -> Any:
+        """The annotation an object-valued handler argument validates as (Google's: a JSON object as given)."""
+        return dict
+
+    def refused(self, body: Any) -> bool:
+        """Whether a handler's answer refuses although the handler returned it (its writes are rolled back)."""
+        return False
+
+    def own_gate(self, ws: Workspace) -> bool | None:
+        """Whether the family's own credential check guards a tool call now (None: the OAuth Bearer gate decides)."""
+        return None
+
+    def check_credential(self, ws: Workspace, spec: ToolSpec, credential: str | None) -> ApiError | None:
+        """The family's own check of the tool channel's credential (asked where `own_gate` answered True)."""
+        return None
+
+    def answer_http(self, ws: Workspace, spec: ToolSpec, path_params: dict[str, str], query: list[tuple[str, str]],
+                    body: bytes, ctype: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, Any] | None:
+        """The family's own answer to an HTTP request for one of its methods: (status, JSON body), or None where the
+        shared REST path answers."""
         return None
 
     def upload_body(self, tool: str, service: str, meta: dict[str, Any], media: bytes) -> dict[str, Any] | None:

@@ -4,8 +4,10 @@ a form/JSON body, unknown arguments ignored, every failure HTTP 200 with {"ok": 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import parse_qsl
+
+from pydantic import BeforeValidator
 
 from ..errors import ApiError, slack_error
 from ..request_limits import loads
@@ -27,7 +29,12 @@ class Slack(Dialect):
     ignores_unknown_args = True
     args_in_body = True
     errors_in_ok_body = True
-    object_arg = staticmethod(_object)
+
+    def object_type(self) -> Any:
+        return Annotated[dict, BeforeValidator(_object)]
+
+    def refused(self, body: Any) -> bool:
+        return isinstance(body, dict) and body.get("ok") is False
 
     def tool_name(self, service: str, method_id: str) -> str:
         return "slack_" + "_".join(method_id.split("."))

@@ -26,11 +26,7 @@ from .import_paths import import_folders
 from .meta import MetaError, PackageMeta, parse_meta
 from .files import check_package
 from ..services import SERVICE_MAP, SERVICES
-
-# which needles attributes feed which service (used when the package does not list its services)
-_HINTS = {"gmail": ("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), "calendar": ("NEEDLE_EVENTS", "GCAL_FILL_CONFIG"),
-          "slack": ("SEED_CHANNELS", "SEED_MESSAGES", "SEED_USERS"), "drive": ("NORMAL_FILES",)}
-
+from ....workspace.services import registry
 
 _COMPILING = threading.Lock()
 NEEDLES_TIMEOUT_S = 60.0  # the most a needles import may take (less where task.toml's build timeout says so)
@@ -128,7 +124,9 @@ def load_package(root: Path | str) -> Env0Package:
     services = _services(root, meta)
     if not services:
         mod = load_needles(root / "data" / "needles.py", _needles_timeout(meta))
-        services = [s for s, attrs in _HINTS.items() if any(getattr(mod, a, None) for a in attrs)] or ["gmail"]
+        # which needles attributes feed which service (its env0 face's hints), the first service's when none does
+        services = [s.name for s in registry.SERVICES if s.env0 and any(getattr(mod, a, None) for a in s.env0.hints)] \
+            or [next(s.name for s in registry.SERVICES if s.env0)]
     name = (meta.task.name or root.name).split("/")[-1]
     return Env0Package(root=root, name=name, instruction=instruction, services=tuple(services),
                        agent_timeout_s=meta.agent.timeout_sec or 600.0,

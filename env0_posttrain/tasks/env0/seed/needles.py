@@ -21,6 +21,7 @@ from ....workspace.base import DIGITS, make_id
 from ....workspace.environment import Workspace
 from ....workspace.services.gmail.data_model import SYSTEM_LABELS
 from ....workspace.services.slack.data_model import SlackUser
+from ....workspace.services import registry
 from ..package.load import Env0Error, load_needles
 
 FOLDER = "application/vnd.google-apps.folder"
@@ -34,7 +35,7 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
     rng = random.Random(seed)
     needles: list[dict[str, Any]] = []
     for svc in services:
-        if svc in _FILL_NAMES and _fill_config(mod, svc, services).get("target_count") == "fixed_only":
+        if _fill_name(svc) and _fill_config(mod, svc, services).get("target_count") == "fixed_only":
             _clear_fill(ws, svc)
     if "gmail" in services:
         if env0_root is not None:  # env0's mock-gmail fills every inbox from its content library
@@ -69,13 +70,16 @@ def seed_package(ws: Workspace, mod: ModuleType, services: tuple[str, ...], task
             "_extras": extras}
 
 
-_FILL_NAMES = {"gmail": "GMAIL_FILL_CONFIG", "calendar": "GCAL_FILL_CONFIG", "drive": "GDRIVE_FILL_CONFIG",
-               "docs": "GDRIVE_FILL_CONFIG", "slack": "SLACK_FILL_CONFIG", "stripe": "STRIPE_FILL_CONFIG"}
+def _fill_name(svc: str) -> str | None:
+    """The needles module's fill-config name for one of our services (its env0 face's; None: it has no fill)."""
+    face = registry.get(svc).env0
+    return face.fill if face else None
 
 
 def _fill_config(mod: ModuleType, svc: str, services: tuple[str, ...]) -> dict:
     """The service's own *_FILL_CONFIG, else FILL_CONFIG when the package seeds one service family only."""
-    own = getattr(mod, _FILL_NAMES[svc], None)
+    name = _fill_name(svc)
+    own = getattr(mod, name, None) if name else None
     if isinstance(own, dict):
         return own
     shared = getattr(mod, "FILL_CONFIG", None)
@@ -85,10 +89,8 @@ def _fill_config(mod: ModuleType, svc: str, services: tuple[str, ...]) -> dict:
 def _clear_fill(ws: Workspace, svc: str) -> None:
     """`target_count: "fixed_only"`: the package wants its needles alone, without the default fill."""
     roots = {ws.drive.root_id(p.email) for p in ws.directory}
-    tables = {"gmail": [ws.gmail.db.messages], "calendar": [ws.calendar.db.events], "slack": [ws.slack.db.messages],
-              "drive": [ws.drive.db.files, ws.docs.db.documents], "docs": [ws.drive.db.files, ws.docs.db.documents],
-              "stripe": []}  # Stripe has no default fill: its scenario is the whole account
-    for table in tables[svc]:
+    face = registry.get(svc).env0  # Stripe has no default fill tables: its scenario is the whole account
+    for table in [getattr(ws.service(name).db, t) for name, t in (face.fill_tables if face else ())]:
         for key in [k for k in table if k not in roots]:
             del table[key]  # one by one: Table counts versions on delete, dict.clear would bypass the memo
 

@@ -24,8 +24,11 @@ from ....workspace.services.auth.gate import GUARDED, Refusal, authorize, refusa
 from ....workspace.tools import TOOLS
 from .doc_compat import DOC_COMPAT, DOC_SERVICE, drive_call
 from ..services import PREFIXES, WORKSPACE
+from ....workspace.services import registry
 
-GWS_SERVICES = {"gmail": "gmail", "calendar": "calendar", "drive": "drive", "docs": "docs"}  # gws's names -> ours
+GWS_SERVICES: dict[str, str] = {}  # gws's names -> ours
+registry.watch(lambda: (GWS_SERVICES.clear(), GWS_SERVICES.update(
+    {s.name: s.name for s in registry.SERVICES if s.env0 and s.env0.gws})))
 BY_METHOD = {(s.service, s.method_id): s for s in TOOLS.values()}
 
 # answered by the surface itself (env0's verifier reads); everything else under /auth goes to auth_http

@@ -1,3 +1,14 @@
+"""The Stripe API service (customers, payment methods and intents, charges, refunds, balance) and env0's mock-stripe
+face of it."""
+
+from ..descriptor import Env0Face, ServiceDescriptor
+from .dialect import STRIPE
+from .env0_shape import stripe_diff, stripe_state
 from .toolkit import Stripe
 
-__all__ = ["Stripe"]
+SERVICE = ServiceDescriptor(
+    Stripe, dialect=STRIPE,
+    env0=Env0Face("stripe", 9007, ("MOCK_STRIPE_URL", "STRIPE_URL"), state=stripe_state, diff=stripe_diff,
+                  fill="STRIPE_FILL_CONFIG"))
+
+__all__ = ["Stripe", "SERVICE"]

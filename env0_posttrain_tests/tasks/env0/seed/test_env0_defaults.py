@@ -17,7 +17,7 @@ from env0_posttrain.tasks.env0.seed.env0_defaults import env0_imports
 from env0_posttrain.tasks.env0.package.load import Env0Error, load_needles
 from env0_posttrain.tasks.env0.run.runner import run_and_record
 from env0_posttrain.tasks.env0.seed.needles import seed_package
-from env0_posttrain.tasks.env0.serve.shapes import slack_state
+from env0_posttrain.workspace.services.slack.env0_shape import slack_state
 from env0_posttrain.workspace.environment import Workspace
 from env0_posttrain_tests.support.paths import FIXTURES as FIX
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from env0_posttrain.tasks.env0.serve.server import _local_times
-from env0_posttrain.tasks.env0.serve.shapes import calendar_state
+from env0_posttrain.workspace.services.calendar.env0_shape import calendar_state
 from env0_posttrain.workspace import Workspace
 from env0_posttrain_tests.support.workspace import err, ok
 

@@ -4,9 +4,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ....workspace.environment import Workspace
+if TYPE_CHECKING:
+    from ...environment import Workspace
 
 TABLES = {  # env0's table name -> (our table, its key)
     "users": ("users", "id"), "oauth_clients": ("clients", "client_id"), "consent_records": ("consents", "id"),

@@ -4,9 +4,10 @@ column names (`customer_id`, `metadata_json`, ...), which is what env0's Stripe 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ....workspace.environment import Workspace
+if TYPE_CHECKING:
+    from ...environment import Workspace
 
 TABLES = ("customers", "payment_methods", "payment_intents", "charges", "refunds", "balance_transactions", "events")
 

@@ -1,0 +1,62 @@
+"""What the house knows about one service, held in one place: each service folder exports one `ServiceDescriptor`
+and `registry.py` collects them, so the workspace, the tool table, the dialect lookup and env0's face of the service
+loop over the registry instead of restating the services."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..dialects.base import Dialect
+from ..dialects.google import GOOGLE
+
+if TYPE_CHECKING:
+    from ..base import Service
+    from .env0_shapes import Diff, State
+    from .safety import Gate
+
+
+@dataclass(frozen=True)
+class Env0Face:
+    """How env0's task packages reach the service: env0's own name for it (task.toml `services`, `mock-<name>`), the
+    port its scripts default to (`${GMAIL_URL:-http://localhost:9001}`), the URL variables they read, its rows in
+    env0's /_admin/state and /_admin/diff JSON (env0_shapes.py), the needles module's fill-config name, the (service,
+    table)s its default fill goes into (emptied when a package wants its needles alone) and the module attributes that
+    show a package uses it when task.toml names none."""
+
+    name: str
+    port: int
+    env: tuple[str, ...]
+    state: State | None = None
+    diff: Diff | None = None
+    fill: str | None = None
+    fill_tables: tuple[tuple[str, str], ...] = ()
+    hints: tuple[str, ...] = ()
+    gws: bool = False  # reached through env0's `gws` command (Google Workspace CLI) under our service name
+
+    @property
+    def prefix(self) -> str:
+        """The path prefix the env0 surface answers it under: env0's name."""
+        return self.name
+
+
+@dataclass(frozen=True)
+class ServiceDescriptor:
+    """One service to the rest of the house. `gates`: what the safety gates read of it (safety.py; None: nothing to
+    remove or send). `planted_offset`: a built-in task's planting moves the service's id counter by a per-task offset
+    (tasks/sources.py), so planted ids differ between tasks. `google_api`: the (name, version) Google's client knows it
+    by, whose discovery document discovery.py serves; `batch_limit`: the calls one batch may hold at the API's own
+    /batch/<name>/<version> endpoint (batch.py; None: it has none)."""
+
+    toolkit: type[Service]
+    dialect: Dialect = GOOGLE
+    env0: Env0Face | None = None
+    gates: Gate | None = None
+    planted_offset: bool = False
+    google_api: tuple[str, str] | None = None
+    batch_limit: int | None = None
+    shell_url: str | None = None  # the URL variable the shell oracle's curl reads when gws does not reach it
+
+    @property
+    def name(self) -> str:
+        return self.toolkit.name
