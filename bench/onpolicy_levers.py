@@ -7,7 +7,8 @@ demo-onpolicy`, `run materialize op0`, or a finished demo run's data dir copied)
 and prints the report's paired on-policy-vs-SFT figures, the per-family passes (SFT -> on-policy, from the arms'
 newest eval rounds), the rounds' teacher agreement and pass rates, the two on-policy steps' wall time, the load
 average while they ran and the on-policy adapter's digest (the same spec must give the same digest and digits).
-The run's spec stays the one its run was made with (e.g. the demo's) with only its `onpolicy:` section replaced.
+The run's spec stays the one its run was made with (e.g. the demo's) with only its `onpolicy:` section replaced
+by the demo-onpolicy preset's section plus the variant's fields.
 
     python bench/onpolicy_levers.py --data-dir /tmp/op-data --run op0 --variant base= \
         --variant r3=rounds=3 --variant nosft=keep_sft_rows=false
@@ -87,8 +88,9 @@ def main() -> None:
     ap.add_argument("--variant", action="append", required=True, help="name=field=value,... (onpolicy.* fields)")
     args = ap.parse_args()
     paths = Paths.from_env(args.data_dir)
-    own = load_spec(paths.spec(args.run)).onpolicy  # a plain demo run starts from the demo-onpolicy preset
-    base = (own or parse_spec(preset_data("demo-onpolicy", "x")).onpolicy).model_dump(mode="json")
+    # Every variant starts from the demo-onpolicy preset's section, never from the run's current one: a variant
+    # rewrites the run's spec, so a later invocation reading it back would start from the previous variant.
+    base = parse_spec(preset_data("demo-onpolicy", "x")).onpolicy.model_dump(mode="json")
     print("| variant | settings | on-policy pass % | SFT pass % | on-policy - SFT (pp) | 95% CI (pp) | p "
           "| per family, SFT -> on-policy passes | rounds: pass rate / agreement | extra s (wall) | load | adapter |")
     print("|---|---|---:|---:|---:|---:|---:|---|---|---:|---:|---|")
