@@ -4,8 +4,11 @@ and at what cost?
 Reuses one run whose SFT adapter and SFT / base / teacher evals are materialized (e.g. `run new op0 --preset
 demo-onpolicy`, `run materialize op0`, or a finished demo run's data dir copied): per variant it rewrites the run's
 `onpolicy:` section, re-materializes only `onpolicy_adapter`, `onpolicy_eval_trajectories` and `comparison_report`,
-and prints the report's paired on-policy-vs-SFT figures, the per-family passes, the rounds' teacher agreement and
-pass rates, the two on-policy steps' wall time and the load average while they ran.
+and prints the report's paired on-policy-vs-SFT figures, the per-family passes (SFT -> on-policy, from the arms'
+newest eval rounds), the rounds' teacher agreement and pass rates, the two on-policy steps' wall time, the load
+average while they ran and the on-policy adapter's digest (the same spec must give the same digest and digits).
+The run's spec stays the one its run was made with (e.g. the demo's) with only its `onpolicy:` section replaced
+by the demo-onpolicy preset's section plus the variant's fields.
 
     python bench/onpolicy_levers.py --data-dir /tmp/op-data --run op0 --variant base= \
         --variant r3=rounds=3 --variant nosft=keep_sft_rows=false
@@ -41,6 +44,17 @@ def _variant(text: str) -> tuple[str, dict]:
     return name, sets
 
 
+def family_passes(store, run_id: str, arm: str) -> dict[str, tuple[int, int]]:
+    """family -> (passes, episodes) in the arm's newest finished eval round."""
+    round_id = store.latest_round(run_id, arm)
+    if round_id is None:
+        return {}
+    rows = store.query("SELECT t.family, sum(CAST(e.passed AS INTEGER)), count(*) FROM episodes e JOIN tasks t "
+                       "ON t.run_id = e.run_id AND t.task_id = e.task_id WHERE e.round_id = ? GROUP BY t.family "
+                       "ORDER BY t.family", [round_id])
+    return {f: (int(k), int(n)) for f, k, n in rows}
+
+
 def run_variant(paths: Paths, run_id: str, base: dict, sets: dict) -> dict:
     from env0_posttrain.orchestration.launch import instance_for, materialize_run
     from env0_posttrain.store import Store
@@ -59,8 +73,12 @@ def run_variant(paths: Paths, run_id: str, base: dict, sets: dict) -> dict:
         "SELECT numbers_json FROM reports WHERE run_id = ? ORDER BY created_at DESC LIMIT 1", [run_id])[0][0])
     training = store.latest_training(f"{run_id}:onpolicy") or {}
     extra = sum(v for k, v in done.timings.items() if k.split(".")[0] in STEPS)
+    sft, onpolicy = family_passes(store, run_id, "sft"), family_passes(store, run_id, "onpolicy")
+    families = ", ".join(f"{f} {sft.get(f, (0, 0))[0]}->{onpolicy.get(f, (0, 0))[0]}/{n}"
+                         for f, (_, n) in onpolicy.items())
     return {"numbers": numbers, "extra_s": extra, "timings": done.timings, "load": (load0 + os.getloadavg()[0]) / 2,
-            "rounds": (training.get("result") or {}).get("rounds", [])}
+            "rounds": (training.get("result") or {}).get("rounds", []), "families": families,
+            "revision": (training.get("revision") or "")[:12]}
 
 
 def main() -> None:
@@ -70,11 +88,12 @@ def main() -> None:
     ap.add_argument("--variant", action="append", required=True, help="name=field=value,... (onpolicy.* fields)")
     args = ap.parse_args()
     paths = Paths.from_env(args.data_dir)
-    own = load_spec(paths.spec(args.run)).onpolicy  # a plain demo run starts from the demo-onpolicy preset
-    base = (own or parse_spec(preset_data("demo-onpolicy", "x")).onpolicy).model_dump(mode="json")
+    # Every variant starts from the demo-onpolicy preset's section, never from the run's current one: a variant
+    # rewrites the run's spec, so a later invocation reading it back would start from the previous variant.
+    base = parse_spec(preset_data("demo-onpolicy", "x")).onpolicy.model_dump(mode="json")
     print("| variant | settings | on-policy pass % | SFT pass % | on-policy - SFT (pp) | 95% CI (pp) | p "
-          "| rounds: pass rate / agreement | extra s (wall) | load |")
-    print("|---|---|---:|---:|---:|---:|---:|---|---:|---:|")
+          "| per family, SFT -> on-policy passes | rounds: pass rate / agreement | extra s (wall) | load | adapter |")
+    print("|---|---|---:|---:|---:|---:|---:|---|---|---:|---:|---|")
     for text in args.variant:
         name, sets = _variant(text)
         t0 = time.time()
@@ -83,8 +102,8 @@ def main() -> None:
         rounds = "; ".join(f"{x.get('pass_rate', 0):.2f} / {x.get('teacher_agreement') or 0:.2f}" for x in r["rounds"])
         print(f"| {name} | {json.dumps(sets)} | {n.get('onpolicy.pass_rate_pct')} | {n.get('sft.pass_rate_pct')} "
               f"| {n.get('onpolicy_vs_sft.diff_pp')} | {n.get('onpolicy_vs_sft.ci_low_pp')} to "
-              f"{n.get('onpolicy_vs_sft.ci_high_pp')} | {n.get('onpolicy_vs_sft.p_value')} | {rounds} "
-              f"| {r['extra_s']:.0f} | {r['load']:.1f} |", flush=True)
+              f"{n.get('onpolicy_vs_sft.ci_high_pp')} | {n.get('onpolicy_vs_sft.p_value')} | {r['families']} "
+              f"| {rounds} | {r['extra_s']:.0f} | {r['load']:.1f} | {r['revision']} |", flush=True)
         print(f"<!-- {name}: wall {time.time() - t0:.0f} s, timings "
               f"{json.dumps({k: round(v) for k, v in r['timings'].items()})} -->", flush=True)
 
