@@ -48,8 +48,8 @@ def main() -> None:
     run = open_run(args.data_dir, args.run)
     paths, spec, store, env = run.paths, run.spec, run.store, run.env
     tasks = run.suite_tasks(args.run, args.suite)[: args.tasks]
-    suite = next(s for s in spec.suites if s.name == args.suite)
-    trials = args.trials or suite.trials or spec.eval.trials
+    suite = next((s for s in spec.suites if s.name == args.suite), None)  # None: the tasks.n_eval split ("eval")
+    trials = args.trials or (suite.trials if suite is not None else None) or spec.eval.trials
     base = run.base(args.run)
     adapter = None
     if args.arm == "sft":

@@ -17,6 +17,11 @@ class StoredRun:
         from env0_posttrain.store.suites import suite_task_json
         from env0_posttrain.tasks.model import Task
 
+        from env0_posttrain.spec.suites import DEFAULT_SUITE
+
+        if suite == DEFAULT_SUITE:  # the tasks.n_eval split, stored with the task set rather than as a suite
+            return sorted((Task.model_validate_json(j) for _, j in self.store.load_tasks(run_id, "eval")),
+                          key=lambda t: t.id)
         return [Task.model_validate_json(j) for j in suite_task_json(self.store, run_id, suite)]
 
     def base(self, run_id: str):

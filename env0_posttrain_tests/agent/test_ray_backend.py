@@ -1,7 +1,8 @@
 """scale.backend ray: Ray actors play whole episodes, this process stays the store's only writer; the same rows as
-worker processes, every (task, trial) stored once through actor deaths, Ctrl-C and a SIGKILLed driver, and nothing
-of Ray left running after a round. One local Ray (2 CPUs) serves the module; tests that need a Ray of their own
-start it in a subprocess."""
+worker processes, every (task, trial) stored once through actor deaths, Ctrl-C and a SIGKILLed driver; Ray and its
+actors started once per process and reused by its later rounds, nothing of them left after a failed round or
+`shutdown_ray`. One local Ray (2 CPUs) serves the module; tests that need a Ray of their own start it in a
+subprocess."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from env0_posttrain_tests.support.paths import REPO as ROOT
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -c constraints.txt -e '.[ray]')")
 
 from env0_posttrain.agent import AgentSettings, FatalModelError, oracle_endpoint, run_rollouts, run_rollouts_sync  # noqa: E402
-from env0_posttrain.agent.backends.ray import ACTOR_PREFIX, NAMESPACE  # noqa: E402
+from env0_posttrain.agent.backends.ray import ACTOR_PREFIX, NAMESPACE, shutdown_ray  # noqa: E402
 from env0_posttrain.spec.scale import ScaleSpec  # noqa: E402
 from env0_posttrain_tests.support.agent import NotesEnv, notes_task, read_jsonl_episodes, resume_worker  # noqa: E402
 
@@ -38,6 +39,14 @@ def local_ray():
              log_to_driver=False)
     yield
     ray.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def no_idle_actors():
+    """Each test starts without the idle actors an earlier test's rounds left for reuse."""
+    shutdown_ray()  # the module's Ray is its caller's: only this process's idle actors are killed
+    yield
+    shutdown_ray()
 
 
 def rollout_actors() -> list[str]:
@@ -98,7 +107,60 @@ def test_a_round_stores_the_same_episodes_on_ray_as_in_worker_processes(tmp_path
     assert rewards["ray"] == rewards["processes"] and len({r for *_, r in rewards["ray"]}) > 1, "a skill of 0.6 must give mixed rewards, or the comparison proves little"
     for k in ("played", "completed", "passed", "stop_conditions", "mean_reward", "model_calls"):
         assert summaries["ray"][k] == summaries["processes"][k], k
-    assert no_actor_left(), "no actor outlives its round"
+    assert len(rollout_actors()) == 2, "the round's actors wait for the step's next round"
+    shutdown_ray()
+    assert no_actor_left(), "no actor outlives its step"
+
+
+def _actor_pids(names: list[str]) -> list[int]:
+    return sorted(ray.get([ray.get_actor(n, namespace=NAMESPACE).stats.remote() for n in names], timeout=60)[i][2]
+                  for i in range(len(names)))
+
+
+def test_later_rounds_of_a_process_reuse_its_actors_each_with_its_own_settings_and_counts():
+    """Two rounds (other arm, run, trials) on the same two actor processes; each round's own episodes, FailFast and
+    CPU; a round that needs more slots per actor than the idle ones have replaces them (their CPUs freed first)."""
+    got: dict[str, list] = {"a": [], "b": [], "c": []}
+    s1 = run_rollouts_sync(TASKS, "teacher", 1, oracle_endpoint(latency_s=0.05), settings(), "a", set(),
+                           got["a"].append, env=NotesEnv(), progress=False)
+    first = sorted(rollout_actors())
+    pids = _actor_pids(first)
+    s2 = run_rollouts_sync(TASKS[:4], "base", 2, oracle_endpoint(latency_s=0.05, name="second"), settings(), "b",
+                           set(), got["b"].append, env=NotesEnv(), progress=False)
+    assert sorted(rollout_actors()) == first and _actor_pids(first) == pids, "the same actors played both rounds"
+    assert s1.backend == s2.backend == "ray" and s2.processes == 2
+    assert s1.completed == s1.passed == 8 and {e.key[:2] for e in got["a"]} == {("a", "teacher")}
+    assert {e.model for e in got["a"]} == {"env0-oracle/oracle"}
+    assert s2.completed == s2.passed == 8 and {e.key[:2] for e in got["b"]} == {("b", "base")}
+    assert {e.model for e in got["b"]} == {"env0-oracle/second"}, "the second round's settings reached the actors"
+    assert s1.worker_cpu_s > 0 and s2.worker_cpu_s > 0
+
+    wider = AgentSettings(concurrency=8, processes=2, backoff_base_s=0.001, backoff_max_s=0.002, scale=RAY)
+    s3 = run_rollouts_sync(TASKS[:4], "teacher", 1, oracle_endpoint(latency_s=0.05), wider, "c", set(),
+                           got["c"].append, env=NotesEnv(), progress=False)
+    assert s3.completed == 4 and len(rollout_actors()) == 2 and not set(rollout_actors()) & set(first)
+    shutdown_ray()
+    assert no_actor_left()
+
+
+def test_a_process_starts_its_local_ray_once_for_all_its_rounds_and_stops_it_at_shutdown(tmp_path):
+    """No Ray up: the first round starts one, the second finds it (the same session), `shutdown_ray` stops it."""
+    code = ("import json, ray; from env0_posttrain.agent import AgentSettings, oracle_endpoint, run_rollouts_sync; "
+            "from env0_posttrain.agent.backends.ray import shutdown_ray; from env0_posttrain.spec.scale import ScaleSpec; "
+            "from env0_posttrain_tests.support.agent import NotesEnv, notes_task; "
+            "tasks = [notes_task(i) for i in range(4)]; sessions = []; "
+            "s = AgentSettings(concurrency=2, processes=2, scale=ScaleSpec(backend='ray')); "
+            "[(run_rollouts_sync(tasks, 'teacher', 1, oracle_endpoint(), s, f'r{k}', set(), None, env=NotesEnv(), "
+            "progress=False), sessions.append(ray.get_runtime_context().get_session_name())) for k in range(2)]; "
+            "shutdown_ray(); print(json.dumps({'sessions': sessions, 'after': ray.is_initialized()}))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    import json
+
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(got["sessions"]) == 2 and got["sessions"][0] == got["sessions"][1], got
+    assert got["after"] is False, "shutdown_ray stops the Ray this process started"
 
 
 def test_an_actor_killed_mid_round_is_restarted_and_every_episode_is_delivered_once():

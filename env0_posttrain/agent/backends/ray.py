@@ -11,20 +11,29 @@ the settings and the task environment. A key never travels: an actor reads the v
 which the cluster's operator sets (a Kubernetes Secret in deploy/ray/; a local Ray started here inherits this
 process's environment). An actor without it stops the round with `missing_key`, naming where to set it.
 
+Once per step, not per round: the first round of a process starts (or joins) Ray and its actors; a round that ends
+well hands its actors back idle (`release_actors`) and the next round of the same process reuses them, as the worker
+processes are reused. Each round sends its settings once (`ray.put`) under a round tag; an actor takes them, with a
+fresh FailFast and CPU count, when the first job of a new tag reaches it (a restarted actor too). Ray and the idle
+actors stop when the process exits (`shutdown_ray`, at exit): a Dagster step is a process, so nothing outlives it.
+
 Faults: an actor that dies (killed, out of memory, its node removed) is restarted by Ray (`max_restarts`); the jobs
 it held are sent again by the driver, and only a returned outcome is delivered, so every (task, trial) is stored
-once. Every actor is killed when its round ends, fails or is cancelled (Ctrl-C), and a local Ray started for the
-round is shut down with it: nothing outlives the round.
+once; such a round's actors are not reused (a later round starts fresh ones, with their restarts unspent). A round
+that fails or is cancelled (Ctrl-C) kills every actor of this process and shuts down the local Ray it started.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
+import threading
 import time
 import uuid
 from collections import Counter, deque
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from env0_posttrain.spec.scale import RayBackend
@@ -43,7 +52,7 @@ log = logging.getLogger("env0_posttrain.agent")
 
 NAMESPACE = "env0-posttrain"
 ACTOR_PREFIX = "env0-rollout-"
-ACTOR_MAX_RESTARTS = 4  # per actor and round: a node lost now and then, not a crash loop
+ACTOR_MAX_RESTARTS = 4  # per actor and round (reused only after a round without deaths): not a crash loop
 MAX_RESENDS = 4  # per (task, trial): jobs whose actor died under them more often than this fail the round
 # An actor Ray is restarting answers at once with ActorUnavailableError: not a death, so its jobs wait for it (its new
 # process imports torch, seconds on a busy host) for at most this long before the round fails.
@@ -54,25 +63,42 @@ INSTALL_HINT = "scale.backend ray needs Ray: pip install -c constraints.txt -e '
 
 class RolloutActor:
     """One Ray actor: whole episodes on its event loop, each outcome returned as JSON (never raised: Ray would wrap
-    the error, and the driver decides what a failure means)."""
+    the error, and the driver decides what a failure means). It serves one round at a time and is reused by the
+    next: a job carries its round's tag and a reference to the round's settings, taken once per tag."""
 
-    def __init__(self, run: dict[str, Any]) -> None:
+    def __init__(self) -> None:
         from .. import _install_providers
-        from ..providers.faulty import injected_faults
 
         _install_providers()
         import env0_posttrain.agent.loop  # noqa: F401 - litellm and the loop, imported before the first job
 
-        self.run = run
-        self.fail_fast = FailFast(episodes=run["fail_fast_episodes"])
-        self.cpu0, self.faults0 = time.process_time(), Counter(injected_faults())
+        self.tag: str | None = None
+        self.run: dict[str, Any] = {}
+        self.fail_fast = FailFast()
+        self.cpu0, self.faults0 = time.process_time(), Counter()
+        self.switch = asyncio.Lock()
 
-    async def play(self, task: Task, trial: int) -> tuple:
+    async def _enter(self, tag: str, run_ref: list) -> None:
+        """The round `tag`'s settings (fetched once), a FailFast of its own (over at most this actor's slots in the
+        round: `run_ref` is [the settings' reference, those slots]) and its CPU and faults counted from 0."""
+        from ..providers.faulty import injected_faults
+
+        async with self.switch:  # the round's first jobs arrive together: one fetch
+            if self.tag == tag:
+                return
+            run = await run_ref[0]
+            self.run, self.fail_fast = run, FailFast(episodes=min(run["fail_fast_episodes"], run_ref[1]))
+            self.cpu0, self.faults0 = time.process_time(), Counter(injected_faults())
+            self.tag = tag
+
+    async def play(self, tag: str, run_ref: list, task: Task, trial: int) -> tuple:
         from ..attempts import attempt_episode
         from ..harness_failures import portable
 
+        if self.tag != tag:
+            await self._enter(tag, run_ref)
         run = self.run
-        FAIL_FAST.set(self.fail_fast)  # this call's context: the episode's tasks share the actor's one FailFast
+        FAIL_FAST.set(self.fail_fast)  # this call's context: the episode's tasks share the round's one FailFast
         try:
             run["endpoint"].completion_kwargs()
         except ValueError as err:  # the driver had the key, this node has not
@@ -87,10 +113,13 @@ class RolloutActor:
             return ("error", f"{type(exc).__name__}: {exc}")
         return ("result", [portable(ep) for ep in attempts], crashed)
 
-    def stats(self) -> tuple[float, dict[str, int], int]:
-        """CPU seconds spent, faults injected (env0-faulty) and the pid, since this actor (re)started."""
+    def stats(self, tag: str | None = None) -> tuple[float, dict[str, int], int]:
+        """CPU seconds spent, faults injected (env0-faulty) and the pid, in round `tag` (since this actor (re)started
+        or took that round's first job; nothing when `tag` is not the round it serves)."""
         from ..providers.faulty import injected_faults
 
+        if tag is not None and tag != self.tag:
+            return 0.0, {}, os.getpid()
         faults = Counter(injected_faults())
         faults.subtract(self.faults0)
         return time.process_time() - self.cpu0, {k: v for k, v in faults.items() if v}, os.getpid()
@@ -105,46 +134,146 @@ def _node() -> str:
         return "?"
 
 
+_LOCK = threading.Lock()
+_SESSION: dict[str, Any] = {}  # the Ray this process connected itself to: {"address": ...}; empty if none
+_AT_EXIT: list[bool] = []
+
+
 def connect(address: str | None) -> bool:
     """Join `address` (None: start a new local Ray on the cores this process may use, never one already running on
-    this machine, which `ray.init()` alone would join). True when this call started or
-    joined Ray, which the round then shuts down; False when this process was already connected (kept)."""
+    this machine, which `ray.init()` alone would join), once per process: later rounds find it connected. True when
+    this call started or joined Ray (`shutdown_ray` stops it, at the latest when the process exits); False when this
+    process was already connected (by an earlier round, or by its caller, whose Ray is left alone)."""
     try:
         import ray
     except ImportError as err:
         raise RuntimeError(f"{INSTALL_HINT} ({err})") from None
-    if ray.is_initialized():
-        return False
+    with _LOCK:
+        if not _AT_EXIT:  # registered after Ray's own exit handler, so it runs before it (last in, first out)
+            atexit.register(shutdown_ray)
+            _AT_EXIT.append(True)
+        if ray.is_initialized():
+            if not _SESSION or _SESSION["address"] == address:
+                return False
+        else:
+            _SESSION.clear()
+    if _SESSION:  # connected by an earlier round to another address: leave it for this one
+        shutdown_ray()
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if address is None:
-        ray.init(address="local", num_cpus=len(os.sched_getaffinity(0)), object_store_memory=LOCAL_OBJECT_STORE_BYTES,
-                 include_dashboard=False, namespace=NAMESPACE, log_to_driver=False)
-    else:
-        ray.init(address=address, namespace=NAMESPACE, log_to_driver=False)
+    with _LOCK:
+        if address is None:
+            ray.init(address="local", num_cpus=len(os.sched_getaffinity(0)),
+                     object_store_memory=LOCAL_OBJECT_STORE_BYTES, include_dashboard=False, namespace=NAMESPACE,
+                     log_to_driver=False)
+        else:
+            ray.init(address=address, namespace=NAMESPACE, log_to_driver=False)
+        _SESSION["address"] = address
     return True
+
+
+@dataclass
+class ActorSet:
+    """Rollout actors of one Ray session; one round at a time uses a set, later rounds of this process reuse it."""
+
+    session: tuple[str, str]  # (Ray session name, job id): handles are valid in this connection only
+    handles: list[Any]
+    capacities: list[int]  # each actor's max_concurrency
+
+    def fits(self, session: tuple[str, str], capacities: list[int]) -> bool:
+        return (session == self.session and len(self.handles) >= len(capacities)
+                and all(have >= want for have, want in zip(self.capacities, capacities)))
+
+    def kill(self) -> None:
+        import ray
+
+        for h in self.handles:
+            try:
+                ray.kill(h, no_restart=True)
+            except Exception:  # noqa: BLE001 - already gone, or its Ray is
+                pass
+
+
+_IDLE: list[ActorSet] = []
+
+
+def _session() -> tuple[str, str]:
+    import ray
+
+    ctx = ray.get_runtime_context()
+    return ctx.get_session_name(), ctx.get_job_id()
+
+
+def acquire_actors(capacities: list[int]) -> tuple[ActorSet, bool]:
+    """An idle set of actors that fits `capacities` on the connected Ray, or a new one (then True); an idle set that
+    does not fit is killed first, so that its CPUs are free for the new one."""
+    import ray
+
+    session = _session()
+    with _LOCK:
+        for i, idle in enumerate(_IDLE):
+            if idle.fits(session, capacities):
+                return _IDLE.pop(i), False
+        stale = list(_IDLE)
+        _IDLE.clear()
+    for idle in stale:
+        if idle.session == session:
+            idle.kill()
+    cpus = ray.cluster_resources().get("CPU", 1.0)
+    actor_cls = ray.remote(RolloutActor)
+    tag = uuid.uuid4().hex[:8]
+    handles = [actor_cls.options(
+        name=f"{ACTOR_PREFIX}{tag}-{i}", namespace=NAMESPACE, max_concurrency=cap,
+        max_restarts=ACTOR_MAX_RESTARTS, max_task_retries=0, num_cpus=min(1.0, cpus / len(capacities)),
+        scheduling_strategy="SPREAD",
+    ).remote() for i, cap in enumerate(capacities)]
+    return ActorSet(session, handles, list(capacities)), True
+
+
+def release_actors(actors: ActorSet) -> None:
+    """Hand a set back idle after a round that ended well, for the next round of this process."""
+    with _LOCK:
+        _IDLE.append(actors)
+
+
+def shutdown_ray() -> None:
+    """Kill this process's idle rollout actors and stop the Ray it connected itself to (a Ray its caller connected
+    is left running). Called at exit; a step or a test may call it sooner."""
+    with _LOCK:
+        idle = list(_IDLE)
+        _IDLE.clear()
+        ours = bool(_SESSION)
+        _SESSION.clear()
+    try:
+        import ray
+    except ImportError:
+        return
+    if not ray.is_initialized():
+        return
+    for actors in idle:
+        actors.kill()
+    if ours:
+        ray.shutdown()
 
 
 async def run_on_ray(todo: list[Job], actors: int, run: RoundRun | dict[str, Any], address: str | None,
                      deliver: Deliver) -> ShardStats:
     """Run every (task, trial) of `todo` on `actors` Ray actors; `deliver` each outcome here, once."""
-    started = connect(address)
+    connect(address)
     import ray
     from ray.exceptions import ActorUnavailableError, RayActorError
 
     capacities = split_concurrency(run["settings"].concurrency, min(actors, len(todo)))
     stats = ShardStats(processes=len(capacities))
-    handles: list[Any] = []
     inflight: dict[asyncio.Future, tuple[int, int]] = {}
+    actor_set, new = acquire_actors(capacities)
+    log.info("ray round of %d jobs on %d actors (%s)", len(todo), len(capacities),
+             "started now" if new else "reused from this step's earlier round")
+    handles = actor_set.handles[: len(capacities)]
+    tag = uuid.uuid4().hex[:8]  # this round: its actors take `run` once, with a FailFast of its own
+    settings_ref = ray.put({**run, "fail_fast_episodes": min(FAIL_FAST_EPISODES, len(todo))})
+    refs = [[settings_ref, cap] for cap in capacities]  # in a list, so that Ray does not resolve it for every job
+    ended_well = False
     try:
-        cpus = ray.cluster_resources().get("CPU", 1.0)
-        actor_cls = ray.remote(RolloutActor)
-        tag = uuid.uuid4().hex[:8]
-        for i, cap in enumerate(capacities):
-            handles.append(actor_cls.options(
-                name=f"{ACTOR_PREFIX}{tag}-{i}", namespace=NAMESPACE, max_concurrency=cap,
-                max_restarts=ACTOR_MAX_RESTARTS, max_task_retries=0, num_cpus=min(1.0, cpus / len(capacities)),
-                scheduling_strategy="SPREAD",
-            ).remote({**run, "fail_fast_episodes": min(FAIL_FAST_EPISODES, cap, len(todo))}))
         jobs = dict(enumerate(todo))
         sends: Counter = Counter()
         deaths: Counter = Counter()
@@ -161,7 +290,7 @@ async def run_on_ray(todo: list[Job], actors: int, run: RoundRun | dict[str, Any
                 task, trial = jobs[jid]
                 sends[jid] += 1
                 busy[i] += 1
-                inflight[asyncio.wrap_future(handles[i].play.remote(task, trial).future())] = (jid, i)
+                inflight[asyncio.wrap_future(handles[i].play.remote(tag, refs[i], task, trial).future())] = (jid, i)
 
         dispatch()
         while jobs:
@@ -202,19 +331,19 @@ async def run_on_ray(todo: list[Job], actors: int, run: RoundRun | dict[str, Any
             for jid, (_, attempts_json, crashed) in outcomes:
                 task, trial = jobs.pop(jid)
                 await deliver(task, trial, ([Episode.model_validate_json(a) for a in attempts_json], crashed))
-        for cpu_s, faults, _pid in ray.get([h.stats.remote() for h in handles], timeout=60):
+        for cpu_s, faults, _pid in ray.get([h.stats.remote(tag) for h in handles], timeout=60):
             stats.cpu_s += cpu_s
             stats.faults.update(faults)
+        ended_well = True
     finally:
         for fut in inflight:
             fut.cancel()
-        for h in handles:  # every exit (done, failed, cancelled by Ctrl-C): no actor outlives its round
-            try:
-                ray.kill(h, no_restart=True)
-            except Exception:  # noqa: BLE001 - already gone
-                pass
-        if started:
-            ray.shutdown()
+        if ended_well and not stats.resent:  # an actor died this round: its restarts are spent, start fresh ones
+            release_actors(actor_set)
+        else:
+            actor_set.kill()
+        if not ended_well:  # failed or cancelled (Ctrl-C): nothing of this process's Ray is left running
+            shutdown_ray()
     return stats
 
 
