@@ -42,7 +42,8 @@ def test_a_malformed_yaml_value_in_set_is_one_line_naming_it(tmp_path: Path, val
 def test_a_failed_step_prints_its_own_error_and_not_only_its_name(tmp_path: Path):
     empty = tmp_path / "no-packages"
     empty.mkdir()  # a folder that exists passes the checks at the door; the task_set step finds nothing in it
-    result = runner.invoke(app, ["run", "new", "r1", "--set", f"tasks.source={empty}", "--data-dir", str(tmp_path)])
+    result = runner.invoke(app, ["run", "new", "r1", "--preset", "default", "--set", f"tasks.source={empty}",
+                                 "--data-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["run", "materialize", "r1", "--select", "task_set", "--data-dir", str(tmp_path)])
     assert result.exit_code == 2
