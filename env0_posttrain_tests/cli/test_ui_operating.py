@@ -126,7 +126,7 @@ def test_the_launchpad_opens_on_the_demo_and_refuses_bad_input_before_a_run_exis
     _launch(browser, url, "new_run", "write_run_spec", {"run_id": "r0"})  # every other field at its default
     _wait(browser, lambda d: "/runs/" in d.current_url, "the run page")
     wait_for_text(browser, ["RUN_SUCCESS", "run 'r0': spec written"], "the run with the defaults", PAGE_S)
-    from env0_posttrain.cli.presets import preset_data
+    from env0_posttrain.making.presets import preset_data
     from env0_posttrain.spec.runspec import load_spec
 
     written, demo = load_spec(data / "runs" / "r0.yaml"), preset_data("demo", "r0")

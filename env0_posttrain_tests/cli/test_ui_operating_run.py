@@ -113,7 +113,7 @@ def _kill_training_after_a_checkpoint(data: Path, timeout_s: float) -> Path:
 
 def test_materialize_all_on_a_run_without_rl_with_its_training_killed_once(ui, browser):
     url, artifacts, data = ui
-    from env0_posttrain.cli.new_run import build_spec
+    from env0_posttrain.making.new_run import build_spec
     from env0_posttrain.spec.runspec import write_spec
 
     spec, _ = build_spec(RUN_ID, "demo", "env0-oracle/oracle@0.9", None, OVERRIDES)
