@@ -4,7 +4,7 @@ Launch, before a run exists, and opening on the offline demo preset; a backfill'
 cannot act; the spec of a new run opening inline from the artifact server; a broken spec failing a check on the
 asset graph; a partition without a spec deleted by its job; a previewed nightly tick tagging its run with today's
 date beside the tick's. One UI and one browser for the module; every wait is explicit, its timeout only a hang
-guard for a loaded machine. The journeys that need a trained run are in test_ui_operating_run.py."""
+guard for a loaded machine."""
 
 from __future__ import annotations
 
