@@ -15,6 +15,7 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 from env0_posttrain.stages.context import CheckOutcome, StageContext, content_hash
+from env0_posttrain.tasks.reward import is_unscored
 
 
 @contextmanager
@@ -151,7 +152,7 @@ def rollout_metadata(round_id: str, episodes: list, summary: dict) -> dict[str, 
     return {
         "round_id": round_id, "surface": summary.get("surface", "tools"), "episodes": n, "strict_passes": passes, "pass_rate": round(passes / n, 4) if n else 0.0,
         "rows_with_tool_calls": sum(e.n_tool_calls > 0 for e in episodes),
-        "unscored": sum(e.verifier is None for e in episodes),
+        "unscored": sum(is_unscored(e) for e in episodes),
         "harness_failures": harness_failures(episodes),
         "stop_conditions": count(e.stop_condition for e in episodes), "summary": summary,
     }
@@ -172,7 +173,8 @@ def count(items) -> dict[str, int]:
 
 
 def unscored_check(episodes: list) -> CheckOutcome:
-    bad = [f"{e.task_id}#{e.trial}: {e.stop_condition} {e.error or ''}".strip() for e in episodes if e.verifier is None]
+    bad = [f"{e.task_id}#{e.trial}: {e.stop_condition} {e.error or ''}".strip() for e in episodes
+           if is_unscored(e)]
     if not episodes:  # nothing was played, so nothing was checked: no verdict rather than a pass
         return CheckOutcome("no_unscored_rows", None, "no episodes to check")
     return CheckOutcome("no_unscored_rows", not bad, f"{len(bad)} unscored episodes" if bad else "every episode scored",
