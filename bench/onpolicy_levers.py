@@ -11,7 +11,7 @@ The run's spec stays the one its run was made with (e.g. the demo's) with only i
 by the demo-onpolicy preset's section plus the variant's fields.
 
     python bench/onpolicy_levers.py --data-dir /tmp/op-data --run op0 --variant base= \
-        --variant r3=rounds=3 --variant nosft=keep_sft_rows=false
+        --variant r3=rounds=3 --variant nosft=keep_sft_rows=false --variant kl=kind=reverse_kl,steps_per_round=40
 """
 
 from __future__ import annotations
@@ -55,13 +55,25 @@ def family_passes(store, run_id: str, arm: str) -> dict[str, tuple[int, int]]:
     return {f: (int(k), int(n)) for f, k, n in rows}
 
 
+def _section(base: dict, sets: dict) -> dict:
+    """The preset's section with the variant's fields; a variant of another kind keeps only the round knobs both
+    kinds share (the relabel-only fields would be refused by reverse_kl's model, and its own defaults apply)."""
+    from env0_posttrain.spec.onpolicy import RelabelSpec, ReverseKLSpec
+
+    kind = sets.get("kind", base.get("kind", "relabel"))
+    if kind == base.get("kind", "relabel"):
+        return base | sets
+    shared = set(RelabelSpec.model_fields) & set(ReverseKLSpec.model_fields) - {"kind", "learning_rate", "temperature"}
+    return {k: v for k, v in base.items() if k in shared} | sets
+
+
 def run_variant(paths: Paths, run_id: str, base: dict, sets: dict) -> dict:
     from env0_posttrain.orchestration.launch import instance_for, materialize_run
     from env0_posttrain.store import Store
 
     spec = load_spec(paths.spec(run_id))
     data = spec.model_dump(mode="json")
-    data["onpolicy"] = base | sets
+    data["onpolicy"] = _section(base, sets)
     write_spec(parse_spec(data, f"run {run_id!r}"), paths.runs)
     load0 = os.getloadavg()[0]
     with instance_for(paths) as instance:
