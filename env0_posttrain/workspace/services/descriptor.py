@@ -5,7 +5,9 @@ loop over the registry instead of restating the services."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..dialects.base import Dialect
@@ -40,6 +42,8 @@ class Env0Face:
     routes: Env0Routes | None = None  # routes its port answers beyond the API's own (mock-gdoc's comments)
     own_routes: tuple[str, ...] = ()  # API routes standing for no tool that are its own (Slack's upload step 2)
     issuer: bool = False  # its port is the OIDC issuer: auth_http answers it, and its answers carry the tokens
+    stand_ins: Path | None = None  # a folder of stand-ins for env0-private packages of it, importable by their names
+    seed_rows: Mapping[str, type] = field(default_factory=dict)  # table -> row model of a stand-in seeder's objects
 
     @property
     def prefix(self) -> str:
