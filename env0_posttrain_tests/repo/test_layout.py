@@ -369,11 +369,7 @@ SERVICE_LITERAL_TODO: dict[str, str] = {
     "sandbox/gws.py": "runs inside the sandbox as a script of its own: it cannot read the registry",
     "spec/runspec.py": "task family names (auth, calendar, docs, drive) that are also service names",
     "tasks/model.py": "task family names (auth, calendar, docs, drive) that are also service names",
-    "tasks/env0/corpus/importer.py": "an env0 package's services -> its task family (an env0 face field to come)",
     "tasks/env0/seed/needles.py": "which seeder plants which service's needles (the seeders are tasks-layer code)",
-    "tasks/env0/serve/auth_surface.py": "auth's own log prefix, Docs routes answered by Drive, Slack's upload route",
-    "tasks/env0/serve/doc_compat.py": "the Docs port's extra routes",
-    "tasks/env0/serve/server.py": "the auth port's base URL as the OIDC issuer",
     "workspace/api_routes.py": "the OpenAPI tag of Slack's upload step 2",
     "workspace/dialects/auth.py": "a dialect's family tag",
     "workspace/dialects/google.py": "Gmail's users.* tool names and upload body (Google-family quirks)",
@@ -381,18 +377,13 @@ SERVICE_LITERAL_TODO: dict[str, str] = {
     "workspace/dialects/stripe.py": "a dialect's family tag",
 }
 DIALECT_FLAG_TODO: dict[str, str] = {  # flags still read outside the dialects, each to become a dialect verb
-    "agent/shell/oracle.py": "args_in_body", "tasks/env0/serve/auth_surface.py": "own_http_surface",
-    "tasks/env0/serve/recording.py": "own_http_surface",
-    "tasks/env0/serve/server.py": "keyed_requests, form_bodies, own_http_surface, errors_in_ok_body",
+    "agent/shell/oracle.py": "args_in_body",
     "workspace/api_routes.py": "own_http_surface, args_in_body, keyed_requests", "workspace/auth_http.py": "flags",
     "workspace/tool_args.py": "ignores_unknown_args", "workspace/tool_gate.py": "errors_in_ok_body",
 }
 SERVICE_IMPORT_TODO: dict[str, str] = {
     "tasks.env0.seed.needles": "Gmail's system labels and Slack's user rows for planting",
-    "tasks.env0.seed.stripe": "Stripe's rows for planting",
     "tasks.env0.seed.env0_defaults": "Slack's rows for env0's default fill",
-    "tasks.env0.seed.env0_compat.env_0_stripe.testcards": "env0's Stripe package shim: our test cards",
-    "tasks.env0.seed.env0_compat.env_0_stripe.api.ledger": "env0's Stripe package shim: our fees",
     "tasks.env0.serve.auth_surface": "auth's gate for env0's ports",
     "workspace.api_routes": "Stripe's unknown-route error for a path no route takes",
     "workspace.seeding_google": "Drive's access roles for seeding",

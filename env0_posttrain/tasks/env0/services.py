@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ...workspace.services import registry
+from ...workspace.services.descriptor import Env0Face
 
 
 class Env0Service(NamedTuple):
@@ -31,6 +32,7 @@ LISTENERS: list[Env0Service] = []
 # URL prefix -> our service; env0 service name (and its `mock-` package name) -> our service
 PREFIXES: dict[str, str] = {}
 SERVICE_MAP: dict[str, str] = {}
+FACES: dict[str, Env0Face] = {}  # our service -> its env0 face (descriptor.py), for what its port does beyond the API
 
 
 def _refresh() -> None:
@@ -41,6 +43,8 @@ def _refresh() -> None:
     PREFIXES.update({s.prefix: s.ours for s in SERVICES})
     SERVICE_MAP.clear()
     SERVICE_MAP.update({n: s.ours for s in SERVICES for n in (s.name, f"mock-{s.name}")})
+    FACES.clear()
+    FACES.update({s.name: s.env0 for s in registry.SERVICES if s.env0})
 
 
 registry.watch(_refresh)
@@ -49,3 +53,13 @@ registry.watch(_refresh)
 def service_urls(base_of: dict[str, str]) -> dict[str, str]:
     """Every URL variable of every listener, given each one's base URL by prefix."""
     return {var: base_of[s.prefix] for s in LISTENERS for var in s.env}
+
+
+def face(prefix: str) -> Env0Face | None:
+    """The env0 face of the service a prefix serves (None: the workspace listener, or no such prefix)."""
+    return FACES.get(PREFIXES.get(prefix, ""))
+
+
+def issuer_prefix() -> str:
+    """The prefix of the port that is the OIDC issuer (its base URL is the discovery document's default issuer)."""
+    return next(s.prefix for s in SERVICES if FACES[s.ours].issuer)

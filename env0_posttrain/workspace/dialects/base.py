@@ -4,6 +4,7 @@ where a request's arguments and token travel, and how a failure is answered."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
+from urllib.parse import parse_qsl
 
 from ..errors import ApiError
 
@@ -87,3 +88,33 @@ class Dialect:
     def upload_body(self, tool: str, service: str, meta: dict[str, Any], media: bytes) -> dict[str, Any] | None:
         """The handler's `body` for an upload whose bytes are the resource itself (None: bytes go as media_body)."""
         return None
+
+    # env0 serving verbs
+    def forwarded_headers(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        """The request headers, besides its content type, that the family's wire reads when a script's request is
+        passed on to the API (Stripe's key and Idempotency-Key); the others read none."""
+        return [(k, v) for k, v in headers if k != b"content-type"] if self.keyed_requests else []
+
+    def logged_body(self, body: bytes) -> Any:
+        """A request body that is not JSON as env0's action log records it: a form's fields for a family that posts
+        forms (Stripe), else its text cut at 2,000 characters."""
+        if self.form_bodies:
+            return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+        return {"_raw": body.decode("utf-8", "replace")[:2000]}
+
+    def logged_request(self, spec: ToolSpec, arguments: dict[str, Any]) -> tuple[str, Any, dict[str, Any]]:
+        """(HTTP method, body, query arguments) of the request a tool call stands for, as env0's action log records it:
+        Google's REST (the body argument as body, the others beside the path in the query string); Slack's Web API
+        (a read is a GET with every argument in the query, a write a POST with them as its body); Stripe's (a POST's
+        parameters are its form body)."""
+        in_query = {k: v for k, v in arguments.items() if k != "body" and k not in spec.path_params}
+        if self.args_in_body:
+            return ("GET", None, arguments) if not spec.writes else ("POST", arguments, {})
+        if self.form_bodies and spec.http_method == "POST":
+            return spec.http_method, in_query, {}
+        return spec.http_method, arguments.get("body"), in_query
+
+    def refusal(self, google: ApiError, in_body: dict[str, Any]) -> ApiError:
+        """The answer to a refused credential, given Google's answer and the same refusal as an `ok: false` body:
+        Google's, or HTTP 200 with the body for a family that puts its errors there (Slack)."""
+        return ApiError(200, in_body) if self.errors_in_ok_body else google

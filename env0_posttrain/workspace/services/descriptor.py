@@ -4,8 +4,11 @@ loop over the registry instead of restating the services."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..dialects.base import Dialect
 from ..dialects.google import GOOGLE
@@ -33,6 +36,14 @@ class Env0Face:
     fill_tables: tuple[tuple[str, str], ...] = ()
     hints: tuple[str, ...] = ()
     gws: bool = False  # reached through env0's `gws` command (Google Workspace CLI) under our service name
+    # env0 face, round 3
+    family: str | None = None  # the task family a package of this service alone counts as (None: multi-app)
+    subsumes: tuple[str, ...] = ()  # services a package may use beside it and still count as its family
+    routes: Env0Routes | None = None  # routes its port answers beyond the API's own (mock-gdoc's comments)
+    own_routes: tuple[str, ...] = ()  # API routes standing for no tool that are its own (Slack's upload step 2)
+    issuer: bool = False  # its port is the OIDC issuer: auth_http answers it, and its answers carry the tokens
+    stand_ins: Path | None = None  # a folder of stand-ins for env0-private packages of it, importable by their names
+    seed_rows: Mapping[str, type] = field(default_factory=dict)  # table -> row model of a stand-in seeder's objects
 
     @property
     def prefix(self) -> str:
@@ -60,3 +71,14 @@ class ServiceDescriptor:
     @property
     def name(self) -> str:
         return self.toolkit.name
+
+
+# env0 face, round 3
+@dataclass(frozen=True)
+class Env0Routes:
+    """Routes an env0 mock answers that the real API has not, kept so a package's own scripts still run: `pattern`
+    the paths, `calls(method, path, request JSON)` the tool calls (usually one) that stand for a request, None when
+    the path takes no such method."""
+
+    pattern: re.Pattern[str]
+    calls: Callable[[str, str, dict[str, Any]], list[tuple[str, dict[str, Any]]] | None]

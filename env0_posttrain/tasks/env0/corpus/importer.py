@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ....spec.runspec import TaskSelection
+from ....workspace.services import registry
 from ....workspace.tools import TOOLS
 from ...generator import COMPANY_SEED, code_version
 from ...ledger import build_ledger
@@ -35,16 +36,16 @@ from ..serve.recording import oracle_calls
 from env0_posttrain.util.fsutil import atomic_write_text
 
 IMPORTER_VERSION = "env0-packages/1"
-_FAMILY = {"gmail": "mail", "calendar": "calendar", "drive": "drive", "docs": "docs"}
 
 
 def family_of(services: tuple[str, ...]) -> str:
-    """One Google service -> its family (Docs live in Drive, so drive + docs is docs); the auth service (with the
-    apps it guards) -> auth, as the seeds' corpus counts them; Slack, Stripe or several -> multi-app."""
-    if "auth" in services and "stripe" not in services:
-        return "auth"
-    rest = set(services) - {"drive"} if "docs" in services else set(services)
-    return _FAMILY[next(iter(rest))] if len(rest) == 1 and not rest & {"slack", "stripe"} else "multi-app"
+    """The family of the one service left when those another declared service subsumes are set aside (each env0
+    face's `subsumes`: Docs live in Drive, so drive + docs is docs; the auth service with the apps it guards is
+    auth, as the seeds' corpus counts them); that service's `family`, else (Slack, Stripe, several) multi-app."""
+    faces = {svc: registry.get(svc).env0 for svc in services}
+    rest = set(services) - {s for face in faces.values() if face for s in face.subsumes}
+    face = faces[rest.pop()] if len(rest) == 1 else None
+    return (face.family if face else None) or "multi-app"
 
 
 def tools_for(services: tuple[str, ...], oracle: list[ToolCall]) -> list[str]:

@@ -1,7 +1,7 @@
 """Seed our Stripe service the way env0's image does (`stripe --db /data/stripe.db seed --scenario ...`).
 
 The scenario comes from the package's Dockerfile: `task:<name>` runs the package's `data/stripe_seed.py`
-(`seed(db, rng, fake)`, importing env0's `env_0_stripe`, here our stand-in in env0_compat), `default` builds
+(`seed(db, rng, fake)`, importing env0's `env_0_stripe`, here our stand-in, which Stripe's env0 face names), `default` builds
 stripe's default account. The seeder fills plain objects; each becomes the row of the same columns. `ENV
 AUTH_ENABLED=1` puts the account behind the auth service (an access token instead of the API key).
 """
@@ -18,13 +18,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ....workspace.environment import Workspace
-from ....workspace.services.stripe import data_model as dm
+from ....workspace.services import registry
 from . import env0_compat
 from ..package.load import Env0Error
-
-ROWS: dict[str, type] = {"api_keys": dm.ApiKey, "customers": dm.Customer, "payment_methods": dm.PaymentMethod,
-                         "payment_intents": dm.PaymentIntent, "charges": dm.Charge, "refunds": dm.Refund,
-                         "balance_transactions": dm.BalanceTransaction, "events": dm.Event}
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -41,7 +37,8 @@ def compat_imports() -> Iterator[None]:
         yield
     finally:
         sys.meta_path.remove(finder)
-        for name in [n for n in sys.modules if n.split(".")[0] in env0_compat.PACKAGES]:
+        stand_ins = env0_compat.packages()
+        for name in [n for n in sys.modules if n.split(".")[0] in stand_ins]:
             sys.modules.pop(name, None)
 
 
@@ -112,9 +109,11 @@ def _run_seeder(path: Path, session: SeedSession, rng: random.Random) -> Any:
 
 
 def _store(ws: Workspace, objects: list[Any], path: Path) -> None:
+    face = registry.get(ws.stripe.name).env0
+    rows = face.seed_rows if face else {}
     for obj in objects:
         table = getattr(obj, "table", None)
-        cls = ROWS.get(table or "")
+        cls = rows.get(table or "")
         if cls is None:
             raise Env0Error("seed stripe", path, f"a seeded {type(obj).__name__} has no Stripe table here")
         cols = {k: v for k, v in obj.columns().items() if k in cls.model_fields and v is not None}

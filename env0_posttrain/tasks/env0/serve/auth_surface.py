@@ -20,10 +20,9 @@ from ....workspace import auth_http
 from ....workspace.dialects import dialect
 from ....workspace.request_limits import loads
 from ....workspace.api_routes import api_routes, path_owners, resolve, targets
-from ....workspace.services.auth.gate import GUARDED, Refusal, authorize, refusal_answer
+from ....workspace.services.auth.gate import GUARDED, Refusal, authorize, google_refusal, slack_refusal
 from ....workspace.tools import TOOLS
-from .doc_compat import DOC_COMPAT, DOC_SERVICE, drive_call
-from ..services import PREFIXES, WORKSPACE
+from ..services import FACES, PREFIXES, WORKSPACE
 from ....workspace.services import registry
 
 GWS_SERVICES: dict[str, str] = {}  # gws's names -> ours
@@ -51,8 +50,8 @@ def _log(surface: Any, prefix: str, method: str, path: str, query: bytes, body: 
                                 "user_id": "user1", "request_body": req, "response_status": status})
 
 
-def answer_auth(surface: Any, scope: dict[str, Any], rest: str, body: bytes) -> Raw:
-    """One auth request through auth_http (caller holds the workspace lock)."""
+def answer_auth(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: bytes) -> Raw:
+    """One request to the issuer's port (`prefix`) through auth_http (caller holds the workspace lock)."""
     headers = _headers(scope)
     query = scope.get("query_string", b"")
     host = headers.get("host")
@@ -60,7 +59,7 @@ def answer_auth(surface: Any, scope: dict[str, Any], rest: str, body: bytes) -> 
     status, hdrs, payload = auth_http.answer(lambda n, a: surface.ws.call(n, a, source="env0"), scope["method"], rest,
                                              query, body, headers, base)
     if rest not in _UNLOGGED:
-        _log(surface, "auth", scope["method"], rest, query, body, status)
+        _log(surface, prefix, scope["method"], rest, query, body, status)
     return status, [(k.encode(), v.encode()) for k, v in hdrs], payload
 
 
@@ -84,18 +83,25 @@ def _method(svc: str, scope: dict[str, Any], rest: str, body: bytes) -> tuple[st
         spec = BY_METHOD.get((named, str(req.get("method_id"))))
         params = req.get("params")
         return named, spec, params if isinstance(params, dict) else {}
-    if svc == DOC_SERVICE and DOC_COMPAT.fullmatch(rest):
+    routes = FACES[svc].routes if svc in FACES else None
+    if routes is not None and routes.pattern.fullmatch(rest):
         try:
             req = loads(body or b"{}")
         except ValueError:
             req = {}
-        calls = drive_call(scope["method"], rest, req if isinstance(req, dict) else {}) or []
-        return ("docs", TOOLS[calls[0][0]], calls[0][1]) if calls else None  # env0's Docs routes, Drive's methods
+        calls = routes.calls(scope["method"], rest, req if isinstance(req, dict) else {}) or []
+        return (svc, TOOLS[calls[0][0]], calls[0][1]) if calls else None  # env0's Docs routes, Drive's methods
     route, params, _ = resolve(api_routes(), {"type": "http", "path": rest, "method": scope["method"], "root_path": ""})
     if route is None:
         return None
     spec = targets()[route.name].spec
-    return (spec.service if spec is not None else "slack"), spec, {**query, **params}
+    owner = spec.service if spec is not None else _route_owner(route.name)
+    return owner, spec, {**query, **params}
+
+
+def _route_owner(route: str) -> str:
+    """The service whose env0 face claims a route that stands for no tool (Slack's upload step 2)."""
+    return next(svc for svc, face in FACES.items() if route in face.own_routes)
 
 
 def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: bytes = b"") -> Raw | None:
@@ -129,7 +135,7 @@ def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: byt
     try:
         other = authorize(surface.ws, spec, token, params)
     except Refusal as r:
-        e = refusal_answer(r, d.errors_in_ok_body)
+        e = d.refusal(google_refusal(r), slack_refusal(r))
         status, out = e.status, e.body
         extra = [(k.lower().encode(), v.encode()) for k, v in getattr(e, "headers", {}).items()]
         _log(surface, prefix, scope["method"], rest, scope.get("query_string", b""), b"", status)

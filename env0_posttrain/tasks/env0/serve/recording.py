@@ -19,9 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ....workspace.dialects import dialect
 from ...model import ToolCall
-from ..services import PREFIXES
+from ..services import face
 
 # the harness's reads of a service: never part of what a script did
 SURFACE_READS = frozenset({"/health", "/_admin/health", "/_admin/state", "/_admin/diff", "/_admin/action_log"})
@@ -81,8 +80,8 @@ def recorded(prefix: str, method: str, path: str, query: bytes, headers: list[tu
         text, b64 = base64.b64encode(body).decode(), True
     calls = [RecordedCall(tool=e["tool"], arguments=_jsonable(e["args"]), ok=e["ok"], status=e.get("status"))
              for e in log]
-    tokens = _TOKENS.findall(payload.decode("utf-8", "replace")) if dialect(PREFIXES.get(prefix)).own_http_surface and payload \
-        else []
+    issuer = (port := face(prefix)) is not None and port.issuer
+    tokens = _TOKENS.findall(payload.decode("utf-8", "replace")) if issuer and payload else []
     return RecordedRequest(prefix=prefix, method=method, path=path, query=query.decode("latin-1"),
                            headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers
                                     if k.lower() not in _DROPPED_HEADERS],

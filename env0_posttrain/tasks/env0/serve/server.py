@@ -29,10 +29,10 @@ from ....workspace.environment import Workspace
 from ....workspace.api_routes import handle
 from ....workspace.http_app import create_app
 from ....workspace.request_limits import TooMuchJson, limited_body, loads
+from ....workspace.services.descriptor import Env0Routes
 from .auth_surface import AUTH_READS, BY_METHOD, GWS_SERVICES, answer_auth, guard, service_prefix
-from .doc_compat import DOC_COMPAT, DOC_SERVICE, drive_call
 from .recording import SURFACE_READS, RecordedRequest, recorded
-from ..services import LISTENERS, PREFIXES, WORKSPACE
+from ..services import LISTENERS, PREFIXES, WORKSPACE, face, issuer_prefix
 from .shapes import DIFF, STATE
 
 READ_METHODS = ("GET", "HEAD")  # what the surface's own reads (/health, /_admin/state, diff, action_log) take
@@ -85,9 +85,8 @@ class Env0Surface:
             ctype: str = "application/json", headers: list[tuple[bytes, bytes]] | None = None) -> tuple[int, bytes]:
         if prefix == "gcal" and body.strip():
             body = _local_times(body)
-        # Stripe reads its key and Idempotency-Key from the headers; the Google and Slack paths need the type only
-        sent = [(k, v) for k, v in headers or [] if k != b"content-type"] if dialect(PREFIXES.get(prefix)).keyed_requests \
-            else []
+        d = dialect(PREFIXES.get(prefix))
+        sent = d.forwarded_headers(headers or [])  # Stripe's key and Idempotency-Key; the others need the type only
         scope = {"path": path, "method": method, "query_string": query,
                  "headers": [(b"content-type", ctype.encode()), *sent]}
         status, payload, _ = handle(self.ws, scope, body)
@@ -98,8 +97,7 @@ class Env0Surface:
         try:
             req_body = loads(body) if body.strip() else None
         except ValueError:
-            req_body = _form(body) if dialect(PREFIXES.get(prefix)).form_bodies else \
-                {"_raw": body.decode("utf-8", "replace")[:2000]}
+            req_body = d.logged_body(body)
         self.log[prefix].append({"timestamp": datetime.now(timezone.utc).isoformat(), "method": method,
                                  "path": path + (("?" + query.decode()) if query else ""),
                                  "user_id": "user1", "request_body": req_body, "response_status": status})
@@ -115,15 +113,15 @@ class Env0Surface:
             self.log[logged[0]].append(logged[1])
         return res
 
-    def doc_comments(self, prefix: str, method: str, path: str, body: bytes) -> tuple[int, bytes]:
-        """env0's Docs mock has /v1/documents/{id}/comments and /permissions; the Docs API has neither (Drive holds
-        them), so doc_compat maps each onto the Drive method of the same file, logged under the docs path."""
+    def extra_route(self, prefix: str, routes: Env0Routes, method: str, path: str, body: bytes) -> tuple[int, bytes]:
+        """A route env0's mock answers and the real API has not (the port's `Env0Routes`: mock-gdoc's comments and
+        permissions, which Drive holds), answered by the tool calls that stand for it, logged under the port."""
         try:
             req = loads(body or b"{}")
         except ValueError:
             req = {}
         status, out = 404, {"detail": "Not Found"}  # no such mock-gdoc route (logged, as env0 logs every request)
-        for name, args in drive_call(method, path, req if isinstance(req, dict) else {}) or []:
+        for name, args in routes.calls(method, path, req if isinstance(req, dict) else {}) or []:
             res = self.ws.call(name, args, source="env0")
             status, out = (200 if res.ok else res.status), res.body
             if not res.ok:
@@ -211,13 +209,13 @@ class Env0Surface:
         return status, out, payload
 
     def _serve(self, prefix: str, scope: dict[str, Any], body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        svc = PREFIXES[prefix]
+        svc, port = PREFIXES[prefix], face(prefix)
         method, rest, query, headers = scope["method"], scope["path"], scope["query_string"], scope["headers"]
         out = [(b"content-type", b"application/json")]
         if rest in SURFACE_READS and method not in READ_METHODS:
             return _read_only(out)
-        if dialect(svc).own_http_surface and rest not in AUTH_READS:
-            return answer_auth(self, scope, rest, body)
+        if port is not None and port.issuer and rest not in AUTH_READS:
+            return answer_auth(self, prefix, scope, rest, body)
         if batch.is_batch_path(rest):  # each part through the same dispatch: this port's gate, the API, the action log
             ctype = next((v.decode("latin-1") for k, v in headers if k == b"content-type"), "")
             return batch.run(rest, ctype, body, headers, lambda c: self._dispatch(
@@ -243,8 +241,8 @@ class Env0Surface:
                                                        "reason": "parseError"}}).encode()
             status, payload = self.gws_call(prefix, req)
             return status, out, payload
-        if svc == DOC_SERVICE and DOC_COMPAT.fullmatch(rest):
-            status, payload = self.doc_comments(prefix, method, rest, body)
+        if port is not None and port.routes is not None and port.routes.pattern.fullmatch(rest):
+            status, payload = self.extra_route(prefix, port.routes, method, rest, body)
             return status, out, payload
         ctype = next((v.decode("latin-1") for k, v in headers if k == b"content-type"), "")
         status, payload = self.api(prefix, method, rest, query, body, ctype, headers)
@@ -264,27 +262,13 @@ def log_entry(spec: Any, arguments: dict[str, Any], status: int) -> tuple[str, d
     path = spec.path
     for name in spec.path_params:
         path = re.sub(r"{\+?" + name + "}", quote(str(arguments.get(name, "me")), safe=""), path)
-    # Google: the other arguments travel in the query string. Slack: a read is a GET with its arguments in the
-    # query string, a write a POST with a JSON body. env0 verifiers read both (e.g. `q=`, `channel=C..` in the path).
-    method, body = spec.http_method, arguments.get("body")
-    in_query = {k: v for k, v in arguments.items() if k != "body" and k not in spec.path_params}
-    d = dialect(spec.service)
-    if d.args_in_body:
-        method, body, in_query = ("GET", None, arguments) if not spec.writes else ("POST", arguments, {})
-    elif d.form_bodies and spec.http_method == "POST":  # Stripe: a POST's parameters are its form body
-        body, in_query = in_query, {}
+    # env0 verifiers read the query string as well as the path (e.g. `q=`, `channel=C..`)
+    method, body, in_query = dialect(spec.service).logged_request(spec, arguments)
     query = urlencode([(k, v if not isinstance(v, bool) else str(v).lower()) for k, v in in_query.items()
                        for v in (v if isinstance(v, list) else [v]) if not isinstance(v, (dict, list))])
     path += ("?" + query) if query else ""
     return prefix, {"timestamp": datetime.now(timezone.utc).isoformat(), "method": method, "path": "/" + path,
                     "user_id": "user1", "request_body": body, "response_status": status}
-
-
-def _form(body: bytes) -> dict[str, Any]:
-    """A form body (Stripe's wire format) as the dict env0's action log records."""
-    from urllib.parse import parse_qsl
-
-    return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
 
 
 def _with_file_content(ws: Workspace, payload: bytes) -> bytes:
@@ -363,7 +347,7 @@ def serve_services(surface: Env0Surface, sock_dir: Path | None = None,
     async def main() -> None:
         await asyncio.gather(*(s.serve(sockets=[k] if k is not None else None) for s, k in zip(servers, sockets)))
 
-    surface.ws.auth.issuer = base["auth"]  # the discovery document's default (a request's Host header wins)
+    surface.ws.auth.issuer = base[issuer_prefix()]  # the discovery document's default (a request's Host header wins)
     surface.ws.auth.clock = lambda: datetime.now(timezone.utc)  # live: tokens expire in wall-clock time, as scripts sleep
     thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True, name="env0 services")
     thread.start()

@@ -3,10 +3,12 @@
 from ..descriptor import Env0Face, ServiceDescriptor
 from ...dialects.auth import AUTH
 from .env0_shape import auth_diff, auth_state
+from .gate import GUARDED
 from .toolkit import Auth
 
 SERVICE = ServiceDescriptor(
     Auth, dialect=AUTH,
-    env0=Env0Face("auth", 9000, ("MOCK_AUTH_URL", "AUTH_URL"), state=auth_state, diff=auth_diff))
+    env0=Env0Face("auth", 9000, ("MOCK_AUTH_URL", "AUTH_URL"), state=auth_state, diff=auth_diff,
+                  family="auth", subsumes=GUARDED, issuer=True))
 
 __all__ = ["Auth", "SERVICE"]

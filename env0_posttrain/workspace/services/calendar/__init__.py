@@ -9,6 +9,6 @@ SERVICE = ServiceDescriptor(
     Calendar, gates=gates, planted_offset=True, google_api=("calendar", "v3"), batch_limit=1000,
     env0=Env0Face("gcal", 9003, ("MOCK_GCAL_URL", "GCAL_URL", "CALENDAR_URL"), state=calendar_state, diff=calendar_diff,
                   fill="GCAL_FILL_CONFIG", fill_tables=(("calendar", "events"),),
-                  hints=("NEEDLE_EVENTS", "GCAL_FILL_CONFIG"), gws=True))
+                  hints=("NEEDLE_EVENTS", "GCAL_FILL_CONFIG"), gws=True, family="calendar"))
 
 __all__ = ["Calendar", "SERVICE"]

@@ -10,6 +10,6 @@ SERVICE = ServiceDescriptor(
     Drive, gates=gates, planted_offset=True, google_api=("drive", "v3"), batch_limit=100,
     env0=Env0Face("gdrive", 9005, ("MOCK_GDRIVE_URL", "GDRIVE_URL", "DRIVE_URL"), state=drive_state, diff=drive_diff,
                   fill="GDRIVE_FILL_CONFIG", fill_tables=(("drive", "files"), ("docs", "documents")),
-                  hints=("NORMAL_FILES",), gws=True))
+                  hints=("NORMAL_FILES",), gws=True, family="drive"))
 
 __all__ = ["Drive", "SERVICE"]

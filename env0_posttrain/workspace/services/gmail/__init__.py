@@ -9,6 +9,6 @@ SERVICE = ServiceDescriptor(
     Gmail, gates=gates, planted_offset=True, google_api=("gmail", "v1"), batch_limit=100,
     env0=Env0Face("gmail", 9001, ("MOCK_GMAIL_URL", "GMAIL_URL"), state=gmail_state, diff=gmail_diff,
                   fill="GMAIL_FILL_CONFIG", fill_tables=(("gmail", "messages"),),
-                  hints=("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), gws=True))
+                  hints=("GMAIL_FILL_CONFIG", "NEEDLE_THREADS"), gws=True, family="mail"))
 
 __all__ = ["Gmail", "SERVICE"]

@@ -10,6 +10,7 @@ SERVICE = ServiceDescriptor(
     Slack, dialect=SLACK, gates=gates, planted_offset=True, shell_url="SLACK_URL",
     env0=Env0Face("slack", 9002, ("MOCK_SLACK_URL", "SLACK_URL"), state=slack_state, diff=slack_diff,
                   fill="SLACK_FILL_CONFIG", fill_tables=(("slack", "messages"),),
-                  hints=("SEED_CHANNELS", "SEED_MESSAGES", "SEED_USERS")))
+                  hints=("SEED_CHANNELS", "SEED_MESSAGES", "SEED_USERS"),
+                  own_routes=("slack_upload_v1",)))
 
 __all__ = ["Slack", "SERVICE"]

@@ -1,4 +1,5 @@
-"""env0's mock-gdoc comment and permission routes, for an env0 package's own scripts (solve.sh, seeding).
+"""env0's mock-gdoc comment and permission routes, for an env0 package's own scripts (solve.sh, seeding): the Docs
+port's `Env0Routes` (descriptor.py), which the env0 surface (tasks/env0/serve/) answers.
 
 The Docs API has no comments or permissions: on a Doc they are Drive's (comments, replies, permissions on
 the doc's file id), which is what agents get as tools. A package written against mock-gdoc calls
@@ -11,7 +12,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-DOC_SERVICE = "docs"  # the service whose port serves these routes (mock-gdoc's)
 DOC_COMPAT = re.compile(r"/v1/documents/([^/]+)/(comments|permissions)(?:/([^/]+))?(?:/(resolve|reopen|replies))?"
                         r"(?:/([^/]+))?")
 
