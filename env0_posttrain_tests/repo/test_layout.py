@@ -374,18 +374,13 @@ SERVICE_LITERAL_TODO: dict[str, str] = {
     "tasks/env0/serve/auth_surface.py": "auth's own log prefix, Docs routes answered by Drive, Slack's upload route",
     "tasks/env0/serve/doc_compat.py": "the Docs port's extra routes",
     "tasks/env0/serve/server.py": "the auth port's base URL as the OIDC issuer",
-    "workspace/api_routes.py": "the OpenAPI tag of Slack's upload step 2",
-    "workspace/dialects/auth.py": "a dialect's family tag",
-    "workspace/dialects/google.py": "Gmail's users.* tool names and upload body (Google-family quirks)",
-    "workspace/dialects/slack.py": "a dialect's family tag",
-    "workspace/dialects/stripe.py": "a dialect's family tag",
 }
 DIALECT_FLAG_TODO: dict[str, str] = {  # flags still read outside the dialects, each to become a dialect verb
-    "agent/shell/oracle.py": "args_in_body", "tasks/env0/serve/auth_surface.py": "own_http_surface",
+    "tasks/env0/serve/auth_surface.py": "own_http_surface",
     "tasks/env0/serve/recording.py": "own_http_surface",
     "tasks/env0/serve/server.py": "keyed_requests, form_bodies, own_http_surface, errors_in_ok_body",
-    "workspace/api_routes.py": "own_http_surface, args_in_body, keyed_requests", "workspace/auth_http.py": "flags",
-    "workspace/tool_args.py": "ignores_unknown_args", "workspace/tool_gate.py": "errors_in_ok_body",
+    "workspace/auth_http.py": "keyed_requests, own_http_surface, errors_in_ok_body",
+    "workspace/tool_gate.py": "errors_in_ok_body",
 }
 SERVICE_IMPORT_TODO: dict[str, str] = {
     "tasks.env0.seed.needles": "Gmail's system labels and Slack's user rows for planting",
@@ -394,7 +389,6 @@ SERVICE_IMPORT_TODO: dict[str, str] = {
     "tasks.env0.seed.env0_compat.env_0_stripe.testcards": "env0's Stripe package shim: our test cards",
     "tasks.env0.seed.env0_compat.env_0_stripe.api.ledger": "env0's Stripe package shim: our fees",
     "tasks.env0.serve.auth_surface": "auth's gate for env0's ports",
-    "workspace.api_routes": "Stripe's unknown-route error for a path no route takes",
     "workspace.seeding_google": "Drive's access roles for seeding",
     "workspace.auth_http": "auth's gate, OAuth cookie and scopes for the auth HTTP surface",
     "workspace.tool_gate": "auth's Bearer gate for the tool channel",

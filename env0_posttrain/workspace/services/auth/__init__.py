@@ -1,7 +1,7 @@
 """The OAuth/OIDC server every other service sits behind, and env0's mock-auth face of it."""
 
 from ..descriptor import Env0Face, ServiceDescriptor
-from ...dialects.auth import AUTH
+from .dialect import AUTH
 from .env0_shape import auth_diff, auth_state
 from .toolkit import Auth
 

@@ -3,12 +3,22 @@ auth_http.py (and env0's auth port) rather than the API routes, and it issues th
 
 from __future__ import annotations
 
-from .google import Google
+from typing import TYPE_CHECKING
+
+from ...dialects.base import HttpRoute
+from ...dialects.google import Google
+
+if TYPE_CHECKING:
+    from ...tools import ToolSpec
 
 
 class Auth(Google):
     family = "auth"
     own_http_surface = True
+
+    def http_routes(self, spec: ToolSpec) -> tuple[HttpRoute, ...]:
+        """None: its form posts, redirects and cookies are auth_http.py's (mounted at /auth)."""
+        return ()
 
 
 AUTH = Auth()
