@@ -379,8 +379,6 @@ DIALECT_FLAG_TODO: dict[str, str] = {  # flags still read outside the dialects, 
     "tasks/env0/serve/auth_surface.py": "own_http_surface",
     "tasks/env0/serve/recording.py": "own_http_surface",
     "tasks/env0/serve/server.py": "keyed_requests, form_bodies, own_http_surface, errors_in_ok_body",
-    "workspace/auth_http.py": "keyed_requests, own_http_surface, errors_in_ok_body",
-    "workspace/tool_gate.py": "errors_in_ok_body",
 }
 SERVICE_IMPORT_TODO: dict[str, str] = {
     "tasks.env0.seed.needles": "Gmail's system labels and Slack's user rows for planting",
@@ -389,9 +387,6 @@ SERVICE_IMPORT_TODO: dict[str, str] = {
     "tasks.env0.seed.env0_compat.env_0_stripe.testcards": "env0's Stripe package shim: our test cards",
     "tasks.env0.seed.env0_compat.env_0_stripe.api.ledger": "env0's Stripe package shim: our fees",
     "tasks.env0.serve.auth_surface": "auth's gate for env0's ports",
-    "workspace.seeding_google": "Drive's access roles for seeding",
-    "workspace.auth_http": "auth's gate, OAuth cookie and scopes for the auth HTTP surface",
-    "workspace.tool_gate": "auth's Bearer gate for the tool channel",
 }
 
 

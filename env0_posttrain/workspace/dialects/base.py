@@ -160,6 +160,22 @@ class Dialect:
         """The family's answer to a request no route takes, where the path is among the family's (None: not its)."""
         return None
 
+    def refusal(self, r: Any) -> ApiError:
+        """The family's answer to a request the OAuth gate refused (`r`: the gate's refusal): Google's by default."""
+        return r.answer()
+
+    def http_gate(self, ws: Workspace, spec: ToolSpec, guard: Any, headers: dict[str, str], query: bytes, body: bytes,
+                  params: dict[str, Any]) -> ApiError | None:
+        """The refusal of an HTTP request for one of the family's methods whose credential (`bearer`) the OAuth gate
+        (`guard`: services/descriptor.py's Guard) does not pass; None lets it through."""
+        token = self.bearer(headers, query, body)
+        try:
+            with ws.lock:
+                guard.authorize(ws, spec, token, params)
+        except guard.refused as r:
+            return self.refusal(r)
+        return None
+
 
 def shell_json(value: Any) -> str:
     """A JSON value as one shell word."""

@@ -12,6 +12,7 @@ from pydantic import BeforeValidator
 from ...dialects.base import Dialect, HttpRoute, OwnRoute, shell_json
 from ...errors import ApiError, slack_error
 from ...http_routes import slack_kwargs
+from ..auth.gate import slack_refusal
 from ...request_limits import loads
 
 if TYPE_CHECKING:
@@ -94,6 +95,9 @@ class Slack(Dialect):
         if path.startswith("/api/"):
             return 200, {"ok": False, "error": "unknown_method", "req_method": path[5:]}
         return None
+
+    def refusal(self, r: Any) -> ApiError:
+        return ApiError(200, slack_refusal(r))
 
     def bearer(self, headers: dict[str, str], query: bytes, body: bytes) -> str | None:
         """Slack takes its token as a Bearer header or a `token` argument (query string or form body)."""

@@ -62,6 +62,11 @@ class Stripe(Dialect):
         named = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers}
         return answer(ws, spec, path_params, query, body, ctype, named)
 
+    def http_gate(self, ws: Workspace, spec: ToolSpec, guard: Any, headers: dict[str, str], query: bytes, body: bytes,
+                  params: dict[str, Any]) -> ApiError | None:
+        """None: Stripe checks its own API keys (`answer_http`, the wire module)."""
+        return None
+
     def unrouted(self, method: str, path: str) -> tuple[int, dict[str, Any]] | None:
         if path.startswith("/v1/") and not path.startswith("/v1/documents"):  # Docs' paths start /v1/documents
             return 404, unknown_route(method, path)
