@@ -366,7 +366,6 @@ DIALECT_HOME = "workspace/dialects/"
 SHARED_SERVICE_MODULES = ("registry", "descriptor", "safety", "env0_shapes")  # workspace/services/*.py: no one service's
 
 SERVICE_LITERAL_TODO: dict[str, str] = {
-    "sandbox/gws.py": "runs inside the sandbox as a script of its own: it cannot read the registry",
     "spec/runspec.py": "task family names (auth, calendar, docs, drive) that are also service names",
     "tasks/model.py": "task family names (auth, calendar, docs, drive) that are also service names",
     "tasks/env0/corpus/importer.py": "an env0 package's services -> its task family (an env0 face field to come)",
