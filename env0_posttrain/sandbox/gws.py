@@ -1,10 +1,13 @@
 """`gws <service> <resource...> <method> [--params JSON] [--json JSON]`: the Google Workspace CLI surface env0's
 solve.sh scripts call, answered by our workspace (standard library only, so each call starts fast).
 
-Routes to $MOCK_<SERVICE>_URL/_gws; prints the API's JSON response; exits 1 with the error body on stderr on
+Routes to the service's URL variable's /_gws; prints the API's JSON response; exits 1 with the error body on stderr on
 an API error, 2 on a usage error (unknown flag, bad JSON), 3 when the service is not reachable. As the real CLI,
 it sends $GOOGLE_WORKSPACE_CLI_TOKEN (an access token) as `Authorization: Bearer`, which a service behind the auth
 gate requires.
+
+Which variable names each service's URL is the host's to say (the service registry): `shims` writes the table as
+SERVICES_FILE beside this script, which runs alone inside the sandbox and imports nothing of the package.
 """
 
 from __future__ import annotations
@@ -14,8 +17,17 @@ import os
 import socket
 import sys
 
-URL_VARS = {"gmail": "MOCK_GMAIL_URL", "calendar": "MOCK_GCAL_URL", "docs": "MOCK_GDOC_URL",
-            "drive": "MOCK_GDRIVE_URL"}
+SERVICES_FILE = "gws_services.json"  # {gws service name: the environment variable holding its base URL}
+
+
+def url_vars() -> dict[str, str]:
+    """The host's table (empty where none was written: every service is then unknown)."""
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), SERVICES_FILE)) as f:
+            table = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(table, dict) else {}
 
 
 def parse(argv: list[str]) -> dict:
@@ -73,10 +85,11 @@ def _usage(msg: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     req = parse(list(sys.argv[1:] if argv is None else argv))
-    var = URL_VARS.get(req["service"])
+    known = url_vars()
+    var = known.get(req["service"])
     base = os.environ.get(var or "", "") if var else ""
     if not base:
-        print(f"error: unknown gws service {req['service']!r} (known: {', '.join(URL_VARS)})", file=sys.stderr)
+        print(f"error: unknown gws service {req['service']!r} (known: {', '.join(known)})", file=sys.stderr)
         return 2
     try:
         status, body = post(base, "_gws", json.dumps(req).encode(), os.environ.get("GOOGLE_WORKSPACE_CLI_TOKEN", ""))

@@ -25,6 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..workspace.services import registry
+from .gws import SERVICES_FILE
 from .seccomp import filter_fd, seccomp_problem
 
 _GWS = Path(__file__).with_name("gws.py")
@@ -210,10 +212,16 @@ def shims(bin_dir: Path, seen_as: str) -> None:
     base = base_python()
     pkg_python = os.environ.get("ENV0_PACKAGE_PYTHON")
     shutil.copyfile(_GWS, bin_dir / "gws.py")
+    (bin_dir / SERVICES_FILE).write_text(json.dumps(gws_url_vars()))
     for name, body in (("gws", f'exec "{base}" -S "{seen_as}/gws.py" "$@"'),
                        ("python3", f'exec "{pkg_python}" "$@"' if pkg_python else f'exec "{base}" -S "$@"')):
         (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
         (bin_dir / name).chmod(0o755)
+
+
+def gws_url_vars() -> dict[str, str]:
+    """gws's service table: each service env0 reaches through `gws`, and the variable its scripts set to its URL."""
+    return {s.name: s.env0.env[0] for s in registry.SERVICES if s.env0 and s.env0.gws}
 
 
 def interpreters() -> list[str]:

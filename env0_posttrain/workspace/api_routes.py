@@ -1,4 +1,4 @@
-"""The Google and Slack API paths as routes of the app: one route per tool (and per upload path), mounted by segment.
+"""The API paths as routes of the app: one route per tool (and per upload path), mounted by segment.
 
 Starlette's router tries routes in order at about 1 µs each; a flat table of ~290 tool routes cost a late route
 more than its handler. So routes sharing a segment go under one `Mount` ("/gmail/v1/users/{userId}", then
@@ -29,10 +29,11 @@ from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute, Match, Mount, Route, Router
 
 from .auth_http import gate
-from .dialects import dialect
+from .dialects import Dialect, dialect
+from .dialects.base import OwnRoute
 from .environment import Workspace
 from .errors import ApiError, bad_request, google_error
-from .http_routes import Upload, google_kwargs, slack_kwargs, upload_of
+from .http_routes import Upload, google_kwargs, upload_of
 from .media import Media, byte_range
 from .paging import select_fields
 from .services import registry
@@ -40,17 +41,18 @@ from .tools import TOOLS, ToolSpec, dispatch
 from .uploads import is_session_request, resume, start
 
 JSON = "application/json; charset=UTF-8"
-SLACK_UPLOAD = "slack_upload_v1"  # Slack's v2 upload step 2: the bytes come back to this server
 MIN_MOUNT = 4  # fewer routes than this under one segment stay flat: a Mount costs about what 3 route tries do
 
 
 @dataclass(frozen=True)
 class Target:
-    """What one route answers: a tool (over its upload path when `upload`), or Slack's upload step."""
+    """What one route answers: a tool (over its upload path when `upload`), or a path its dialect serves beside its
+    methods (`own`: Slack's upload step)."""
 
     spec: ToolSpec | None
     upload: bool = False
     session: bool = False  # a resumable upload session's URI (the upload path, PUT / DELETE with upload_id)
+    own: OwnRoute | None = None
 
 
 @dataclass(frozen=True)
@@ -78,25 +80,18 @@ def _path(segments: Iterable[str]) -> str:
 
 
 def entries() -> list[_Entry]:
-    """Every API route: Google tools at their path (and upload path), Slack methods at /api/<method>."""
-    out = []
-    for spec in TOOLS.values():
-        d = dialect(spec.service)
-        if d.own_http_surface:  # form posts, redirects and cookies: served by auth_http.py (mounted at /auth)
-            continue
-        if d.args_in_body:
-            out.append(_Entry(("api", spec.method_id), ("GET", "POST"), spec.name, Target(spec)))
-            continue
-        out.append(_Entry(tuple(spec.path.split("/")), (spec.http_method,), spec.name, Target(spec)))
-        if spec.upload_path:
-            at = tuple(spec.upload_path.lstrip("/").split("/"))
-            out.append(_Entry(at, (spec.http_method,), spec.name + "_upload", Target(spec, upload=True)))
-            # a session URI takes PUT (bytes) and DELETE (cancel); where the method itself is PUT (Gmail's
-            # drafts.update) its upload route takes the session's PUTs too, told apart by upload_id
-            verbs = tuple(m for m in ("DELETE", "PUT") if m != spec.http_method)
-            out.append(_Entry(at, verbs, spec.name + "_upload_session", Target(spec, upload=True, session=True)))
-    out.append(_Entry(("upload", "v1", "{file_id}"), ("POST",), SLACK_UPLOAD, Target(None)))
+    """Every API route: each tool where its dialect serves it (Google's at their path and upload path, Slack's at
+    /api/<method>), then the paths the dialects serve beside their methods."""
+    out = [_Entry(r.segments, r.methods, spec.name + r.suffix, Target(spec, upload=r.upload, session=r.session))
+           for spec in TOOLS.values() for r in dialect(spec.service).http_routes(spec)]
+    for d in _dialects():
+        out += [_Entry(r.segments, r.methods, r.name, Target(None, own=r)) for r in d.own_routes()]
     return out
+
+
+def _dialects() -> list[Dialect]:
+    """The registered services' dialects, each once, in registry order."""
+    return list({id(s.dialect): s.dialect for s in registry.SERVICES}.values())
 
 
 def _tree(items: list[_Entry], depth: int) -> list[BaseRoute]:
@@ -210,21 +205,14 @@ def _answer(ws: Workspace, target: Target, path_params: dict[str, str], scope: d
             body: bytes, upload: Upload | None) -> tuple[int, bytes, str]:
     spec = target.spec
     if spec is None:
-        with ws.lock:
-            stored = ws.slack.receive_upload(path_params["file_id"], body)
-        return (200, f"OK - {len(body)}".encode(), "text/plain") if stored else \
-            (404, b'{"ok":false,"error":"file_not_found"}', JSON)
+        assert target.own is not None
+        return target.own.answer(ws, path_params, body)
     query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
     if gated(scope) and (denied := gate(ws, spec, scope, {**dict(query), **path_params}, body)) is not None:
         raise denied
     ctype = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"content-type"), "")
     d = dialect(spec.service)
-    if d.args_in_body:
-        res = ws.call(spec.name, slack_kwargs(query, body, ctype), source="http")
-        if res.ok and spec.method_id == "files.getUploadURLExternal":
-            res.body["upload_url"] = f"{_base_url(scope)}/upload/v1/{res.body['file_id']}"
-        return 200, json.dumps(res.body).encode(), JSON
-    if (own := d.answer_http(ws, spec, path_params, query, body, ctype, scope["headers"])) is not None:
+    if (own := d.answer_http(ws, spec, path_params, query, body, ctype, scope["headers"], _base_url(scope))) is not None:
         status, out = own
         return status, json.dumps(out).encode(), JSON
     if target.upload and upload is None:
@@ -285,13 +273,12 @@ def _base_url(scope: dict[str, Any]) -> str:
 
 
 def no_route(method: str, path: str, allowed: Iterable[str] = ()) -> tuple[int, dict[str, Any]]:
-    """The API's answer when no route takes the request: Slack's unknown_method (HTTP 200) under /api/, else
-    Google's 404, or 405 where the path is known but not with this verb."""
-    if path.startswith("/api/"):
-        return 200, {"ok": False, "error": "unknown_method", "req_method": path[5:]}
-    if path.startswith("/v1/") and not path.startswith("/v1/documents"):  # Stripe's paths (Docs has /v1/documents)
-        from .services.stripe.errors import unknown_route
-        return 404, unknown_route(method, path)
+    """The API's answer when no route takes the request: the answer of the dialect whose paths it lies among (Slack's
+    unknown_method at HTTP 200 under /api/, Stripe's unrecognized URL), else Google's 404, or 405 where the path is
+    known but not with this verb."""
+    for d in _dialects():
+        if (own := d.unrouted(method, path)) is not None:
+            return own
     if allowed:
         return 405, google_error(405, f"Method not allowed: {method} {path} (allowed: {', '.join(sorted(allowed))})",
                                  "methodNotAllowed").body
@@ -363,18 +350,15 @@ async def _not_served(request: Request) -> Response:  # pragma: no cover - docum
 
 
 def _doc_route(e: _Entry) -> APIRoute:
-    spec = e.target.spec
+    spec, own = e.target.spec, e.target.own
     if spec is None:
+        assert own is not None
         return APIRoute(_path(e.segments), _not_served, methods=list(e.methods), name=e.name, operation_id=e.name,
-                        summary="Slack upload step 2: the bytes for files.getUploadURLExternal's upload_url",
-                        tags=["slack"], response_class=Response)
+                        summary=own.summary, tags=[own.tag], response_class=Response)
     props = spec.parameters.get("properties", {})
     extra: dict[str, Any] = {}
-    if dialect(spec.service).args_in_body:  # a form or JSON body (GET with a query string works too)
-        schema = {"type": "object", **{k: v for k, v in spec.parameters.items() if k in ("properties", "required")}}
-        extra["requestBody"] = {"content": {"application/x-www-form-urlencoded": {"schema": schema},
-                                            "application/json": {"schema": schema}}}
-        methods = ["POST"]
+    if (operation := dialect(spec.service).openapi_operation(spec)) is not None:
+        methods, extra = operation
     else:
         in_path = spec.path_params
         extra["parameters"] = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}}

@@ -19,8 +19,7 @@ from .dialects import dialect
 from .environment import Workspace
 from .errors import ApiError
 from .request_limits import loads, read_body
-from .services.auth.gate import Refusal, authorize, refusal_answer
-from .services.auth.oauth import SESSION_COOKIE
+from .services import registry
 from .tools import TOOLS, CallResult, ToolSpec
 
 Headers = list[tuple[str, str]]
@@ -77,7 +76,7 @@ def _session(headers: dict[str, str]) -> str | None:
         jar.load(headers.get("cookie", ""))
     except Exception:  # noqa: BLE001 - a malformed cookie header is no session
         return None
-    morsel = jar.get(SESSION_COOKIE)
+    morsel = jar.get(registry.guard().session_cookie)
     return morsel.value if morsel else None
 
 
@@ -109,7 +108,7 @@ def answer(call: Call, method: str, path: str, query: bytes, body: bytes, header
         return _json(res.status, res.body, extra)
     out = res.body
     if name == "auth_webLogin":
-        cookie = f"{SESSION_COOKIE}={out['session']}; Path=/; HttpOnly; SameSite=Lax"
+        cookie = f"{registry.guard().session_cookie}={out['session']}; Path=/; HttpOnly; SameSite=Lax"
         return _html(302, "", [("location", out["redirect"]), ("set-cookie", cookie)])
     if name in ("auth_authorize", "auth_consent"):
         if "redirect" in out:
@@ -172,11 +171,7 @@ def register_local_client(ws: Workspace) -> dict[str, Any]:
     """A confidential client that may ask for every scope the gate knows (Google's, Slack's, OIDC's), with a
     loopback redirect URI (any port: installed-app flows) and the owner's consent on file (a `login_hint` or a
     signed-in session gets the code without the consent page). Returns what an app needs to use it."""
-    from .services.auth.gate import SLACK
-    from .services.auth.tokens import OIDC_SCOPES, google_scopes, short_scope
-
-    scopes = sorted({short_scope(u) for v in google_scopes().values() for u in v} | {s for v in SLACK.values()
-                                                                                      for s in v} | set(OIDC_SCOPES))
+    scopes = registry.guard().scopes()
     ws.auth.add_client(client_id=LOCAL_CLIENT, client_name="Local app", client_secret=LOCAL_SECRET,
                        redirect_uris=["http://localhost/", "http://127.0.0.1/"], allowed_scopes=scopes,
                        grant_types=["authorization_code", "refresh_token", "client_credentials"])
@@ -189,14 +184,6 @@ def gate(ws: Workspace, spec: ToolSpec, scope: dict[str, Any], params: dict[str,
     """The API's refusal of a Google or Slack request without a good Bearer token (its `headers`: RFC 6750's
     WWW-Authenticate, where the API sends one); None lets it through. Stripe checks its own API keys
     (services/stripe/wire.py)."""
-    d = dialect(spec.service)
-    if d.keyed_requests or d.own_http_surface:
-        return None
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-    token = d.bearer(headers, scope.get("query_string", b""), body)
-    try:
-        with ws.lock:
-            authorize(ws, spec, token, params)
-    except Refusal as r:
-        return refusal_answer(r, d.errors_in_ok_body)
-    return None
+    return dialect(spec.service).http_gate(ws, spec, registry.guard(), headers, scope.get("query_string", b""), body,
+                                           params)

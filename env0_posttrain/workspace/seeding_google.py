@@ -12,8 +12,6 @@ import random
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from .services.drive.access import role_of
-
 if TYPE_CHECKING:
     from .environment import Workspace
 
@@ -35,7 +33,7 @@ def seed_mail_settings(ws: "Workspace", rng: random.Random) -> None:
 def seed_drive_discussion(ws: "Workspace", rng: random.Random) -> None:
     drive = ws.drive
     me = ws.me.email
-    docs = sorted((f for f in drive.db.files.values() if f.id in ws.docs.db.documents and role_of(ws, f) >= 2),
+    docs = sorted((f for f in drive.db.files.values() if f.id in ws.docs.db.documents and drive.caller_role(f.id) >= 2),
                   key=lambda f: f.id)
     people = [p.email for p in ws.directory if p.email != me]
     for f in rng.sample(docs, min(3, len(docs))):

@@ -120,6 +120,9 @@ class LenientArgs(GoogleArgs):
     model_config = ConfigDict(extra="ignore")
 
 
+_ARGS_BASE: dict[str, type[GoogleArgs]] = {"forbid": GoogleArgs, "ignore": LenientArgs}
+
+
 def _wire_type(hint: Any, where: str, service: str) -> Any:
     """The annotated wire type for a handler annotation (`X | None` is X: None means absent)."""
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
@@ -150,7 +153,7 @@ def arg_fields(service: str, qualname: str, fn: Callable, shown: dict[str, str])
 
 
 def args_model(service: str, name: str, fields: dict[str, tuple[Any, FieldInfo]]) -> type[GoogleArgs]:
-    return create_model(name, __base__=LenientArgs if dialect(service).ignores_unknown_args else GoogleArgs, **fields)
+    return create_model(name, __base__=_ARGS_BASE[dialect(service).unknown_args()], **fields)
 
 
 def _compact(prop: dict[str, Any]) -> dict[str, Any]:

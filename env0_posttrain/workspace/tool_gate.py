@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .dialects import dialect
-from .services.auth.gate import GUARDED, Refusal, authorize, refusal_answer
+from .services import registry
 
 if TYPE_CHECKING:
     from .environment import Workspace
@@ -24,7 +24,7 @@ ISSUERS = ("auth_token", "auth_admin_issueToken")  # the auth tools whose answer
 
 def gated(ws: "Workspace", spec: "ToolSpec") -> bool:
     own = dialect(spec.service).own_gate(ws)  # Stripe: its own API keys, behind `auth_required`
-    return spec.service in GUARDED and ws.auth.db.resource_gate if own is None else own
+    return spec.service in registry.guard().guarded and ws.auth.db.resource_gate if own is None else own
 
 
 def refusal(ws: "Workspace", spec: "ToolSpec", arguments: Any) -> tuple[int, Any, Any]:
@@ -37,10 +37,11 @@ def refusal(ws: "Workspace", spec: "ToolSpec", arguments: Any) -> tuple[int, Any
         err = d.check_credential(ws, spec, token)
         return (err.status, err.body, arguments) if err is not None else (0, None, arguments)
     args = arguments if isinstance(arguments, dict) else {}
+    guard = registry.guard()
     try:
-        other = authorize(ws, spec, f"Bearer {token}" if token else None, args)
-    except Refusal as r:
-        e = refusal_answer(r, d.errors_in_ok_body)
+        other = guard.authorize(ws, spec, f"Bearer {token}" if token else None, args)
+    except guard.refused as r:
+        e = d.refusal(r)
         return e.status, e.body, arguments
     if other is not None:
         return 0, None, {**args, "userId": ws.auth.db.users[other].email}

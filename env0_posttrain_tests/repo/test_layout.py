@@ -366,29 +366,15 @@ DIALECT_HOME = "workspace/dialects/"
 SHARED_SERVICE_MODULES = ("registry", "descriptor", "safety", "env0_shapes")  # workspace/services/*.py: no one service's
 
 SERVICE_LITERAL_TODO: dict[str, str] = {
-    "sandbox/gws.py": "runs inside the sandbox as a script of its own: it cannot read the registry",
     "spec/runspec.py": "task family names (auth, calendar, docs, drive) that are also service names",
     "tasks/model.py": "task family names (auth, calendar, docs, drive) that are also service names",
     "tasks/env0/seed/needles.py": "which seeder plants which service's needles (the seeders are tasks-layer code)",
-    "workspace/api_routes.py": "the OpenAPI tag of Slack's upload step 2",
-    "workspace/dialects/auth.py": "a dialect's family tag",
-    "workspace/dialects/google.py": "Gmail's users.* tool names and upload body (Google-family quirks)",
-    "workspace/dialects/slack.py": "a dialect's family tag",
-    "workspace/dialects/stripe.py": "a dialect's family tag",
 }
 DIALECT_FLAG_TODO: dict[str, str] = {  # flags still read outside the dialects, each to become a dialect verb
-    "agent/shell/oracle.py": "args_in_body",
-    "workspace/api_routes.py": "own_http_surface, args_in_body, keyed_requests", "workspace/auth_http.py": "flags",
-    "workspace/tool_args.py": "ignores_unknown_args", "workspace/tool_gate.py": "errors_in_ok_body",
 }
 SERVICE_IMPORT_TODO: dict[str, str] = {
     "tasks.env0.seed.needles": "Gmail's system labels and Slack's user rows for planting",
     "tasks.env0.seed.env0_defaults": "Slack's rows for env0's default fill",
-    "tasks.env0.serve.auth_surface": "auth's gate for env0's ports",
-    "workspace.api_routes": "Stripe's unknown-route error for a path no route takes",
-    "workspace.seeding_google": "Drive's access roles for seeding",
-    "workspace.auth_http": "auth's gate, OAuth cookie and scopes for the auth HTTP surface",
-    "workspace.tool_gate": "auth's Bearer gate for the tool channel",
 }
 
 

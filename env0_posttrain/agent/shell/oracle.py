@@ -13,12 +13,11 @@ so the end state is the same.
 
 from __future__ import annotations
 
-import json
-import shlex
 from typing import Any
 
 from env0_posttrain.tasks.model import Task
 from env0_posttrain.workspace.dialects import dialect
+from env0_posttrain.workspace.dialects.base import shell_json
 from env0_posttrain.workspace.services import registry
 from env0_posttrain.tasks.task_paths import NO_PATHS, TaskPaths
 
@@ -37,10 +36,6 @@ def _refresh() -> None:
 registry.watch(_refresh)
 
 
-def _json(value: Any) -> str:
-    return shlex.quote(json.dumps(value, ensure_ascii=False, sort_keys=True))
-
-
 def command_for_call(name: str, arguments: dict[str, Any]) -> str:
     """One tool call as a shell command that makes the same API request."""
     from env0_posttrain.workspace.tools import TOOLS
@@ -50,27 +45,14 @@ def command_for_call(name: str, arguments: dict[str, Any]) -> str:
         params = {k: v for k, v in arguments.items() if k != "body"}
         cmd = f"gws {' '.join(spec.method_id.split('.'))}"
         if params:
-            cmd += f" --params {_json(params)}"
+            cmd += f" --params {shell_json(params)}"
         if "body" in arguments:
-            cmd += f" --json {_json(arguments['body'])}"
+            cmd += f" --json {shell_json(arguments['body'])}"
         return cmd
     var = URL_VARS.get(spec.service)
     if var is None:
         raise ValueError(f"tool {name}: no shell form for service {spec.service!r}")
-    if dialect(spec.service).args_in_body:  # Slack takes every method's arguments as a JSON body
-        return (f"curl -sS -X POST \"${var}/{spec.path}\" -H 'content-type: application/json' "
-                f"-d {_json(arguments)}")
-    from urllib.parse import quote, urlencode
-
-    path = spec.path
-    rest = dict(arguments)
-    for p in spec.path_params:
-        path = path.replace("{" + p + "}", quote(str(rest.pop(p, "")), safe="")).replace("{+" + p + "}", "")
-    body = rest.pop("body", None)
-    query = urlencode([(k, str(v).lower() if isinstance(v, bool) else v) for k, v in rest.items()])
-    url = f"${var}/{path}" + (f"?{query}" if query else "")
-    data = f" -H 'content-type: application/json' -d {_json(body)}" if body is not None else ""
-    return f"curl -sS -X {spec.http_method} \"{url}\"{data}"
+    return dialect(spec.service).curl(spec, arguments, f"${var}")
 
 
 def shell_commands(task: Task, paths: TaskPaths = NO_PATHS) -> list[str]:

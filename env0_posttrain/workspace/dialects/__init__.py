@@ -1,7 +1,8 @@
-"""What differs on the wire between the API families the workspace serves, one dialect per family: Google's REST APIs
-(Gmail, Calendar, Drive, Docs, the Admin Directory), Slack's Web API, Stripe's REST API, and the OAuth/OIDC surface.
-Each service's descriptor names its dialect and the registry records it here (`speak`), so a shared module asks
-`dialect(service)` instead of comparing service names.
+"""What differs on the wire between the API families the workspace serves. Here: the questions a shared module asks
+(base.py) and Google's REST conventions (google.py), which Calendar, Drive, Docs and the Admin Directory speak as
+they are. A family that is one service's (Gmail's quirks, Slack's Web API, Stripe's REST API, the OAuth/OIDC surface)
+lives in that service's folder (`services/<svc>/dialect.py`). Each service's descriptor names its dialect and the
+registry records it here (`speak`), so a shared module asks `dialect(service)` instead of comparing service names.
 """
 
 from __future__ import annotations

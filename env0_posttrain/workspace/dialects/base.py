@@ -3,8 +3,11 @@ where a request's arguments and token travel, and how a failure is answered."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
-from urllib.parse import parse_qsl
+import json
+import shlex
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Literal
+from urllib.parse import parse_qsl, quote, urlencode
 
 from ..errors import ApiError
 
@@ -13,11 +16,35 @@ if TYPE_CHECKING:
     from ..tools import ToolSpec
 
 
+@dataclass(frozen=True)
+class HttpRoute:
+    """One path a method is served at over HTTP, named after its tool plus `suffix`; `upload`: its upload path,
+    `session`: a resumable upload session's URI there."""
+
+    segments: tuple[str, ...]
+    methods: tuple[str, ...]
+    suffix: str = ""
+    upload: bool = False
+    session: bool = False
+
+
+@dataclass(frozen=True)
+class OwnRoute:
+    """A path a family serves beside its methods (Slack's upload step 2); `answer(ws, path_params, body)` returns
+    (status, body bytes, content type). `tag`: its service, for the OpenAPI document."""
+
+    segments: tuple[str, ...]
+    methods: tuple[str, ...]
+    name: str
+    summary: str
+    tag: str
+    answer: Callable[[Workspace, dict[str, str], bytes], tuple[int, bytes, str]]
+
+
 class Dialect:
     """One API family's wire conventions. Flags say where the family departs from Google's REST conventions."""
 
     family: str
-    ignores_unknown_args = False  # Slack ignores argument names it does not know; the others refuse them
     args_in_body = False  # Slack: every argument (the token too) in the query string or a form/JSON body, at /api/<method>
     errors_in_ok_body = False  # Slack: a refusal is HTTP 200 with {"ok": false, "error": ...}
     keyed_requests = False  # Stripe: an API key and Idempotency-Key in the headers, checked by the service's wire module
@@ -80,13 +107,73 @@ class Dialect:
         return None
 
     def answer_http(self, ws: Workspace, spec: ToolSpec, path_params: dict[str, str], query: list[tuple[str, str]],
-                    body: bytes, ctype: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, Any] | None:
+                    body: bytes, ctype: str, headers: list[tuple[bytes, bytes]], base_url: str) -> tuple[int, Any] | None:
         """The family's own answer to an HTTP request for one of its methods: (status, JSON body), or None where the
-        shared REST path answers."""
+        shared REST path answers (`base_url`: the server's, as the request reached it)."""
         return None
 
     def upload_body(self, tool: str, service: str, meta: dict[str, Any], media: bytes) -> dict[str, Any] | None:
         """The handler's `body` for an upload whose bytes are the resource itself (None: bytes go as media_body)."""
+        return None
+
+    # shared surfaces, round 3: what shared code asks once where it used to test a flag (arguments, shell, routes)
+
+    def unknown_args(self) -> Literal["forbid", "ignore"]:
+        """What a method's arguments model does with a name it does not know (pydantic's `extra`): Google refuses it."""
+        return "forbid"
+
+    def curl(self, spec: ToolSpec, arguments: dict[str, Any], base: str) -> str:
+        """The curl command that makes this call's API request from a shell (`base`: the service's URL as the shell
+        spells it, `$GMAIL_URL`): path parameters in the path, the rest in the query string, `body` as JSON."""
+        path = spec.path
+        rest = dict(arguments)
+        for p in spec.path_params:
+            path = path.replace("{" + p + "}", quote(str(rest.pop(p, "")), safe="")).replace("{+" + p + "}", "")
+        body = rest.pop("body", None)
+        query = urlencode([(k, str(v).lower() if isinstance(v, bool) else v) for k, v in rest.items()])
+        url = f"{base}/{path}" + (f"?{query}" if query else "")
+        data = f" -H 'content-type: application/json' -d {shell_json(body)}" if body is not None else ""
+        return f"curl -sS -X {spec.http_method} \"{url}\"{data}"
+
+    def http_routes(self, spec: ToolSpec) -> tuple[HttpRoute, ...]:
+        """Where the API routes serve a method: REST's path and verb, and its upload path (a resumable session's URI
+        there takes PUT and DELETE; where the method itself is PUT, as Gmail's drafts.update, its upload route takes
+        the session's PUTs too, told apart by upload_id)."""
+        out = [HttpRoute(tuple(spec.path.split("/")), (spec.http_method,))]
+        if spec.upload_path:
+            at = tuple(spec.upload_path.lstrip("/").split("/"))
+            out.append(HttpRoute(at, (spec.http_method,), "_upload", upload=True))
+            verbs = tuple(m for m in ("DELETE", "PUT") if m != spec.http_method)
+            out.append(HttpRoute(at, verbs, "_upload_session", upload=True, session=True))
+        return tuple(out)
+
+    def own_routes(self) -> tuple[OwnRoute, ...]:
+        """Paths the family serves beside its methods' routes."""
+        return ()
+
+    def openapi_operation(self, spec: ToolSpec) -> tuple[list[str], dict[str, Any]] | None:
+        """The verbs and OpenAPI extras that document a method whose arguments do not travel as REST's (None: the
+        shared REST documentation: path and query parameters, a JSON body)."""
+        return None
+
+    def unrouted(self, method: str, path: str) -> tuple[int, dict[str, Any]] | None:
+        """The family's answer to a request no route takes, where the path is among the family's (None: not its)."""
+        return None
+
+    def refusal(self, r: Any) -> ApiError:
+        """The family's answer to a request the OAuth gate refused (`r`: the gate's refusal): Google's by default."""
+        return r.answer()
+
+    def http_gate(self, ws: Workspace, spec: ToolSpec, guard: Any, headers: dict[str, str], query: bytes, body: bytes,
+                  params: dict[str, Any]) -> ApiError | None:
+        """The refusal of an HTTP request for one of the family's methods whose credential (`bearer`) the OAuth gate
+        (`guard`: services/descriptor.py's Guard) does not pass; None lets it through."""
+        token = self.bearer(headers, query, body)
+        try:
+            with ws.lock:
+                guard.authorize(ws, spec, token, params)
+        except guard.refused as r:
+            return self.refusal(r)
         return None
 
     # env0 serving verbs
@@ -114,7 +201,7 @@ class Dialect:
             return spec.http_method, in_query, {}
         return spec.http_method, arguments.get("body"), in_query
 
-    def refusal(self, google: ApiError, in_body: dict[str, Any]) -> ApiError:
-        """The answer to a refused credential, given Google's answer and the same refusal as an `ok: false` body:
-        Google's, or HTTP 200 with the body for a family that puts its errors there (Slack)."""
-        return ApiError(200, in_body) if self.errors_in_ok_body else google
+
+def shell_json(value: Any) -> str:
+    """A JSON value as one shell word."""
+    return shlex.quote(json.dumps(value, ensure_ascii=False, sort_keys=True))

@@ -52,6 +52,21 @@ class Env0Face:
 
 
 @dataclass(frozen=True)
+class Guard:
+    """The OAuth gate the resource servers sit behind, which one service (auth) provides and shared code reaches
+    through the registry (`registry.guard()`): `authorize(ws, spec, authorization, args)` returns the account a
+    token of another mailbox acts as (None: the caller's) or raises `refused`, whose `answer()` is Google's error;
+    `guarded`: the services it guards on the tool channel while the auth DB's `resource_gate` is on; `scopes()`:
+    every scope it knows; `session_cookie`: the name of the signed-in session's cookie on its own HTTP surface."""
+
+    authorize: Callable[..., str | None]
+    refused: type[Exception]
+    guarded: tuple[str, ...]
+    scopes: Callable[[], list[str]]
+    session_cookie: str
+
+
+@dataclass(frozen=True)
 class ServiceDescriptor:
     """One service to the rest of the house. `gates`: what the safety gates read of it (safety.py; None: nothing to
     remove or send). `planted_offset`: a built-in task's planting moves the service's id counter by a per-task offset
@@ -67,6 +82,8 @@ class ServiceDescriptor:
     google_api: tuple[str, str] | None = None
     batch_limit: int | None = None
     shell_url: str | None = None  # the URL variable the shell oracle's curl reads when gws does not reach it
+    # shared surfaces, round 3
+    guard: Guard | None = None  # the OAuth gate this service provides to every other (auth's)
 
     @property
     def name(self) -> str:

@@ -12,7 +12,7 @@ from typing import Callable, Iterator
 from ..dialects import speak
 from ..tools import forget as forget_tools
 from ..tools import register as register_tools
-from .descriptor import ServiceDescriptor
+from .descriptor import Guard, ServiceDescriptor
 from . import admin, auth, calendar, docs, drive, gmail, slack, stripe
 
 SERVICES: list[ServiceDescriptor] = []
@@ -72,6 +72,14 @@ def get(name: str) -> ServiceDescriptor:
         return _BY_NAME[name]
     except KeyError:
         raise KeyError(f"no service named {name!r}; registered: {', '.join(names())}") from None
+
+
+def guard() -> Guard:
+    """The OAuth gate a registered service provides (the auth service's)."""
+    try:
+        return next(s.guard for s in SERVICES if s.guard is not None)
+    except StopIteration:
+        raise LookupError(f"no registered service provides the OAuth gate; registered: {', '.join(names())}") from None
 
 
 for _module in (gmail, calendar, drive, docs, slack, admin, stripe, auth):

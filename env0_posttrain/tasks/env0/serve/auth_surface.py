@@ -20,7 +20,6 @@ from ....workspace import auth_http
 from ....workspace.dialects import dialect
 from ....workspace.request_limits import loads
 from ....workspace.api_routes import api_routes, path_owners, resolve, targets
-from ....workspace.services.auth.gate import GUARDED, Refusal, authorize, google_refusal, slack_refusal
 from ....workspace.tools import TOOLS
 from ..services import FACES, PREFIXES, WORKSPACE
 from ....workspace.services import registry
@@ -127,15 +126,16 @@ def guard(surface: Any, prefix: str, scope: dict[str, Any], rest: str, body: byt
         prefix, svc = home, named
     elif named != svc:
         return _elsewhere(surface, prefix, scope, rest, named, spec)
-    if not surface.extras.get("auth_enabled") or svc not in GUARDED or spec is None:
+    guard = registry.guard()
+    if not surface.extras.get("auth_enabled") or svc not in guard.guarded or spec is None:
         return None
     headers = _headers(scope)
     d = dialect(svc)
     token = d.bearer(headers, scope.get("query_string", b""), body)
     try:
-        other = authorize(surface.ws, spec, token, params)
-    except Refusal as r:
-        e = d.refusal(google_refusal(r), slack_refusal(r))
+        other = guard.authorize(surface.ws, spec, token, params)
+    except guard.refused as r:
+        e = d.refusal(r)
         status, out = e.status, e.body
         extra = [(k.lower().encode(), v.encode()) for k, v in getattr(e, "headers", {}).items()]
         _log(surface, prefix, scope["method"], rest, scope.get("query_string", b""), b"", status)

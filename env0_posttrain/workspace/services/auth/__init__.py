@@ -1,13 +1,14 @@
 """The OAuth/OIDC server every other service sits behind, and env0's mock-auth face of it."""
 
-from ..descriptor import Env0Face, ServiceDescriptor
-from ...dialects.auth import AUTH
+from ..descriptor import Env0Face, Guard, ServiceDescriptor
+from .dialect import AUTH
 from .env0_shape import auth_diff, auth_state
-from .gate import GUARDED
+from .gate import GUARDED, Refusal, authorize, known_scopes
+from .oauth import SESSION_COOKIE
 from .toolkit import Auth
 
 SERVICE = ServiceDescriptor(
-    Auth, dialect=AUTH,
+    Auth, dialect=AUTH, guard=Guard(authorize, Refusal, GUARDED, known_scopes, SESSION_COOKIE),
     env0=Env0Face("auth", 9000, ("MOCK_AUTH_URL", "AUTH_URL"), state=auth_state, diff=auth_diff,
                   family="auth", subsumes=GUARDED, issuer=True))
 

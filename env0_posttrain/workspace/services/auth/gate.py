@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import jwt
 
 from ...errors import ApiError
-from .tokens import decode, google_scopes, long_scope, short_scope, unverified
+from .tokens import OIDC_SCOPES, decode, google_scopes, long_scope, short_scope, unverified
 
 if TYPE_CHECKING:
     from ...environment import Workspace
@@ -67,6 +67,12 @@ def required_scopes(spec: "ToolSpec", profile: str = "google") -> set[str]:
     return {short_scope(u) for u in google_scopes()[spec.method_id]}
 
 
+def known_scopes() -> list[str]:
+    """Every scope the gate knows: Google's (short forms), Slack's and OIDC's."""
+    return sorted({short_scope(u) for v in google_scopes().values() for u in v} | {s for v in SLACK.values() for s in v}
+                  | set(OIDC_SCOPES))
+
+
 def route(spec: "ToolSpec") -> str:
     return f"/api/{spec.method_id}" if spec.service == "slack" else "/" + spec.path
 
@@ -78,6 +84,11 @@ class Refusal(Exception):
     def __init__(self, kind: str, *, need: set[str] | None = None, held: str = "", target: str | None = None):
         super().__init__(kind)
         self.kind, self.need, self.held, self.target = kind, need or set(), held, target
+
+    def answer(self) -> ApiError:
+        """Google's answer to the refused request (with its WWW-Authenticate headers, if any): the default of
+        `Dialect.refusal`, which a family with its own shape overrides."""
+        return google_refusal(self)
 
 
 def _unauthenticated(message: str, reason: str, www: str) -> ApiError:
@@ -185,11 +196,6 @@ def slack_refusal(r: Refusal) -> dict[str, Any]:
     error = {"missing": "not_authed", "expired": "token_expired", "revoked": "token_revoked"}.get(r.kind, "invalid_auth")
     return {"ok": False, "error": error}
 
-
-def refusal_answer(r: Refusal, errors_in_ok_body: bool) -> ApiError:
-    """The API's answer to a refused request, whichever door it came through: Slack's `ok: false` at HTTP 200 for a
-    dialect that puts errors in its body, else Google's (with its `WWW-Authenticate` headers, if any)."""
-    return ApiError(200, slack_refusal(r)) if errors_in_ok_body else google_refusal(r)
 
 
 def _same_account(ws: "Workspace", spec: "ToolSpec", row: Any, args: dict[str, Any]) -> str | None:

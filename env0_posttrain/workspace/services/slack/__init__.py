@@ -1,7 +1,7 @@
 """The Slack Web API service and env0's mock-slack face of it."""
 
 from ..descriptor import Env0Face, ServiceDescriptor
-from ...dialects.slack import SLACK
+from .dialect import SLACK
 from .gates import gates
 from .env0_shape import slack_diff, slack_state
 from .toolkit import Slack

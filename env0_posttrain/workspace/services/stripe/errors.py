@@ -1,11 +1,30 @@
-"""Stripe's errors as the handlers and the wire module raise them (the error object itself: dialects/stripe.py)."""
+"""Stripe's error object (`{"error": {"type", "message", "code", "param", ...}}`) as the dialect, the handlers and the
+wire module raise it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...dialects.stripe import stripe_error
 from ...errors import ApiError
+
+
+class CommittedError(ApiError):
+    """An error answer whose changes stay: a declined card leaves its failed Charge (and the PaymentIntent's
+    `last_payment_error`) behind, as Stripe does, so the tool layer must not roll the call back."""
+
+    commit = True
+
+
+def stripe_error(status: int, message: str, type_: str = "invalid_request_error", *, code: str | None = None,
+                 param: str | None = None, commit: bool = False, **extra: Any) -> ApiError:
+    err: dict[str, Any] = {"message": message, "type": type_}
+    if code:
+        err["code"] = code
+        err["doc_url"] = f"https://stripe.com/docs/error-codes/{code.replace('_', '-')}"
+    if param:
+        err["param"] = param
+    err.update({k: v for k, v in extra.items() if v is not None})
+    return (CommittedError if commit else ApiError)(status, {"error": err})
 
 
 def invalid(message: str, param: str | None = None, code: str | None = None) -> ApiError:
