@@ -4,6 +4,7 @@ with switches that make its replies hostile the ways a real server's can be."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import threading
@@ -13,7 +14,7 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
 from env0_posttrain_tests.support.agent import NotesEnv, notes_task
 
@@ -42,7 +43,9 @@ class FakeVLLM:
     """The state of the fake server: the model scoring prompts, and how its next replies misbehave."""
 
     teacher: Any  # a LocalTeacher: its `score` is the server's forward pass
-    sabotage: str | None = None  # None | wrong_count | nan | positive | other_ids | no_choices | status_500 | not_json
+    # None | wrong_count | nan | positive | other_ids | no_choices | status_500 | not_json | endless (a streamed body
+    # that never ends) | huge_declared (a real reply padded past what its ids can need, its Content-Length saying so)
+    sabotage: str | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -74,6 +77,15 @@ def _reply(state: FakeVLLM, body: dict[str, Any]) -> Any:
             "choices": choices, "usage": {"prompt_tokens": len(ids), "completion_tokens": 1, "total_tokens": len(ids) + 1}}
 
 
+async def _endless():
+    """A reply that starts like vLLM's and never ends: 64 KiB of log-probability entries at a time."""
+    yield b'{"choices": [{"index": 0, "prompt_logprobs": [null'
+    chunk = b', {"1": {"logprob": -1.0, "rank": 1}}' * 1800
+    while True:
+        yield chunk
+        await asyncio.sleep(0)
+
+
 def make_app(state: FakeVLLM) -> FastAPI:
     app = FastAPI()
 
@@ -85,6 +97,12 @@ def make_app(state: FakeVLLM) -> FastAPI:
             return JSONResponse({"error": "engine dead"}, status_code=500)
         if state.sabotage == "not_json":
             return PlainTextResponse("<html>gateway</html>")
+        if state.sabotage == "endless":
+            return StreamingResponse(_endless(), media_type="application/json")
+        if state.sabotage == "huge_declared":
+            reply = _reply(state, body)
+            reply["padding"] = "x" * (2 * 2**20 + 1024 * len(body["prompt"]))
+            return JSONResponse(reply)
         # JSON has no NaN: encode it the way Python's json (and a careless server) does
         return PlainTextResponse(json.dumps(_reply(state, body)), media_type="application/json")
 

@@ -3,8 +3,9 @@
 Two behind one interface (`TeacherScorer`): a local transformers checkpoint (`LocalTeacher`), and an OpenAI-compatible
 vLLM / SGLang server asked for the log-probabilities of the prompt it is sent (`ServerTeacher`). A server's reply is
 hostile input like anything else from outside: a reply with the wrong number of log-probabilities, a non-finite or
-positive one, or token ids other than those sent is a counted teacher error for that sequence (`TeacherScore.error`),
-never a training signal.
+positive one, token ids other than those sent, or a body larger than the sequence can need (`reply_cap`, read as a
+stream and cut there, so an endless reply cannot fill the runner's memory) is a counted teacher error for that
+sequence (`TeacherScore.error`), never a training signal.
 
 Request shapes (vLLM's OpenAI server, /v1/completions, prompt given as token ids so nothing is re-tokenized):
   prompt_logprobs: {"prompt": ids, "max_tokens": 1, "prompt_logprobs": 0} -> choices[0].prompt_logprobs =
@@ -16,6 +17,7 @@ Request shapes (vLLM's OpenAI server, /v1/completions, prompt given as token ids
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,8 +25,15 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 MAX_LOGPROB = 1e-4  # a log-probability is <= 0; this much above 0 is rounding, more is a broken reply
+REPLY_BYTES_BASE = 64 * 1024  # the envelope: ids, usage, the generated token
+REPLY_BYTES_PER_TOKEN = 1024  # vLLM writes ~80-200 bytes per prompt token (its id, logprob, rank, decoded text)
 
-ErrorKind = Literal["http", "shape", "ids", "nonfinite"]
+ErrorKind = Literal["http", "size", "shape", "ids", "nonfinite"]
+
+
+def reply_cap(n_tokens: int) -> int:
+    """The most bytes a scoring reply for `n_tokens` tokens may take: several times what either request mode needs."""
+    return REPLY_BYTES_BASE + REPLY_BYTES_PER_TOKEN * n_tokens
 
 
 @dataclass
@@ -132,10 +141,19 @@ class ServerTeacher:
     def score_one(self, ids: list[int]) -> TeacherScore:
         import httpx
 
+        cap = reply_cap(len(ids))
         try:
-            reply = self.client.post("completions", json=self.request_body(ids))
-            reply.raise_for_status()
-            data = reply.json()
+            with self.client.stream("POST", "completions", json=self.request_body(ids)) as reply:
+                reply.raise_for_status()
+                declared = reply.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > cap:
+                    return _failed("size", f"the reply declares {declared} bytes; at most {cap} for {len(ids)} tokens")
+                body = bytearray()
+                for chunk in reply.iter_bytes():
+                    body += chunk
+                    if len(body) > cap:
+                        return _failed("size", f"the reply passed {cap} bytes for {len(ids)} tokens; cut there")
+            data = json.loads(body)
         except (httpx.HTTPError, ValueError) as err:
             return _failed("http", f"{type(err).__name__}: {str(err)[:200]}")
         parse = parse_prompt_logprobs if self.mode == "prompt_logprobs" else parse_echo_logprobs

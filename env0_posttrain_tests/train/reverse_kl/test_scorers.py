@@ -1,5 +1,6 @@
 """Teachers score token ids: a local checkpoint's log-probs equal a direct forward pass; a vLLM-shaped server's reply
-is parsed in both request modes, and every hostile reply is a counted error, never a log-probability."""
+is parsed in both request modes, and every hostile reply (an endless or oversized body included) is a counted error,
+never a log-probability."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def test_server_teacher_returns_the_local_models_logprobs_in_both_modes(teacher)
 @pytest.mark.parametrize("mode", ["prompt_logprobs", "echo"])
 @pytest.mark.parametrize(("sabotage", "kind"), [("wrong_count", "shape"), ("nan", "nonfinite"), ("positive", "nonfinite"),
                                                 ("other_ids", "ids"), ("no_choices", "shape"), ("status_500", "http"),
-                                                ("not_json", "http")])
+                                                ("not_json", "http"), ("endless", "size"),
+                                                ("huge_declared", "size")])
 def test_hostile_server_replies_are_counted_errors(teacher, mode, sabotage, kind):
     seqs = _sequences(teacher.tokenizer)[:2]
     with FakeVLLMServer(FakeVLLM(teacher, sabotage=sabotage)) as url:
