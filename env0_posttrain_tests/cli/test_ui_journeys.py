@@ -11,19 +11,16 @@ from urllib.parse import quote
 
 import pytest
 
-from env0_posttrain_tests.support.browser import (RERENDERED, SKIP_WITHOUT_CHROMIUM, body_text, headless_chromium, open_page,
-                                          screenshot, wait_for_text)
-from env0_posttrain_tests.support.webserver import env0_ui
+from env0_posttrain_tests.support.browser import (PAGE_S, SKIP_WITHOUT_CHROMIUM, body_text, click, click_button,
+                                                  open_page, wait, wait_for_text)
 
 pytestmark = [pytest.mark.slow, *SKIP_WITHOUT_CHROMIUM]
 selenium = pytest.importorskip("selenium", reason="selenium is not installed")
 
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 RUN_ID = "ui-journey"
-PAGE_S = 300  # a page or a short job on a loaded machine (only a hang guard)
 RUN_S = 1800  # the whole shrunk run under load (about 5 minutes at load 6 on 2 cores)
 OVERRIDES = [
     "tasks.n_train=8", "tasks.n_eval=2", "tasks.seed=3", "tasks.families=[calendar]",
@@ -41,59 +38,17 @@ def _new_run_config(teacher: str) -> str:
             f"      teacher: {teacher}\n      overrides:\n{lines}")
 
 
-@pytest.fixture(scope="module")
-def ui(tmp_path_factory):
-    data = tmp_path_factory.mktemp("journeys")
-    with env0_ui(data) as (url, artifacts):
-        yield url, artifacts, data
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with headless_chromium(1600, 1400) as driver:
-        yield driver
-
-
-def _wait(driver, condition, what: str, timeout_s: float = PAGE_S, shot: str | None = None):
-    """Wait for `condition` (retried while the page re-renders); a failure says what and shows the page."""
-    try:
-        return WebDriverWait(driver, timeout_s, poll_frequency=1, ignored_exceptions=RERENDERED).until(condition)
-    except Exception as err:
-        screenshot(driver, "ui_journey_failed.png")
-        text = body_text(driver)
-        raise AssertionError(f"{what} ({type(err).__name__}); page text: {text[:800]} ... {text[-1200:]}") from None
-    finally:
-        screenshot(driver, shot)
-
-
-def _click(driver, find, what: str) -> None:
-    """Click what `find(driver)` returns once it is there, as often as the page re-renders it under the pointer."""
-    def click(d) -> bool:
-        element = find(d)
-        if element is None:
-            return False
-        element.click()
-        return True
-
-    _wait(driver, click, what)
-
-
-def _click_button(driver, text: str) -> None:
-    _click(driver, lambda d: next((b for b in d.find_elements(By.TAG_NAME, "button")
-                                   if b.text.strip() == text and b.is_enabled()), None), f"an enabled button {text!r}")
-
-
 def _launch_new_run(driver, url: str, teacher: str, wait_for_run: bool = True) -> str | None:
     """The new_run job's Launchpad: the config typed into its editor, then Launch Run; the run page's URL. A fresh
     Launchpad's scaffold lacks run_id, so Launch Run is enabled only once the typed config is the one checked."""
     open_page(driver, f"{url}/locations/env0_posttrain/jobs/new_run/playground", fresh=True)
-    _wait(driver, lambda d: d.execute_script("return document.querySelector('.CodeMirror') !== null"), "the editor")
+    wait(driver, lambda d: d.execute_script("return document.querySelector('.CodeMirror') !== null"), "the editor")
     driver.execute_script("document.querySelector('.CodeMirror').CodeMirror.setValue(arguments[0])",
                           _new_run_config(teacher))
-    _click_button(driver, "Launch Run")
+    click_button(driver, "Launch Run")
     if not wait_for_run:
         return None
-    return _wait(driver, lambda d: d.current_url if "/runs/" in d.current_url else None, "the run page")
+    return wait(driver, lambda d: d.current_url if "/runs/" in d.current_url else None, "the run page")
 
 
 def _ended(driver) -> bool:
@@ -127,9 +82,9 @@ def test_make_launch_watch_and_read_a_run_in_the_ui(ui, browser):
         d.find_element(By.CSS_SELECTOR, picker).send_keys(Keys.ENTER)
         return f"partition: {RUN_ID}" in body_text(d)  # the Launchpad's tags show the chosen partition
 
-    _wait(browser, pick, "the partition picked")
-    _click_button(browser, "Launch Run")
-    run_url = _wait(browser, lambda d: d.current_url.split("?")[0] if "/runs/" in d.current_url else None, "the run")
+    wait(browser, pick, "the partition picked")
+    click_button(browser, "Launch Run")
+    run_url = wait(browser, lambda d: d.current_url.split("?")[0] if "/runs/" in d.current_url else None, "the run")
 
     # 4. Watch it: the base model's and the adapter's training progress land in the run's event log as they go.
     open_page(browser, f"{run_url}?logs={quote('pre-training:')}")
@@ -140,22 +95,22 @@ def test_make_launch_watch_and_read_a_run_in_the_ui(ui, browser):
                          "ui_progress_lora.png")
     assert "LoRA training: 1/12 steps (8%)" in body
     open_page(browser, run_url)
-    _wait(browser, _ended, "the run ended", RUN_S, "ui_run_ended.png")
+    wait(browser, _ended, "the run ended", RUN_S, "ui_run_ended.png")
     assert "RUN_SUCCESS" in body_text(browser), body_text(browser)[-2000:]
 
     # 5. Read it: the report asset's metadata links open the report and its explorer in one click.
     open_page(browser, f"{url}/assets/comparison_report?partition={RUN_ID}")
     main = browser.current_window_handle
-    _click(browser, lambda d: next((a for a in d.find_elements(By.TAG_NAME, "a") if a.text.startswith(artifacts)
-                                    and a.text.endswith("/report.html")), None), "the report link")
-    _wait(browser, lambda d: len(d.window_handles) == 2, "the report's tab")
+    click(browser, lambda d: next((a for a in d.find_elements(By.TAG_NAME, "a") if a.text.startswith(artifacts)
+                                   and a.text.endswith("/report.html")), None), "the report link")
+    wait(browser, lambda d: len(d.window_handles) == 2, "the report's tab")
     browser.switch_to.window(next(w for w in browser.window_handles if w != main))
     try:
         wait_for_text(browser, [f"Comparison report: {RUN_ID}", "Verdict"], "the report", PAGE_S, "ui_report.png")
         assert browser.current_url.startswith(f"{artifacts}/artifacts/{RUN_ID}/report/")
-        _click(browser, lambda d: d.find_element(By.LINK_TEXT, "Open every episode in the trajectory explorer"),
-               "the explorer link")
-        rows = _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "tr.task-row"), "the explorer's tasks")
+        click(browser, lambda d: d.find_element(By.LINK_TEXT, "Open every episode in the trajectory explorer"),
+              "the explorer link")
+        rows = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "tr.task-row"), "the explorer's tasks")
         assert len(rows) == 2  # the two eval tasks
     finally:
         browser.close()
@@ -168,8 +123,8 @@ def test_a_spec_file_that_cannot_run_fails_the_sensor_tick_on_the_automation_pag
     bad = data / "runs" / "dropped.yaml"
     bad.write_text("run_id: dropped\ntasks:\n  n_trian: 5\n")
     open_page(browser, f"{url}/locations/env0_posttrain/sensors/run_spec_sensor")  # the page polls its ticks
-    _wait(browser, lambda d: "Failure" in body_text(d), "a failed tick (the daemon ticks every ~15 s)", PAGE_S)
-    _click(browser, lambda d: next(iter(d.find_elements(By.XPATH, "//*[text()='View']")), None), "the tick's View")
+    wait(browser, lambda d: "Failure" in body_text(d), "a failed tick (the daemon ticks every ~15 s)", PAGE_S)
+    click(browser, lambda d: next(iter(d.find_elements(By.XPATH, "//*[text()='View']")), None), "the tick's View")
     wait_for_text(browser, [f"{bad}: invalid run spec: tasks.n_trian (line 3): unknown field; did you mean "
                             "`tasks.n_train`?"], "the tick's error", PAGE_S, "ui_sensor_tick_failed.png")
     bad.unlink()

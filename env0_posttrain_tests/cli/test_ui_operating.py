@@ -13,9 +13,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from env0_posttrain_tests.support.browser import (RERENDERED, SKIP_WITHOUT_CHROMIUM, body_text, headless_chromium,
-                                                  open_page, screenshot, wait_for_text)
-from env0_posttrain_tests.support.webserver import env0_ui
+from env0_posttrain_tests.support.browser import (PAGE_S, RERENDERED, SKIP_WITHOUT_CHROMIUM, body_text, click_button,
+                                                  open_page, runs, screenshot, wait, wait_for_text)
 
 pytestmark = [pytest.mark.slow, *SKIP_WITHOUT_CHROMIUM]
 selenium = pytest.importorskip("selenium", reason="selenium is not installed")
@@ -23,56 +22,13 @@ selenium = pytest.importorskip("selenium", reason="selenium is not installed")
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-PAGE_S = 300  # a page or a one-op job on a loaded machine (only a hang guard)
 SMALL = ["tasks.n_train=3", "tasks.n_eval=1", "tasks.families=[calendar]"]
-
-
-@pytest.fixture(scope="module")
-def ui(tmp_path_factory):
-    data = tmp_path_factory.mktemp("operating")
-    with env0_ui(data) as (url, artifacts):
-        yield url, artifacts, data
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with headless_chromium(1600, 1400) as driver:
-        yield driver
-
-
-def _runs(data: Path) -> list:
-    """The runs of the UI's instance, read beside it (the test's own instance on the same storage)."""
-    with dg.DagsterInstance.from_config(str(data / "dagster_home")) as instance:
-        return instance.get_runs()
-
-
-def _wait(driver, condition, what: str, timeout_s: float = PAGE_S, shot: str | None = None):
-    try:
-        return WebDriverWait(driver, timeout_s, poll_frequency=1, ignored_exceptions=RERENDERED).until(condition)
-    except Exception as err:
-        screenshot(driver, "ui_operating_failed.png")
-        text = body_text(driver)
-        raise AssertionError(f"{what} ({type(err).__name__}); page text: {text[:800]} ... {text[-1200:]}") from None
-    finally:
-        screenshot(driver, shot)
-
-
-def _click_button(driver, text: str) -> None:
-    def click(d) -> bool:
-        button = next((b for b in d.find_elements(By.TAG_NAME, "button") if b.text.strip() == text and b.is_enabled()),
-                      None)
-        if button is None:
-            return False
-        button.click()
-        return True
-
-    _wait(driver, click, f"an enabled button {text!r}")
 
 
 def _playground(driver, url: str, job: str) -> str:
     """A job's Launchpad, fresh; the config its editor opens with."""
     open_page(driver, f"{url}/locations/env0_posttrain/jobs/{job}/playground", fresh=True)
-    _wait(driver, lambda d: d.execute_script("return document.querySelector('.CodeMirror') !== null"), "the editor")
+    wait(driver, lambda d: d.execute_script("return document.querySelector('.CodeMirror') !== null"), "the editor")
     return driver.execute_script("return document.querySelector('.CodeMirror').CodeMirror.getValue()")
 
 
@@ -82,16 +38,16 @@ def _launch(driver, url: str, job: str, op: str, config: dict) -> None:
     _playground(driver, url, job)
     text = yaml.safe_dump({"ops": {op: {"config": config}}}, sort_keys=False)
     driver.execute_script("document.querySelector('.CodeMirror').CodeMirror.setValue(arguments[0])", text)
-    _click_button(driver, "Launch Run")
+    click_button(driver, "Launch Run")
 
 
 def _refused_at_launch(driver, url: str, data: Path, job: str, op: str, config: dict, words: list[str],
                        shot: str) -> str:
     """Launch Run with `config`: the project's own line is on the page, the Launchpad stays open, no run exists."""
-    before = len(_runs(data))
+    before = len(runs(data))
     _launch(driver, url, job, op, config)
     body = wait_for_text(driver, words, f"{job} refused at launch", PAGE_S, shot)
-    assert "/runs/" not in driver.current_url and len(_runs(data)) == before
+    assert "/runs/" not in driver.current_url and len(runs(data)) == before
     return body
 
 
@@ -100,7 +56,7 @@ def _refused_in_editor(driver, url: str, data: Path, job: str, op: str, config: 
     """A value the config schema itself refuses (an enum): the editor shows the error and Launch Run stays disabled."""
     import yaml
 
-    before = len(_runs(data))
+    before = len(runs(data))
     _playground(driver, url, job)
     text = yaml.safe_dump({"ops": {op: {"config": config}}}, sort_keys=False)
     driver.execute_script("document.querySelector('.CodeMirror').CodeMirror.setValue(arguments[0])", text)
@@ -109,8 +65,8 @@ def _refused_in_editor(driver, url: str, data: Path, job: str, op: str, config: 
         launch = [b for b in d.find_elements(By.TAG_NAME, "button") if b.text.strip() == "Launch Run"]
         return bool(launch) and not any(b.is_enabled() for b in launch) and all(w in body_text(d) for w in words)
 
-    _wait(driver, refused, f"{job}: Launch Run disabled and {words} shown", PAGE_S, shot)
-    assert len(_runs(data)) == before
+    wait(driver, refused, f"{job}: Launch Run disabled and {words} shown", PAGE_S, shot)
+    assert len(runs(data)) == before
 
 
 def test_the_launchpad_opens_on_the_demo_and_refuses_bad_input_before_a_run_exists(ui, browser):
@@ -118,13 +74,13 @@ def test_the_launchpad_opens_on_the_demo_and_refuses_bad_input_before_a_run_exis
     scaffold = _playground(browser, url, "new_run")
     screenshot(browser, "ui_new_run_launchpad.png")
     assert "preset: default" not in scaffold
-    _click_button(browser, "Scaffold missing config")  # the one field without a default: the run id
-    _click_button(browser, "Confirm")
-    filled = _wait(browser, lambda d: (v := d.execute_script(
+    click_button(browser, "Scaffold missing config")  # the one field without a default: the run id
+    click_button(browser, "Confirm")
+    filled = wait(browser, lambda d: (v := d.execute_script(
         "return document.querySelector('.CodeMirror').CodeMirror.getValue()")) and "run_id" in v and v, "a scaffold")
     assert "preset: default" not in filled, filled
     _launch(browser, url, "new_run", "write_run_spec", {"run_id": "r0"})  # every other field at its default
-    _wait(browser, lambda d: "/runs/" in d.current_url, "the run page")
+    wait(browser, lambda d: "/runs/" in d.current_url, "the run page")
     wait_for_text(browser, ["RUN_SUCCESS", "run 'r0': spec written"], "the run with the defaults", PAGE_S)
     from env0_posttrain.making.presets import preset_data
     from env0_posttrain.spec.runspec import load_spec
@@ -161,7 +117,7 @@ def test_a_nightly_backfill_that_cannot_act_is_refused_saying_why(ui, browser):
 def test_a_new_runs_spec_opens_inline_from_the_artifact_server(ui, browser):
     url, artifacts, data = ui
     _launch(browser, url, "new_run", "write_run_spec", {"run_id": "inline", "overrides": SMALL})
-    _wait(browser, lambda d: "/runs/" in d.current_url, "the run page")
+    wait(browser, lambda d: "/runs/" in d.current_url, "the run page")
     wait_for_text(browser, ["RUN_SUCCESS", "run 'inline': spec written"], "the new run", PAGE_S)
     open_page(browser, f"{artifacts}/runs/inline.yaml")
     body = wait_for_text(browser, ["run_id: inline", "n_train: 3"], "the spec as text", PAGE_S, "ui_spec_inline.png")
@@ -184,7 +140,7 @@ def test_a_broken_spec_fails_its_check_on_the_asset_graph(ui, browser):
         except Exception:
             return False
 
-    _wait(browser, shown, "the failed spec check on task_set", PAGE_S, "ui_spec_check_failed.png")
+    wait(browser, shown, "the failed spec check on task_set", PAGE_S, "ui_spec_check_failed.png")
     body = body_text(browser)
     assert "spec_files_valid" in body and "Failed" in body, body[:2000]
     assert line.split(": invalid")[0] in body or "lerning_rate" in body
@@ -196,8 +152,8 @@ def test_a_partition_without_a_spec_is_deleted_by_its_job(ui, browser):
     with dg.DagsterInstance.from_config(str(data / "dagster_home")) as instance:
         instance.add_dynamic_partitions("run_id", ["added-by-hand"])  # as the Materialize dialog's "Add a partition"
     _playground(browser, url, "delete_orphan_partitions")
-    _click_button(browser, "Launch Run")
-    _wait(browser, lambda d: "/runs/" in d.current_url, "the run page")
+    click_button(browser, "Launch Run")
+    wait(browser, lambda d: "/runs/" in d.current_url, "the run page")
     wait_for_text(browser, ["RUN_SUCCESS", "deleted 1 partition(s) without a spec: ['added-by-hand']"],
                   "the orphan deleted", PAGE_S, "ui_orphan_deleted.png")
     with dg.DagsterInstance.from_config(str(data / "dagster_home")) as instance:
@@ -212,18 +168,18 @@ def test_a_previewed_nightly_tick_is_tagged_with_today_and_the_ticks_date(ui, br
 
     write_spec(parse_spec({"run_id": "nightly", "eval": {"nightly": True}}, "nightly"), data / "runs")
     open_page(browser, f"{url}/locations/env0_posttrain/schedules/nightly_eval_schedule")
-    _click_button(browser, "Preview tick result")
-    _click_button(browser, "Continue")
+    click_button(browser, "Preview tick result")
+    click_button(browser, "Continue")
     wait_for_text(browser, ["Requested runs (1)", "nightly_eval"], "the previewed run request", PAGE_S,
                   "ui_tick_preview.png")
-    before = {r.run_id for r in _runs(data)}
-    _click_button(browser, "Launch all & commit tick result")
+    before = {r.run_id for r in runs(data)}
+    click_button(browser, "Launch all & commit tick result")
     today = datetime.now(timezone.utc).strftime("%Y-%m-%d")
 
     def launched(_) -> dict | None:
-        new = [r for r in _runs(data) if r.run_id not in before and r.tags.get("env0/nightly")]
+        new = [r for r in runs(data) if r.run_id not in before and r.tags.get("env0/nightly")]
         return new[0].tags if new else None
 
-    tags = _wait(browser, launched, "the tick's run", PAGE_S, "ui_tick_launched.png")
+    tags = wait(browser, launched, "the tick's run", PAGE_S, "ui_tick_launched.png")
     assert tags["env0/nightly"] == today, tags  # the date it ran, not the simulated tick's
     assert tags.get("env0/nightly_tick"), tags  # beside the tick's own date
