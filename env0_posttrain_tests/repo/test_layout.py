@@ -367,8 +367,6 @@ SHARED_SERVICE_MODULES = ("registry", "descriptor", "safety", "env0_shapes")  # 
 
 SERVICE_LITERAL_TODO: dict[str, str] = {
     "sandbox/gws.py": "runs inside the sandbox as a script of its own: it cannot read the registry",
-    "spec/runspec.py": "task family names (auth, calendar, docs, drive) that are also service names",
-    "tasks/model.py": "task family names (auth, calendar, docs, drive) that are also service names",
     "tasks/env0/corpus/importer.py": "an env0 package's services -> its task family (an env0 face field to come)",
     "tasks/env0/seed/needles.py": "which seeder plants which service's needles (the seeders are tasks-layer code)",
     "tasks/env0/serve/auth_surface.py": "auth's own log prefix, Docs routes answered by Drive, Slack's upload route",
