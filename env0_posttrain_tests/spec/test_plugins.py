@@ -27,7 +27,7 @@ def test_an_unknown_family_is_refused_naming_the_file_the_field_and_the_known_on
 def test_a_family_line_that_names_no_tuple_of_names_is_refused(monkeypatch: pytest.MonkeyPatch):
     plugins.add(plugins.TASK_FAMILIES, "bad", "env0_posttrain.tasks.families.names:Family")
     try:
-        with pytest.raises(SpecError, match="task_families: bad must name a tuple of family names"):
+        with pytest.raises(ValueError, match="task_families: bad must name a tuple of family names"):
             parse_spec({"run_id": "r"}, source="s.yaml")
     finally:
         plugins.remove(plugins.TASK_FAMILIES, "bad")
