@@ -56,6 +56,12 @@ def _union() -> TypeAdapter:
     return _adapters[key]
 
 
+def _dump(value: Section, info: core_schema.SerializationInfo) -> dict[str, Any]:
+    """The settings as their own model dumps them, with the caller's mode and exclusions."""
+    return value.model_dump(mode=info.mode, exclude_defaults=info.exclude_defaults, exclude_unset=info.exclude_unset,
+                            exclude_none=info.exclude_none)
+
+
 class _ByKind:
     """Pydantic hooks of `scale.backend`: validated, and shown in a JSON schema, through `_union()` at that time."""
 
@@ -63,8 +69,7 @@ class _ByKind:
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_plain_validator_function(
             lambda value: _union().validate_python({"kind": value} if isinstance(value, str) else value),
-            serialization=core_schema.plain_serializer_function_ser_schema(
-                lambda value, info: value.model_dump(mode=info.mode), info_arg=True))
+            serialization=core_schema.plain_serializer_function_ser_schema(_dump, info_arg=True))
 
     @classmethod
     def __get_pydantic_json_schema__(cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> Any:
