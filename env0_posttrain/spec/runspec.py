@@ -21,6 +21,7 @@ from env0_posttrain.util.fsutil import atomic_write_text
 from env0_posttrain.util.paths import Paths
 from env0_posttrain.util.digests import sha256_hex
 from env0_posttrain.util.source_lines import yaml_line
+from env0_posttrain.spec import plugins
 from env0_posttrain.spec.onpolicy import OnPolicySpec
 from env0_posttrain.spec.scale import ScaleSpec
 from env0_posttrain.spec.section import Section
@@ -39,15 +40,26 @@ MAX_CONCURRENCY = 4_096
 MAX_PROCESSES = 1_024
 MAX_SEED = 2**32 - 1  # numpy's seed range
 MAX_TEMPERATURE = 10.0
-FAMILIES = ("auth", "calendar", "docs", "drive", "mail", "multi-app")
 Surface = Literal["tools", "shell", "both"]  # what the agent acts through (docs/SHELL.md)
 SURFACE_DOC = "what the agent acts through: 'tools' (a function per API method), 'shell' (terminal + finish), 'both'"
+
+
+def task_families() -> tuple[str, ...]:
+    """The task families there are, as the tasks layer names them (tasks/families/names.py): read through the
+    `env0_posttrain.task_families` entry points (spec/plugins.py) when a spec is validated, as the spec cannot import
+    the tasks."""
+    out: list[str] = []
+    for line, names in plugins.load(plugins.TASK_FAMILIES).items():
+        if not (isinstance(names, tuple) and all(isinstance(n, str) for n in names)):
+            raise ValueError(f"entry point {plugins.TASK_FAMILIES}: {line} must name a tuple of family names")
+        out += [n for n in names if n not in out]
+    return tuple(out)
 
 
 class TaskSelection(Section):
     """Which tasks a run draws and how it splits them."""
 
-    families: list[str] = Field(default_factory=lambda: list(FAMILIES))
+    families: list[str] = Field(default_factory=lambda: list(task_families()))
     templates: list[str] | None = Field(default=None, description="template ids; None = all templates of the families")
     n_train: int = Field(default=300, ge=1, le=MAX_COUNT)
     n_eval: int = Field(default=60, ge=0, le=MAX_COUNT, description="the random eval split; 0 only when the spec "
@@ -72,9 +84,10 @@ class TaskSelection(Section):
     @field_validator("families")
     @classmethod
     def _known_families(cls, v: list[str]) -> list[str]:
-        unknown = sorted(set(v) - set(FAMILIES))
+        known = task_families()
+        unknown = sorted(set(v) - set(known))
         if unknown:
-            raise ValueError(f"unknown families {unknown}; known: {list(FAMILIES)}")
+            raise ValueError(f"unknown families {unknown}; known: {list(known)}")
         if not v:
             raise ValueError("at least one family")
         return v
@@ -342,7 +355,7 @@ class RunSpec(Section):
 
     @model_validator(mode="after")
     def _suites_fit(self) -> "RunSpec":
-        check_suites(self, FAMILIES)
+        check_suites(self, task_families())
         return self
 
     @model_validator(mode="after")

@@ -10,10 +10,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from env0_posttrain.tasks.families.names import Family
 from env0_posttrain.tasks.reward import Reward
 from env0_posttrain.util.digests import digest
 
-Family = Literal["auth", "calendar", "docs", "drive", "mail", "multi-app"]
 Split = Literal["train", "eval", "heldout"]
 
 

@@ -47,10 +47,10 @@ def leaf_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
             out += leaf_paths(RelabelSpec, f"{prefix}{name}.")
             continue
         if prefix == "scale." and name == "backend":  # a union by kind: the kind with settings (ray) proves its own
-            from env0_posttrain.spec.scale import RayBackend
+            from env0_posttrain.agent.backends.ray import RaySettings
 
             out.append(prefix + name)
-            out += leaf_paths(RayBackend, f"{prefix}{name}.")
+            out += leaf_paths(RaySettings, f"{prefix}{name}.")
             continue
         if optional and type(None) in ann.__args__:  # an optional section (rl): each of its fields needs a proof
             out.append(prefix + name)

@@ -8,14 +8,16 @@ import warnings
 import pytest
 from pydantic import ValidationError
 
+from env0_posttrain.agent.backends.processes import ProcessesSettings
+from env0_posttrain.agent.backends.ray import RaySettings
 from env0_posttrain.spec.runspec import RunSpec, parse_spec
-from env0_posttrain.spec.scale import ProcessesBackend, RayBackend, ScaleSpec
+from env0_posttrain.spec.scale import ScaleSpec
 
 
 def test_each_kind_holds_its_own_settings():
-    assert ScaleSpec().backend == ProcessesBackend()
+    assert ScaleSpec().backend == ProcessesSettings()
     ray = ScaleSpec(backend={"kind": "ray", "address": "ray://head:10001"}).backend
-    assert isinstance(ray, RayBackend) and ray.address == "ray://head:10001"
+    assert isinstance(ray, RaySettings) and ray.address == "ray://head:10001"
     with pytest.raises(ValidationError, match="address"):
         ScaleSpec(backend={"kind": "processes", "address": "auto"})  # not a setting of that kind
     with pytest.raises(ValidationError, match="use null"):
@@ -27,7 +29,7 @@ def test_each_kind_holds_its_own_settings():
 def test_a_spec_in_the_old_shape_reads_with_its_address_moved_and_a_warning():
     with pytest.warns(FutureWarning, match=re.escape("scale.backend: {kind: ray, address: 'auto'}")):
         spec = parse_spec({"run_id": "r", "scale": {"backend": "ray", "ray_address": "auto"}})
-    assert spec.scale.backend == RayBackend(address="auto")
+    assert spec.scale.backend == RaySettings(address="auto")
     with pytest.raises(ValidationError, match="Ray backend's setting"):
         ScaleSpec(backend="processes", ray_address="auto")
 

@@ -7,9 +7,9 @@ import random
 from typing import Any
 
 from env0_posttrain.agent.records import Episode
+from env0_posttrain.tasks.families.names import FAMILIES
 from env0_posttrain.tasks.model import StateRecipe, Task, ToolCall, VerifierResult
 
-FAMILIES = ("auth", "calendar", "docs", "drive", "mail", "multi-app")
 ORACLE = {
     "auth": ToolCall(name="admin_tokens_list", arguments={"userKey": "ana@acme.test"}),
     "calendar": ToolCall(name="calendar_events_list", arguments={"calendarId": "primary", "maxResults": 10}),

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from env0_posttrain.spec.runspec import FAMILIES
+from env0_posttrain.tasks.families.names import FAMILIES
 from env0_posttrain.tasks import (
     TEMPLATES, build_workspace, company, generate_tasks, play, starter_templates, template_stream, verify, vocabulary,
 )

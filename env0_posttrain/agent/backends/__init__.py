@@ -1,22 +1,24 @@
-"""Where a round's episodes can run, by `scale.backend.kind`: a new backend is its module plus one line here (and its
-settings in spec/scale.py's union)."""
+"""Where a round's episodes can run, by `scale.backend.kind`: a new backend is its module (its player, with its
+settings section as `settings`) plus one line in pyproject.toml's `[project.entry-points."env0_posttrain.rollout_backends"]`,
+the registry the spec reads too (spec/plugins.py)."""
 
 from __future__ import annotations
 
-from .base import RolloutBackend
-from .processes import PROCESSES
-from .ray import RAY
+from env0_posttrain.spec import plugins
 
-BACKENDS: dict[str, RolloutBackend] = {
-    PROCESSES.name: PROCESSES,
-    RAY.name: RAY,
-}
+from .base import RolloutBackend
+
+
+def backends() -> dict[str, RolloutBackend]:
+    """kind -> the registered rollout backend."""
+    return plugins.load(plugins.ROLLOUT_BACKENDS)
 
 
 def backend_for(kind: str) -> RolloutBackend:
     """The backend registered under `kind`, or an error naming the ones there are."""
+    registered = backends()
     try:
-        return BACKENDS[kind]
+        return registered[kind]
     except KeyError:
-        raise ValueError(f"scale.backend kind {kind!r} has no rollout backend (agent/backends/): "
-                         f"{', '.join(sorted(BACKENDS))}") from None
+        raise ValueError(f"scale.backend kind {kind!r} has no rollout backend ({plugins.ROLLOUT_BACKENDS}): "
+                         f"{', '.join(sorted(registered))}") from None

@@ -13,16 +13,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict, runtime_checkable
 
-from env0_posttrain.tasks.model import Task
+if TYPE_CHECKING:  # a spec reads this package for the backends' settings: it stays free of the tasks' import
+    from env0_posttrain.tasks.model import Task
 
-if TYPE_CHECKING:
     from ..endpoint import AgentSettings, ModelEndpoint
     from ..environment import TaskEnv
 
-Job = tuple[Task, int]
+Job = tuple["Task", int]
 # A job's outcome: every attempt's episode (refills included, last one final) and a crash message.
 Outcome = tuple[list[Any], "str | None"]
-Deliver = Callable[[Task, int, Outcome], Awaitable[None]]
+Deliver = Callable[["Task", int, Outcome], Awaitable[None]]
 
 
 class RoundRun(TypedDict):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from env0_posttrain.spec.section import Section
 
 from .base import Deliver, Job, RoundRun, ShardStats
 
@@ -10,10 +12,17 @@ if TYPE_CHECKING:
     from ..endpoint import AgentSettings
 
 
+class ProcessesSettings(Section):
+    """`scale.backend: processes`: each arm's `processes` worker processes share its concurrency (agent/workers.py)."""
+
+    kind: Literal["processes"] = "processes"
+
+
 class ProcessesRollouts:
     """`processes` worker processes share the round's concurrency; one process or one slot stays here."""
 
     name: ClassVar[str] = "processes"
+    settings: ClassVar[type[Section]] = ProcessesSettings
 
     def leaves_process(self, settings: AgentSettings, jobs: int) -> bool:
         return jobs > 1 and settings.concurrency > 1 and settings.processes > 1

@@ -29,23 +29,23 @@ import asyncio
 import atexit
 import logging
 import os
+import re
 import threading
 import time
 import uuid
 from collections import Counter, deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from env0_posttrain.spec.scale import RayBackend
-from env0_posttrain.tasks.model import Task
+from pydantic import Field, field_validator
 
-from ..fail_fast import CURRENT as FAIL_FAST
-from ..fail_fast import FAIL_FAST_EPISODES, FailFast
-from ..llm import FatalModelError
-from ..records import Episode
+from env0_posttrain.spec.section import Section
+
 from .base import Deliver, Job, RoundRun, ShardStats, split_concurrency
 
 if TYPE_CHECKING:
+    from env0_posttrain.tasks.model import Task
+
     from ..endpoint import AgentSettings
 
 log = logging.getLogger("env0_posttrain.agent")
@@ -59,6 +59,23 @@ MAX_RESENDS = 4  # per (task, trial): jobs whose actor died under them more ofte
 RESTART_WAIT_S = 300.0
 LOCAL_OBJECT_STORE_BYTES = 128 * 2**20  # outcomes are small JSON; Ray's default would reserve 30 % of the RAM
 INSTALL_HINT = "scale.backend ray needs Ray: pip install -c constraints.txt -e '.[ray]'"
+RAY_CLIENT_ADDRESS = re.compile(r"^ray://[A-Za-z0-9._-]+:[0-9]{1,5}$")
+
+
+class RaySettings(Section):
+    """`scale.backend: {kind: ray, ...}`: Ray actors, `processes` of them, each playing its share of the concurrency."""
+
+    kind: Literal["ray"] = "ray"
+    address: str | None = Field(default=None, description="None = a local Ray started for the round on the cores this "
+                                "process may use (and stopped after it); 'auto' = the cluster this machine belongs to; "
+                                "'ray://host:port' = a cluster's Ray Client address (KubeRay's head service, deploy/ray/)")
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, v: str | None) -> str | None:
+        if v is None or v == "auto" or RAY_CLIENT_ADDRESS.fullmatch(v):
+            return v
+        raise ValueError(f"ray address {v!r}: use null (a local Ray), 'auto' or 'ray://host:port'")
 
 
 class RolloutActor:
@@ -68,6 +85,7 @@ class RolloutActor:
 
     def __init__(self) -> None:
         from .. import _install_providers
+        from ..fail_fast import FailFast
 
         _install_providers()
         import env0_posttrain.agent.loop  # noqa: F401 - litellm and the loop, imported before the first job
@@ -81,6 +99,7 @@ class RolloutActor:
     async def _enter(self, tag: str, run_ref: list) -> None:
         """The round `tag`'s settings (fetched once), a FailFast of its own (over at most this actor's slots in the
         round: `run_ref` is [the settings' reference, those slots]) and its CPU and faults counted from 0."""
+        from ..fail_fast import FailFast
         from ..providers.faulty import injected_faults
 
         async with self.switch:  # the round's first jobs arrive together: one fetch
@@ -93,7 +112,9 @@ class RolloutActor:
 
     async def play(self, tag: str, run_ref: list, task: Task, trial: int) -> tuple:
         from ..attempts import attempt_episode
+        from ..fail_fast import CURRENT as FAIL_FAST
         from ..harness_failures import portable
+        from ..llm import FatalModelError
 
         if self.tag != tag:
             await self._enter(tag, run_ref)
@@ -262,6 +283,10 @@ async def run_on_ray(todo: list[Job], actors: int, run: RoundRun | dict[str, Any
     import ray
     from ray.exceptions import ActorUnavailableError, RayActorError
 
+    from ..fail_fast import FAIL_FAST_EPISODES
+    from ..llm import FatalModelError  # litellm and the tasks: imported when a round plays, not when a spec reads this
+    from ..records import Episode
+
     capacities = split_concurrency(run["settings"].concurrency, min(actors, len(todo)))
     stats = ShardStats(processes=len(capacities))
     inflight: dict[asyncio.Future, tuple[int, int]] = {}
@@ -351,6 +376,7 @@ class RayRollouts:
     """`processes` Ray actors at `scale.backend.address`; a round of one job goes there too."""
 
     name: ClassVar[str] = "ray"
+    settings: ClassVar[type[Section]] = RaySettings
 
     def leaves_process(self, settings: AgentSettings, jobs: int) -> bool:
         return jobs > 0
@@ -358,7 +384,7 @@ class RayRollouts:
     async def play(self, todo: list[Job], run: RoundRun, deliver: Deliver) -> ShardStats:
         settings = run["settings"]
         backend = settings.scale.backend
-        address = backend.address if isinstance(backend, RayBackend) else None
+        address = backend.address if isinstance(backend, RaySettings) else None
         return await run_on_ray(todo, settings.processes, run, address, deliver)
 
 
