@@ -382,8 +382,6 @@ DIALECT_FLAG_TODO: dict[str, str] = {  # flags still read outside the dialects, 
     "workspace/tool_args.py": "ignores_unknown_args", "workspace/tool_gate.py": "errors_in_ok_body",
 }
 SERVICE_IMPORT_TODO: dict[str, str] = {
-    "tasks.env0.seed.needles": "Gmail's system labels and Slack's user rows for planting",
-    "tasks.env0.seed.env0_defaults": "Slack's rows for env0's default fill",
     "tasks.env0.serve.auth_surface": "auth's gate for env0's ports",
     "workspace.api_routes": "Stripe's unknown-route error for a path no route takes",
     "workspace.seeding_google": "Drive's access roles for seeding",
