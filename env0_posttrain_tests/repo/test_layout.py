@@ -371,8 +371,6 @@ SERVICE_LITERAL_TODO: dict[str, str] = {
 DIALECT_FLAG_TODO: dict[str, str] = {  # flags still read outside the dialects, each to become a dialect verb
 }
 SERVICE_IMPORT_TODO: dict[str, str] = {
-    "tasks.env0.seed.needles": "Gmail's system labels and Slack's user rows for planting",
-    "tasks.env0.seed.env0_defaults": "Slack's rows for env0's default fill",
 }
 
 

@@ -29,7 +29,6 @@ from types import ModuleType
 from typing import Any, Iterator
 
 from ....workspace.environment import Workspace
-from ....workspace.services.slack.data_model import Channel, Message, Reaction, SlackUser
 from .slack_files import load_slack_files
 from ..package.import_paths import import_folders
 from ..package.load import Env0Error, load_needles
@@ -112,16 +111,16 @@ def load_slack_default(ws: Workspace, root: Path, conf: dict[str, Any], seed: in
             del table[key]  # one by one: Table counts versions on delete
     bot = getattr(c, "BOT_USER", None)
     if bot:
-        db.users[bot["id"]] = SlackUser(id=bot["id"], name=bot["name"], real_name=bot.get("real_name", bot["name"]),
-                                        email=bot.get("email", ""), title=bot.get("title", ""))
+        ws.slack.add_user(id=bot["id"], name=bot["name"], real_name=bot.get("real_name", bot["name"]),
+                          email=bot.get("email", ""), title=bot.get("title", ""))
     keys: dict[str, str] = {}
     personas = dict(c.PERSONAS)
     if scenario == "dangerous" and getattr(c, "ATTACKER_USER", None):
         personas[c.ATTACKER_USER["key"]] = c.ATTACKER_USER
     for key, p in personas.items():
-        db.users[p["id"]] = SlackUser(id=p["id"], name=p["name"], real_name=p.get("real_name", p["name"]),
-                                      email=p.get("email", ""), title=p.get("title", ""),
-                                      is_admin=bool(p.get("is_admin", False)), tz=p.get("tz", "America/Los_Angeles"))
+        ws.slack.add_user(id=p["id"], name=p["name"], real_name=p.get("real_name", p["name"]),
+                          email=p.get("email", ""), title=p.get("title", ""),
+                          is_admin=bool(p.get("is_admin", False)), tz=p.get("tz", "America/Los_Angeles"))
         keys[key] = p["id"]
     staff = [p["id"] for k, p in c.PERSONAS.items()]
 
@@ -129,7 +128,7 @@ def load_slack_default(ws: Workspace, root: Path, conf: dict[str, Any], seed: in
         members = (staff + ([bot["id"]] if bot else [])) if ch.get("all_members") else \
             [keys[k] for k in ch.get("members", []) if k in keys]
         creator = keys.get((ch.get("members") or ["alex"])[0] if by_first_member else "alex")
-        db.channels[ch["id"]] = Channel(
+        ws.slack.put_channel(
             id=ch["id"], name=ch["name"], is_private=ch.get("is_private", False) if private is None else private,
             is_archived=ch.get("is_archived", False), created=int((now - timedelta(days=rng.randint(*days))).timestamp()),
             creator=creator or staff[0], members=tuple(members), topic=ch.get("topic", ""),
@@ -190,13 +189,12 @@ def _messages(ws: Workspace, per_channel: dict[str, list[dict]], by_name: dict[s
 
 
 def _dms(ws: Workspace, dms: list[dict], keys: dict[str, str], when_of: Any) -> None:
-    db = ws.slack.db
     for dm in dms:
         users = [keys[k] for k in dm.get("users", []) if k in keys]
         if len(users) < 2:
             continue
-        db.channels[dm["id"]] = Channel(id=dm["id"], is_im=True, im_user=users[1], creator=users[0],
-                                        members=tuple(users), created=int((ws.now - timedelta(days=30)).timestamp()))
+        ws.slack.put_channel(id=dm["id"], is_im=True, im_user=users[1], creator=users[0],
+                             members=tuple(users), created=int((ws.now - timedelta(days=30)).timestamp()))
         for i, m in enumerate(dm.get("messages", [])):
             user = keys.get(m.get("sender", dm["users"][0]))
             if user:
@@ -204,11 +202,9 @@ def _dms(ws: Workspace, dms: list[dict], keys: dict[str, str], when_of: Any) -> 
 
 
 def _put(ws: Workspace, cid: str, user: str, text: str, when: datetime, thread_ts: str | None,
-         reactions: dict[str, list[str]]) -> Message:
-    m = Message(channel=cid, ts=ws.slack._next_ts(when), user=user, text=text, thread_ts=thread_ts,
-                reactions=tuple(Reaction(name=k, users=tuple(v)) for k, v in reactions.items() if v))
-    ws.slack.db.messages[f"{cid}/{m.ts}"] = m
-    return m
+         reactions: dict[str, list[str]]) -> Any:
+    return ws.slack.add_message(cid, user=user, text=text, when=when, thread_ts=thread_ts,
+                                reactions={k: v for k, v in reactions.items() if v})
 
 
 def _pin_first(ws: Workspace, cid: str | None, top_level: bool) -> None:

@@ -19,8 +19,6 @@ from zoneinfo import ZoneInfo
 
 from ....workspace.base import DIGITS, make_id
 from ....workspace.environment import Workspace
-from ....workspace.services.gmail.data_model import SYSTEM_LABELS
-from ....workspace.services.slack.data_model import SlackUser
 from ....workspace.services import registry
 from ..package.load import Env0Error, load_needles
 
@@ -96,17 +94,6 @@ def _clear_fill(ws: Workspace, svc: str) -> None:
 
 
 # -- gmail ----------------------------------------------------------------------------------------
-def _label_ids(ws: Workspace, names: list[str]) -> list[str]:
-    out = []
-    for n in names:
-        if n in SYSTEM_LABELS:
-            out.append(n)
-        else:
-            known = ws.gmail.label_ids_by_name(ws.me.email).get(n)
-            out.append(known or ws.gmail.add_label(n).id)
-    return out
-
-
 def _gmail_needles(mod: ModuleType, rng: random.Random) -> list[dict]:
     fn = getattr(mod, "parameterize", None)
     if callable(fn):
@@ -136,7 +123,7 @@ def _gmail(ws: Workspace, mod: ModuleType, rng: random.Random) -> list[dict]:
     for n in _gmail_needles(mod, rng):
         when = (datetime.fromisoformat(n["received_at"]) if "received_at" in n else
                 now - timedelta(days=n.get("days_ago", rng.randint(1, 30)), hours=rng.randint(6, 18)))
-        labels = _label_ids(ws, list(n.get("labels", ["INBOX"])))
+        labels = ws.gmail.label_ids_for(list(n.get("labels", ["INBOX"])))
         to = n.get("to") or me
         m = ws.gmail.add_message(sender=f"{n['sender_name']} <{n['sender_email']}>", subject=n["subject"],
                                  body=n["body_plain"], to=[to] if isinstance(to, str) else list(to), labels=labels,
@@ -148,7 +135,7 @@ def _gmail(ws: Workspace, mod: ModuleType, rng: random.Random) -> list[dict]:
     for t in getattr(mod, "NEEDLE_THREADS", None) or []:
         lo, hi = t.get("age_range", (0, 30))
         base = now - timedelta(days=rng.randint(lo, hi))
-        labels = _label_ids(ws, list(t.get("labels", ["INBOX"])))
+        labels = ws.gmail.label_ids_for(list(t.get("labels", ["INBOX"])))
         thread_id, prev = None, None
         for i, msg in enumerate(t.get("messages", [])):
             when = min(base + timedelta(minutes=msg.get("minutes_offset", i * rng.randint(30, 480))), now)
@@ -230,10 +217,9 @@ def _slack(ws: Workspace, mod: ModuleType, extras: dict[str, Any]) -> None:
     for u in getattr(mod, "SEED_USERS", None) or []:
         uid = by_email.get(u.get("email", "")) if u.get("email") else None
         if uid is None:
-            uid = u.get("id") or "U" + ws.slack.new_id("user", "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789", 10)
-            ws.slack.db.users[uid] = SlackUser(id=uid, name=u["name"], real_name=u.get("real_name", u["name"]),
-                                               email=u.get("email", ""), title=u.get("title", ""),
-                                               is_admin=bool(u.get("is_admin", False)), is_bot=u.get("is_bot") or None)
+            uid = ws.slack.add_user(id=u.get("id"), name=u["name"], real_name=u.get("real_name", u["name"]),
+                                    email=u.get("email", ""), title=u.get("title", ""),
+                                    is_admin=bool(u.get("is_admin", False)), is_bot=u.get("is_bot") or None).id
         ids[u["key"]] = uid
     for u in ws.slack.db.users.values():  # members named by handle when no SEED_USERS key matches
         ids.setdefault(u.name, u.id)
@@ -241,10 +227,7 @@ def _slack(ws: Workspace, mod: ModuleType, extras: dict[str, Any]) -> None:
 
     def uid(key: str) -> str:
         if key not in ids:
-            new = "U" + ws.slack.new_id("user", "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789", 10)
-            ws.slack.db.users[new] = SlackUser(id=new, name=key, real_name=key.replace("_", " ").title(),
-                                               email=f"{key}@{ws.domain}")
-            ids[key] = new
+            ids[key] = ws.slack.add_user(name=key, real_name=key.replace("_", " ").title(), email=f"{key}@{ws.domain}").id
         return ids[key]
 
     for c in getattr(mod, "SEED_CHANNELS", None) or []:

@@ -52,6 +52,19 @@ class Gmail(Drafts, Threads, Labels, History, Users, MailSettings):
         self.db.labels[f"{owner}/{l.id}"] = l
         return l
 
+    def label_ids_for(self, names: list[str], owner: str | None = None) -> list[str]:
+        """Label ids for labels named as a seeder names them: a system label is its own id, a user label is found by
+        its name in any case or made (so a needle can carry a label the mailbox does not have yet)."""
+        owner = owner or self.ws.me.email
+        out = []
+        for n in names:
+            if n in SYSTEM_LABELS:
+                out.append(n)
+            else:
+                known = self.label_ids_by_name(owner).get(n.lower())  # its keys are lower case, as Gmail's names are
+                out.append(known or self.add_label(n, owner).id)
+        return out
+
     def mailbox(self, owner: str | None = None) -> list[Message]:
         """All messages of a mailbox, newest first (for verifiers)."""
         owner = owner or self.ws.me.email

@@ -4,12 +4,13 @@ search, files, reminders, users, team, auth) over the state mechanics, plus the 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from ...base import SLACK_ALPHABET
 from .auth import Auth
 from .chat import Chat
 from .conversations import Conversations
-from .data_model import Channel, Message, Reaction
+from .data_model import Channel, Message, Reaction, SlackUser
 from .files import Files
 from .pins import Pins
 from .reactions import Reactions
@@ -35,6 +36,19 @@ class Slack(Conversations, Chat, Scheduled, Reactions, Pins, Search, Files, Remi
                     is_general=is_general)
         self.db.channels[cid] = c
         return c
+
+    def put_channel(self, **fields: Any) -> Channel:
+        """Plant a channel row as given, its id included: a seeder's fixed ids (a DM is one with is_im)."""
+        c = Channel(**fields)
+        self.db.channels[c.id] = c
+        return c
+
+    def add_user(self, *, id: str | None = None, **fields: Any) -> SlackUser:
+        """Plant a user row (fields as SlackUser's); without an id it gets a new U-id."""
+        uid = id or "U" + self.new_id("user", SLACK_ALPHABET, 10)
+        u = SlackUser(id=uid, **fields)
+        self.db.users[uid] = u
+        return u
 
     def add_message(self, channel: str, *, user: str, text: str, when: datetime | None = None,
                     thread_ts: str | None = None, reactions: dict[str, list[str]] | None = None) -> Message:
