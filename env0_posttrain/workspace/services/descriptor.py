@@ -15,6 +15,7 @@ from ..dialects.google import GOOGLE
 
 if TYPE_CHECKING:
     from ..base import Service
+    from .env0_planting import Planter
     from .env0_shapes import Diff, State
     from .safety import Gate
 
@@ -44,6 +45,9 @@ class Env0Face:
     issuer: bool = False  # its port is the OIDC issuer: auth_http answers it, and its answers carry the tokens
     stand_ins: Path | None = None  # a folder of stand-ins for env0-private packages of it, importable by their names
     seed_rows: Mapping[str, type] = field(default_factory=dict)  # table -> row model of a stand-in seeder's objects
+    plant: Planter | None = None  # plants a package's needles of it (env0_planting.py); faces sharing one plant once
+    plant_order: int = 0  # planters run in this order, env0's image's (gmail and calendar share one rng)
+    fill_family: bool = True  # counts as a family when FILL_CONFIG is read as one family's (docs rides on drive)
 
     @property
     def prefix(self) -> str:
