@@ -366,7 +366,6 @@ DIALECT_HOME = "workspace/dialects/"
 SHARED_SERVICE_MODULES = ("registry", "descriptor", "safety", "env0_shapes")  # workspace/services/*.py: no one service's
 
 SERVICE_LITERAL_TODO: dict[str, str] = {
-    "tasks/env0/seed/needles.py": "which seeder plants which service's needles (the seeders are tasks-layer code)",
 }
 DIALECT_FLAG_TODO: dict[str, str] = {  # flags still read outside the dialects, each to become a dialect verb
 }
