@@ -30,6 +30,10 @@ class _Common(Section):
     rounds: int = Field(default=2, ge=1, le=1_000, description="rounds of play, teacher signal, train")
     tasks_per_round: int | None = Field(default=None, ge=1, le=MAX_COUNT, description="training tasks played per "
                                         "round (a seeded draw, a new one each round); None = every training task")
+    fresh_tasks: int = Field(default=0, ge=0, le=MAX_COUNT, description="prompts beyond the training split: this "
+                             "many new tasks of the run's training templates join the tasks the rounds draw from "
+                             "(none of the run's eval or held-out tasks; the teacher supplies every target, so they "
+                             "need no teacher trajectory); generated task sets only, not tasks.source")
     trials_per_round: int = Field(default=1, ge=1, le=1_000, description="episodes per task per round")
     temperature: float | None = Field(default=None, ge=0.0, le=MAX_TEMPERATURE, description="sampling temperature of "
                                       "the student's training episodes; None = eval.temperature (the eval arms' own)")

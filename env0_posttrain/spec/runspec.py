@@ -359,6 +359,14 @@ class RunSpec(Section):
         return self
 
     @model_validator(mode="after")
+    def _fresh_tasks_need_the_generator(self) -> "RunSpec":
+        if self.onpolicy is not None and self.onpolicy.fresh_tasks and self.tasks.source is not None:
+            raise ValueError(f"onpolicy.fresh_tasks ({self.onpolicy.fresh_tasks}) draws new tasks from the "
+                             "generator's templates; tasks.source imports a fixed list of env0 packages, which has "
+                             "none beyond the run's own (set fresh_tasks: 0)")
+        return self
+
+    @model_validator(mode="after")
     def _one_surface_unless_asked(self) -> "RunSpec":
         if self.teacher.surface != self.eval.surface and not self.compare_across_surfaces:
             raise ValueError(f"teacher.surface {self.teacher.surface!r} != eval.surface {self.eval.surface!r}: the report "

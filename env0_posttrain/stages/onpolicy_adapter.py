@@ -156,6 +156,19 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
 
 
+def draw_fresh_tasks(ctx: StageContext, n: int) -> list:
+    """`onpolicy.fresh_tasks` new tasks of the run's training templates, none of the run's stored tasks (any split)."""
+    if not n:
+        return []
+    from env0_posttrain.tasks import fresh_train_tasks
+
+    t0 = time.perf_counter()
+    fresh = fresh_train_tasks(ctx.spec.tasks, n, load_tasks(ctx, ("train", "eval", "heldout")))
+    ctx.log.info("onpolicy: %d fresh tasks of the training templates drawn in %.1f s", len(fresh),
+                 time.perf_counter() - t0)
+    return fresh
+
+
 def play_round(ctx: StageContext, tasks: list, adapter: Path, base: Path, round_no: int) -> list:
     """The student with `adapter` on `tasks` through the eval harness (the eval arms' settings and decoding)."""
     import torch
@@ -207,6 +220,8 @@ def train_onpolicy_adapter(ctx: StageContext) -> StageResult:
     if sft is None:
         raise RuntimeError(f"run {ctx.run_id}: no finished SFT training; materialize lora_adapter first")
     train = load_tasks(ctx, ("train",))
+    fresh = draw_fresh_tasks(ctx, op.fresh_tasks)
+    train += fresh
     by_id = {t.id: t for t in train}
     base = base_student(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
     tokenizer = load_student_tokenizer(ctx.spec, ctx.store, ctx.run_id, ctx.paths)
@@ -216,6 +231,8 @@ def train_onpolicy_adapter(ctx: StageContext) -> StageResult:
     train_id = ctx.store.start_training(key)
     out_dir = ctx.artifacts("onpolicy", train_id)
     adapter, steps, rounds = Path(sft["adapter_path"]), 0, []
+    if fresh:
+        _write_jsonl(out_dir / "fresh_tasks.jsonl", [t.model_dump(mode="json") for t in fresh])
     t0 = time.perf_counter()
 
     def on_log(m: dict[str, Any]) -> None:
@@ -245,7 +262,7 @@ def train_onpolicy_adapter(ctx: StageContext) -> StageResult:
         raise
     _write_jsonl(out_dir / "rounds.jsonl", rounds)
     revision = file_digest(adapter / "adapter_model.safetensors")
-    summary = {"kind": op.kind, "rounds": rounds, "steps": steps, "sft_revision": sft["revision"],
+    summary = {"kind": op.kind, "rounds": rounds, "steps": steps, "sft_revision": sft["revision"], "fresh_tasks": len(fresh),
                "runtime_s": round(time.perf_counter() - t0, 1)}
     ctx.store.finish_training(train_id, "finished", str(adapter), revision, summary)
     changed = revision != sft["revision"] and steps > 0
@@ -257,7 +274,7 @@ def train_onpolicy_adapter(ctx: StageContext) -> StageResult:
                   "last_round_pass_rate": last.get("pass_rate"),
                   "first_round_agreement": rounds[0].get("teacher_agreement") if rounds else None,
                   "last_round_agreement": last.get("teacher_agreement"),
-                  "rows_trained": last.get("rows_trained"), "teacher_errors": sum(r.get("teacher_errors", 0) for r in rounds),
+                  "rows_trained": last.get("rows_trained"), "fresh_tasks": len(fresh), "teacher_errors": sum(r.get("teacher_errors", 0) for r in rounds),
                   "runtime_s": summary["runtime_s"], "rounds_jsonl": out_dir / "rounds.jsonl",
                   **({"tensorboard": out_dir} if "tensorboard" in op.report_to else {})},
         data_version=revision,

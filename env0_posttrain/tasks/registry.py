@@ -162,6 +162,34 @@ def make_task_set(
     )
 
 
+def fresh_train_tasks(selection: TaskSelection, n: int, taken: list[Task], *,
+                      company_seed: int = COMPANY_SEED) -> list[Task]:
+    """`n` new tasks of the selection's training templates for prompts a teacher labels itself (on-policy rounds):
+    the selection's own draw continued past its tasks, keeping none whose content digest or instruction text is one
+    of `taken` (the run's stored tasks of every split), so no eval or held-out task comes back as a prompt. The
+    template assignment is the selection's, so a held-out template never gives one. An env0 corpus has a fixed
+    task list and is refused; fewer than `n` left in the templates is refused, saying how many there are."""
+    if selection.source is not None:
+        raise ValueError("fresh tasks are drawn from the generator's templates; tasks.source imports a fixed list "
+                         "of env0 packages, which has none beyond the run's own")
+    if n <= 0:
+        return []
+    pool = select_templates(selection.families, selection.templates)
+    by_split = _assign_templates(pool, selection, random.Random(f"env0-taskset:{selection.seed}"))
+    digests = {t.content_digest() for t in taken}
+    said = {_said(t) for t in taken}
+    draw = _Draw(selection.seed, company_seed)
+    try:
+        drawn = draw.fill("train", by_split["train"], len(taken) + n, include_noop_pass=False)
+    except ValueError as err:
+        raise ValueError(f"{n} fresh tasks asked for beyond the run's {len(taken)}: {err}") from None
+    fresh = [t for t in drawn if t.content_digest() not in digests and _said(t) not in said][:n]
+    if len(fresh) < n:
+        raise ValueError(f"the run's training templates give {len(fresh)} tasks beyond its own {len(taken)}; "
+                         f"{n} fresh tasks were asked for")
+    return fresh
+
+
 def split_overlap(task_set: TaskSet) -> list[str]:
     """Every contamination problem in the set; empty means the splits are clean (the blocking check)."""
     problems: list[str] = []

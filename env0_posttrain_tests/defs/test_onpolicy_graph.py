@@ -31,7 +31,7 @@ def _tiny_spec():
             "lora": {"r": 8, "alpha": 16, "learning_rate": 3e-2, "max_seq_length": 1024, "per_device_batch_size": 4,
                      "grad_accumulation": 1, "max_steps": 6, "logging_steps": 1, "save_steps": 6, "eval_fraction": 0.1},
             "eval": {"trials": 2, "max_steps": 3, "max_tokens": 24, "concurrency": 12},
-            "onpolicy": {"kind": "relabel", "rounds": 2, "tasks_per_round": 6, "steps_per_round": 3,
+            "onpolicy": {"kind": "relabel", "rounds": 2, "tasks_per_round": 6, "fresh_tasks": 8, "steps_per_round": 3,
                          "learning_rate": 1e-2, "logging_steps": 1, "per_device_batch_size": 4},
         },
         "tiny",
@@ -66,10 +66,13 @@ def test_onpolicy_stage_trains_rounds_and_the_report_compares_its_arm(graph_run)
         assert r["turns"] >= r["episodes"] and r["rows_new"] + r["teacher_errors"] + r["rows_not_rendered"] == r["turns"]
         assert 0.0 <= r["teacher_agreement"] <= 1.0 and r["steps"] == 3 and r["tokens_trained"] > 0
     assert rounds[1]["rows_trained"] == rounds[0]["rows_new"] + rounds[1]["rows_new"]  # earlier rounds' rows kept
+    art = Path(training["adapter_path"]).parents[2]
+    fresh = [json.loads(line) for line in (art / "fresh_tasks.jsonl").read_text().splitlines()]
+    stored = {json.loads(task)["id"] for _, task in store.load_tasks(RUN)}
+    assert training["result"]["fresh_tasks"] == len(fresh) == 8 and not {t["id"] for t in fresh} & stored
     logged = store.training_metrics(training["train_id"])
     assert [m["step"] for m in logged] == list(range(1, 7))  # one curve over both rounds
     assert store.count_episodes(RUN, "onpolicy") == 12  # 6 eval tasks x 2 trials; training episodes are not evals
-    art = Path(training["adapter_path"]).parents[2]
     relabelled = [json.loads(line) for line in (art / "round-1" / "relabelled.jsonl").read_text().splitlines()]
     assert len(relabelled) == rounds[0]["turns"]
     assert list(art.rglob("events.out.tfevents.*"))  # curves: each round's training and the rounds' own figures

@@ -12,6 +12,7 @@ from env0_posttrain.spec.onpolicy_kl import ReverseKLSpec as ReverseKLSettings
 from env0_posttrain.spec.runspec import SpecError, parse_spec
 from env0_posttrain.stages.onpolicy_adapter import (
     ROUND_STEPS,
+    draw_fresh_tasks,
     evaluate_onpolicy,
     onpolicy_training_key,
     round_tasks,
@@ -64,6 +65,28 @@ def test_runs_without_an_onpolicy_section_skip_both_stages(tmp_path):
                            logging.getLogger("t"))
     with pytest.raises(RuntimeError, match="materialize lora_adapter first"):
         train_onpolicy_adapter(with_op)
+
+
+def test_fresh_tasks_are_refused_for_a_corpus_and_drawn_past_the_runs_stored_tasks(tmp_path):
+    from env0_posttrain.stages.context import StageContext
+    from env0_posttrain.store import Store
+    from env0_posttrain.tasks import make_task_set
+    from env0_posttrain.util.paths import Paths
+
+    with pytest.raises(SpecError, match=r"onpolicy.fresh_tasks \(5\).*tasks.source imports a fixed list"):
+        parse_spec({"run_id": "x", "tasks": {"source": "/corpus"}, "onpolicy": {"fresh_tasks": 5}})
+    with pytest.raises(SpecError, match="onpolicy.relabel.fresh_tasks"):
+        parse_spec({"run_id": "x", "onpolicy": {"fresh_tasks": -1}})
+    spec = parse_spec({"run_id": "fr", "tasks": {"families": ["mail", "auth"], "n_train": 10, "n_eval": 4, "seed": 5},
+                       "onpolicy": {"fresh_tasks": 12}})
+    paths = Paths(tmp_path)
+    ctx = StageContext("fr", spec, Store(paths.db), paths, logging.getLogger("t"))
+    ts = make_task_set(spec.tasks)
+    ctx.store.replace_task_set("fr", "d", {}, [], [(ts.splits[t.id], t) for t in ts.tasks])
+    fresh = draw_fresh_tasks(ctx, spec.onpolicy.fresh_tasks)
+    assert len(fresh) == 12 and not {t.id for t in fresh} & {t.id for t in ts.tasks}
+    assert not {t.content_digest() for t in fresh} & set(ts.digests.values())
+    assert draw_fresh_tasks(ctx, 0) == []
 
 
 def test_round_tasks_are_a_seeded_draw_that_changes_by_round():

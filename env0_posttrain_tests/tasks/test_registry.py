@@ -9,9 +9,10 @@ import pytest
 
 from env0_posttrain.spec.runspec import TaskSelection
 from env0_posttrain.tasks import (
-    GENERATOR_VERSION, TEMPLATES, TaskSet, code_version, ledger_markdown, make_task_set, split_overlap,
-    starter_templates,
+    GENERATOR_VERSION, TEMPLATES, TaskSet, code_version, fresh_train_tasks, ledger_markdown, make_task_set,
+    split_overlap, starter_templates,
 )
+from env0_posttrain.tasks.taskset import said
 
 SMALL = dict(families=["mail", "drive", "auth"], n_train=24, n_eval=8, seed=7)
 
@@ -119,6 +120,35 @@ def test_overlap_check_catches_shared_ids_digests_instructions_and_templates(tas
 
     tampered = _relabel(task_set, digests={**task_set.digests, leaked.id: "0" * 16})
     assert any("does not match its content" in p for p in split_overlap(tampered))
+
+
+def test_fresh_tasks_continue_the_draw_and_never_return_a_task_of_the_run() -> None:
+    sel = TaskSelection(families=["calendar", "docs", "auth"], n_train=20, n_eval=6, n_heldout=6, seed=1,
+                        split_by_template=True)
+    ts = make_task_set(sel)
+    fresh = fresh_train_tasks(sel, 30, ts.tasks)
+    assert len(fresh) == 30 and len({t.id for t in fresh}) == 30
+    assert not {t.content_digest() for t in fresh} & set(ts.digests.values())
+    assert not {said(t) for t in fresh} & {said(t) for t in ts.tasks}
+    # the training templates only: never an eval or held-out one (split_by_template keeps them apart)
+    assert not {t.template_id for t in fresh} & {t.template_id for t in [*ts.eval, *ts.heldout]}
+    assert [t.id for t in fresh_train_tasks(sel, 30, ts.tasks)] == [t.id for t in fresh]  # seeded
+    assert fresh_train_tasks(sel, 0, ts.tasks) == []
+    # the selection's train tasks come first in its own stream: with them taken, the rest are new
+    shared = TaskSelection(families=["mail", "drive"], n_train=12, n_eval=4, seed=2)
+    base = make_task_set(shared)
+    more = fresh_train_tasks(shared, 10, base.tasks)
+    assert not {t.id for t in more} & {t.id for t in base.tasks} and len(more) == 10
+
+
+def test_fresh_tasks_refuse_a_corpus_and_more_than_the_templates_hold() -> None:
+    small = TaskSelection(templates=["drive_create_folder"], n_train=5, n_eval=3)
+    ts = make_task_set(small)
+    with pytest.raises(ValueError, match=r"500 fresh tasks asked for beyond the run's 8: .*give only"):
+        fresh_train_tasks(small, 500, ts.tasks)
+    corpus = TaskSelection(source="/nowhere", n_train=2, n_eval=1)
+    with pytest.raises(ValueError, match="tasks.source imports a fixed list"):
+        fresh_train_tasks(corpus, 3, [])
 
 
 def test_unknown_template_and_exhausted_templates_are_refused() -> None:
