@@ -445,6 +445,7 @@ for path, value in {"rounds": 3, "tasks_per_round": 2, "trials_per_round": 2, "t
                     "logging_steps": 3, "report_to": [], "seed": 9, "teacher_model": "env0-oracle/oracle@0.5",
                     "teacher_concurrency": 3, "keep_sft_rows": True, "agreeing_turns": "drop"}.items():
     P[f"onpolicy.{path}"] = (value, onpolicy_stage, {"onpolicy": {"tasks_per_round": 1}})
+P["onpolicy.fresh_tasks"] = (2, onpolicy_stage, {"onpolicy": {}})  # every task plays: two more, new ones
 for path, value in {"timeout_s": 5.0, "max_timeout_s": 30.0, "output_cap": 500, "max_processes": 32,
                     "max_memory_mb": 512, "max_writable_mb": 64, "max_writable_files": 2000}.items():
     P[f"shell.{path}"] = (value, requests, {})
