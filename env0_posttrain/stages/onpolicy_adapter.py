@@ -156,14 +156,17 @@ def _write_jsonl(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
 
 
-def draw_fresh_tasks(ctx: StageContext, n: int) -> list:
-    """`onpolicy.fresh_tasks` new tasks of the run's training templates, none of the run's stored tasks (any split)."""
+def draw_fresh_tasks(ctx: StageContext, n: int, train: list) -> list:
+    """`onpolicy.fresh_tasks` new tasks of the run's training templates, none of the run's stored tasks (`train`, as
+    the stage loaded it, and the eval and held-out splits)."""
     if not n:
         return []
-    from env0_posttrain.tasks import fresh_train_tasks
+    from env0_posttrain.tasks import Task, fresh_train_tasks
 
     t0 = time.perf_counter()
-    fresh = fresh_train_tasks(ctx.spec.tasks, n, load_tasks(ctx, ("train", "eval", "heldout")))
+    others = [Task.model_validate_json(j) for split in ("eval", "heldout")
+              for _, j in ctx.store.load_tasks(ctx.run_id, split)]
+    fresh = fresh_train_tasks(ctx.spec.tasks, n, [*train, *others])
     ctx.log.info("onpolicy: %d fresh tasks of the training templates drawn in %.1f s", len(fresh),
                  time.perf_counter() - t0)
     return fresh
@@ -220,7 +223,7 @@ def train_onpolicy_adapter(ctx: StageContext) -> StageResult:
     if sft is None:
         raise RuntimeError(f"run {ctx.run_id}: no finished SFT training; materialize lora_adapter first")
     train = load_tasks(ctx, ("train",))
-    fresh = draw_fresh_tasks(ctx, op.fresh_tasks)
+    fresh = draw_fresh_tasks(ctx, op.fresh_tasks, train)
     train += fresh
     by_id = {t.id: t for t in train}
     base = base_student(ctx.spec, ctx.store, ctx.run_id, ctx.paths)

@@ -83,10 +83,10 @@ def test_fresh_tasks_are_refused_for_a_corpus_and_drawn_past_the_runs_stored_tas
     ctx = StageContext("fr", spec, Store(paths.db), paths, logging.getLogger("t"))
     ts = make_task_set(spec.tasks)
     ctx.store.replace_task_set("fr", "d", {}, [], [(ts.splits[t.id], t) for t in ts.tasks])
-    fresh = draw_fresh_tasks(ctx, spec.onpolicy.fresh_tasks)
+    fresh = draw_fresh_tasks(ctx, spec.onpolicy.fresh_tasks, ts.train)
     assert len(fresh) == 12 and not {t.id for t in fresh} & {t.id for t in ts.tasks}
     assert not {t.content_digest() for t in fresh} & set(ts.digests.values())
-    assert draw_fresh_tasks(ctx, 0) == []
+    assert draw_fresh_tasks(ctx, 0, ts.train) == []
 
 
 def test_round_tasks_are_a_seeded_draw_that_changes_by_round():
