@@ -105,13 +105,13 @@ def content_hash(*parts: Any) -> str:
     return sha256_hex(*map(canonical_json, parts), n=16)
 
 
-def load_tasks(ctx: StageContext, splits: tuple[str, ...]) -> list:
+def load_tasks(ctx: StageContext, splits: tuple[str, ...], required: bool = True) -> list:
     from env0_posttrain.tasks.model import Task
 
     tasks = []
     for split in splits:
         tasks += [Task.model_validate_json(j) for _, j in ctx.store.load_tasks(ctx.run_id, split)]
-    if not tasks:
+    if required and not tasks:
         raise RuntimeError(f"run {ctx.run_id}: no {'/'.join(splits)} tasks in the store; materialize task_set first")
     return tasks
 

@@ -161,11 +161,10 @@ def draw_fresh_tasks(ctx: StageContext, n: int, train: list) -> list:
     the stage loaded it, and the eval and held-out splits)."""
     if not n:
         return []
-    from env0_posttrain.tasks import Task, fresh_train_tasks
+    from env0_posttrain.tasks import fresh_train_tasks
 
     t0 = time.perf_counter()
-    others = [Task.model_validate_json(j) for split in ("eval", "heldout")
-              for _, j in ctx.store.load_tasks(ctx.run_id, split)]
+    others = load_tasks(ctx, ("eval", "heldout"), required=False)  # a spec may have neither (suites evaluate)
     fresh = fresh_train_tasks(ctx.spec.tasks, n, [*train, *others])
     ctx.log.info("onpolicy: %d fresh tasks of the training templates drawn in %.1f s", len(fresh),
                  time.perf_counter() - t0)
