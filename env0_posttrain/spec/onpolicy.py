@@ -61,6 +61,10 @@ class RelabelSpec(_Common):
                                 "states), beside the relabelled rows of every round so far")
     agreeing_turns: Literal["keep", "drop"] = Field(default="keep", description="turns where the student already "
                                                     "wrote the teacher's message: keep them as rows, or drop them")
+    entity_swaps: int = Field(default=0, ge=0, le=64, description="beside each relabelled row, this many copies with "
+                              "the company's entities renamed by a seeded permutation of each class (people, groups, "
+                              "channels, subjects, phrases, titles, ...; train/entity_swap.py), so a slot the request "
+                              "names is learnt as a copy; generated task sets only, not tasks.source")
 
 
 class ReverseKLSpec(_Common, ReverseKLSettings):

@@ -359,11 +359,15 @@ class RunSpec(Section):
         return self
 
     @model_validator(mode="after")
-    def _fresh_tasks_need_the_generator(self) -> "RunSpec":
+    def _onpolicy_prompts_need_the_generator(self) -> "RunSpec":
         if self.onpolicy is not None and self.onpolicy.fresh_tasks and self.tasks.source is not None:
             raise ValueError(f"onpolicy.fresh_tasks ({self.onpolicy.fresh_tasks}) draws new tasks from the "
                              "generator's templates; tasks.source imports a fixed list of env0 packages, which has "
                              "none beyond the run's own (set fresh_tasks: 0)")
+        if self.onpolicy is not None and getattr(self.onpolicy, "entity_swaps", 0) and self.tasks.source is not None:
+            raise ValueError(f"onpolicy.entity_swaps ({self.onpolicy.entity_swaps}) renames the generated company's "
+                             "entities; tasks.source's env0 packages each seed their own world, which it does not "
+                             "know (set entity_swaps: 0)")
         return self
 
     @model_validator(mode="after")

@@ -75,3 +75,37 @@ def entity_classes(ws: Any) -> dict[str, list[str]]:
         "day": list(pools.DAYS),
     }
     return {k: sorted(set(g)) for k, g in groups.items() if len(set(g)) > 1}
+
+
+def linked_entities(ws: Any) -> dict[str, list[tuple[str, ...]]]:
+    """Classes of interchangeable entities, each member the tuple of every string that names it, one role per
+    position ("" where a member has no such string).
+
+    A person is their full name, first name and last name (each when no one else has it), address and handle; a department
+    is its name and its org unit. Renaming a whole member (all its strings at once) by a permutation of its class
+    renames the world consistently, which is what lets a training conversation be rewritten with other entities and
+    stay right: the call still copies what the request names. Meeting days are left out (the times a call writes are
+    computed from them).
+    """
+    firsts: dict[str, int] = {}
+    lasts: dict[str, int] = {}
+    for p in ws.directory:
+        firsts[p.first] = firsts.get(p.first, 0) + 1
+        lasts[p.last] = lasts.get(p.last, 0) + 1
+    people = [(p.name, p.first if firsts[p.first] == 1 else "", p.last if lasts[p.last] == 1 else "", p.email, p.handle)
+              for p in ws.directory]
+    singles = {
+        "group_email": [g.email for g in ws.admin.db.groups.values()],
+        "channel": [f"#{c.name}" for c in ws.slack.db.channels.values() if c.name],
+        "phrase": list(pools.PHRASES),
+        "subject": [*pools.SUBJECTS, *pools.NOTE_SUBJECTS],
+        "label": list(pools.LABELS),
+        "file_title": list(pools.FILE_TITLES),
+        "folder": list(pools.FOLDER_NAMES),
+        "doc_title": list(pools.DOC_TITLES),
+        "event_title": list(pools.EVENT_TITLES),
+        "location": list(pools.LOCATIONS),
+    }
+    out = {"person": people, "department": [(d, f"/{d}") for d in DEPARTMENTS]}
+    out.update({k: [(s,) for s in sorted(set(v))] for k, v in singles.items()})
+    return {k: v for k, v in out.items() if len(v) > 1}

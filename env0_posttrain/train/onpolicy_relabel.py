@@ -50,6 +50,7 @@ class RelabelStats:
     teacher_errors: int = 0
     agreements: int = 0
     rows: int = 0
+    rows_swapped: int = 0  # renamed copies, beside `rows`
     dropped_agreeing: int = 0
     rows_not_rendered: int = 0
     completion_tokens: int = 0
@@ -148,10 +149,35 @@ async def relabel_episode(episode: Episode, task: Any, endpoint: Any, settings: 
 def relabel_row(episode: Episode, item: Relabelled, tokenizer: Any) -> dict[str, Any] | None:
     """A token row: the state's prompt ids, then the teacher's message as the student's template renders it (the
     only trained tokens). None when the template does not render the teacher's turn after that prompt."""
-    prefix = [to_trl_message(m) for m in episode.messages[: item.request_len]]
-    teacher = to_trl_message(item.teacher)
-    prompt = render_ids(prefix, episode.tools, tokenizer, add_generation_prompt=True)
-    full = render_ids(prefix + [teacher], episode.tools, tokenizer)
+    return _token_row(episode.messages[: item.request_len], item.teacher, episode.tools, tokenizer,
+                      item.prompt_ids, f"{episode.task_id}:{episode.trial}:{item.turn}")
+
+
+def swapped_rows(episode: Episode, item: Relabelled, tokenizer: Any, swapper: Any, copies: int,
+                 seed: int) -> list[dict[str, Any]]:
+    """Up to `copies` rows of the same state and teacher message with the world's entities renamed
+    (train/entity_swap.py), rendered with the student's template (the prompt ids were captured for the original only)."""
+    import random
+
+    out = []
+    for k in range(copies):
+        key = f"{episode.task_id}:{episode.trial}:{item.turn}"
+        renamed = swapper.swap([*episode.messages[: item.request_len], item.teacher],
+                               random.Random(f"{seed}:{key}:{k}"))
+        if renamed is None:
+            continue
+        row = _token_row(renamed[:-1], renamed[-1], episode.tools, tokenizer, None, f"{key}:swap{k}")
+        if row is not None:
+            out.append(row)
+    return out
+
+
+def _token_row(prefix_messages: Sequence[dict[str, Any]], teacher_message: dict[str, Any], tools: Any,
+               tokenizer: Any, prompt_ids: Sequence[int] | None, key: str) -> dict[str, Any] | None:
+    prefix = [to_trl_message(m) for m in prefix_messages]
+    teacher = to_trl_message(teacher_message)
+    prompt = render_ids(prefix, tools, tokenizer, add_generation_prompt=True)
+    full = render_ids(prefix + [teacher], tools, tokenizer)
     if full[: len(prompt)] != prompt:
         return None
     output = full[len(prompt):]
@@ -160,15 +186,20 @@ def relabel_row(episode: Episode, item: Relabelled, tokenizer: Any) -> dict[str,
         output = output[: output.index(eot) + 1]
     if not output:
         return None
-    ids = list(item.prompt_ids) if item.prompt_ids else prompt
+    ids = list(prompt_ids) if prompt_ids else prompt
     return {"input_ids": ids + output, "completion_mask": [0] * len(ids) + [1] * len(output),
-            "source": json.dumps({"episode_key": f"{episode.task_id}:{episode.trial}:{item.turn}"})}
+            "source": json.dumps({"episode_key": key})}
 
 
 def relabel_rows(episodes: Sequence[Episode], tasks: dict[str, Any], endpoint: Any, settings: Any, run_id: str,
                  tokenizer: Any, concurrency: int, drop_agreeing: bool = False,
-                 env_paths: Any = None) -> tuple[list[dict[str, Any]], list[Relabelled], RelabelStats]:
-    """Every turn of every episode relabelled; the rows, the turns (for the record) and the round's counts."""
+                 env_paths: Any = None, entity_swaps: int = 0,
+                 swap_seed: int = 0) -> tuple[list[dict[str, Any]], list[Relabelled], RelabelStats]:
+    """Every turn of every episode relabelled; the rows, the turns (for the record) and the round's counts.
+
+    `entity_swaps`: beside each row, up to that many copies with the entities of the task's company renamed."""
+    from env0_posttrain.train.entity_swap import swapper_for_company
+
 
     async def every() -> list[list[Relabelled]]:
         gate = asyncio.Semaphore(concurrency)
@@ -192,9 +223,13 @@ def relabel_rows(episodes: Sequence[Episode], tasks: dict[str, Any], endpoint: A
             if row is None:
                 stats.rows_not_rendered += 1
                 continue
-            rows.append(row)
+            copies = swapped_rows(ep, item, tokenizer, swapper_for_company(tasks[ep.task_id].recipe.seed),
+                                  entity_swaps, swap_seed) if entity_swaps else []
+            for r in (row, *copies):
+                rows.append(r)
+                stats.completion_tokens += sum(r["completion_mask"])
             stats.rows += 1
-            stats.completion_tokens += sum(row["completion_mask"])
+            stats.rows_swapped += len(copies)
     return rows, items, stats
 
 
