@@ -65,6 +65,9 @@ class RelabelSpec(_Common):
                               "the company's entities renamed by a seeded permutation of each class (people, groups, "
                               "channels, subjects, phrases, titles, ...; train/entity_swap.py), so a slot the request "
                               "names is learnt as a copy; generated task sets only, not tasks.source")
+    entity_weight: float = Field(default=1.0, gt=0.0, le=100.0, description="loss weight of the teacher's tokens "
+                                 "that spell one of those entities, in relabelled rows and their copies (every other "
+                                 "trained token weighs 1); generated task sets only, not tasks.source")
 
 
 class ReverseKLSpec(_Common, ReverseKLSettings):

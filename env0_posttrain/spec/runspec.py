@@ -364,10 +364,12 @@ class RunSpec(Section):
             raise ValueError(f"onpolicy.fresh_tasks ({self.onpolicy.fresh_tasks}) draws new tasks from the "
                              "generator's templates; tasks.source imports a fixed list of env0 packages, which has "
                              "none beyond the run's own (set fresh_tasks: 0)")
-        if self.onpolicy is not None and getattr(self.onpolicy, "entity_swaps", 0) and self.tasks.source is not None:
-            raise ValueError(f"onpolicy.entity_swaps ({self.onpolicy.entity_swaps}) renames the generated company's "
-                             "entities; tasks.source's env0 packages each seed their own world, which it does not "
-                             "know (set entity_swaps: 0)")
+        for knob, off in (("entity_swaps", 0), ("entity_weight", 1.0)):
+            value = getattr(self.onpolicy, knob, off) if self.onpolicy is not None else off
+            if value != off and self.tasks.source is not None:
+                raise ValueError(f"onpolicy.{knob} ({value}) works on the generated company's entities; "
+                                 "tasks.source's env0 packages each seed their own world, which it does not know "
+                                 f"(set {knob}: {off})")
         return self
 
     @model_validator(mode="after")

@@ -75,7 +75,8 @@ def _relabel_step(ctx: StageContext, inputs: RoundInputs, base: Path, tokenizer:
     rows, items, stats = relabel_rows(inputs.episodes, inputs.tasks, endpoint, settings, ctx.run_id, tokenizer,
                                       op.teacher_concurrency or spec.teacher.concurrency,
                                       drop_agreeing=op.agreeing_turns == "drop", env_paths=ctx.task_paths,
-                                      entity_swaps=op.entity_swaps, swap_seed=op.seed + inputs.round)
+                                      entity_swaps=op.entity_swaps, swap_seed=op.seed + inputs.round,
+                                      entity_weight=op.entity_weight)
     _write_jsonl(inputs.out_dir / "relabelled.jsonl", [
         {"task_id": i.task_id, "trial": i.trial, "turn": i.turn, "student": i.student, "teacher": i.teacher,
          "agrees": i.agrees, "error": i.error} for i in items])
@@ -87,7 +88,8 @@ def _relabel_step(ctx: StageContext, inputs: RoundInputs, base: Path, tokenizer:
             inputs.state["sft_rows"] = sft_token_rows(ctx.store.load_sft_rows(ctx.run_id), tokenizer)
         train_rows += inputs.state["sft_rows"]
     metrics = {"teacher_agreement": stats.agreement, "teacher_errors": stats.teacher_errors, "turns": stats.turns,
-               "rows_new": stats.rows, "rows_swapped_new": stats.rows_swapped, "rows_trained": len(train_rows), "rows_not_rendered": stats.rows_not_rendered,
+               "rows_new": stats.rows, "rows_swapped_new": stats.rows_swapped,
+               "entity_tokens_new": stats.entity_tokens, "rows_trained": len(train_rows), "rows_not_rendered": stats.rows_not_rendered,
                "teacher_tokens_new": stats.completion_tokens,
                "teacher_error_kinds": dict(stats.errors)}
     if not train_rows:

@@ -56,6 +56,24 @@ class EntitySwapper:
             return text
         return self.pattern.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
 
+    def token_mask(self, ids: Sequence[int], tokenizer: Any) -> list[bool] | None:
+        """Which of `ids` spell (part of) an entity this swapper renames; None when the tokens decoded one by one
+        do not join into the text decoded at once (a multi-byte character split across tokens)."""
+        pieces = [tokenizer.decode([i]) for i in ids]
+        text = "".join(pieces)
+        if text != tokenizer.decode(list(ids)):
+            return None
+        marked = [False] * len(ids)
+        if self.pattern is None:
+            return marked
+        spans = [m.span() for m in self.pattern.finditer(text)]
+        start = 0
+        for k, piece in enumerate(pieces):
+            end = start + len(piece)
+            marked[k] = any(s < end and start < e for s, e in spans)
+            start = end
+        return marked
+
     def mentions(self, messages: Sequence[dict[str, Any]]) -> bool:
         """Whether any non-system message names a renameable entity."""
         return self.pattern is not None and any(

@@ -51,6 +51,7 @@ class RelabelStats:
     agreements: int = 0
     rows: int = 0
     rows_swapped: int = 0  # renamed copies, beside `rows`
+    entity_tokens: int = 0  # trained tokens weighted as entities (entity_weight)
     dropped_agreeing: int = 0
     rows_not_rendered: int = 0
     completion_tokens: int = 0
@@ -172,6 +173,18 @@ def swapped_rows(episode: Episode, item: Relabelled, tokenizer: Any, swapper: An
     return out
 
 
+def weigh_entity_tokens(row: dict[str, Any], swapper: Any, tokenizer: Any, weight: float) -> int:
+    """Gives `row` a per-token loss weight: `weight` on its trained tokens that spell an entity, 1 elsewhere.
+    Returns how many tokens were weighted (0, and no weight list, when its tokens cannot be mapped to text)."""
+    mask = row["completion_mask"]
+    start = mask.index(1) if 1 in mask else len(mask)
+    marked = swapper.token_mask(row["input_ids"][start:], tokenizer)
+    if marked is None or not any(marked):
+        return 0
+    row["weight"] = [1.0] * start + [weight if m else 1.0 for m in marked]
+    return sum(marked)
+
+
 def _token_row(prefix_messages: Sequence[dict[str, Any]], teacher_message: dict[str, Any], tools: Any,
                tokenizer: Any, prompt_ids: Sequence[int] | None, key: str) -> dict[str, Any] | None:
     prefix = [to_trl_message(m) for m in prefix_messages]
@@ -193,11 +206,12 @@ def _token_row(prefix_messages: Sequence[dict[str, Any]], teacher_message: dict[
 
 def relabel_rows(episodes: Sequence[Episode], tasks: dict[str, Any], endpoint: Any, settings: Any, run_id: str,
                  tokenizer: Any, concurrency: int, drop_agreeing: bool = False,
-                 env_paths: Any = None, entity_swaps: int = 0,
-                 swap_seed: int = 0) -> tuple[list[dict[str, Any]], list[Relabelled], RelabelStats]:
+                 env_paths: Any = None, entity_swaps: int = 0, swap_seed: int = 0,
+                 entity_weight: float = 1.0) -> tuple[list[dict[str, Any]], list[Relabelled], RelabelStats]:
     """Every turn of every episode relabelled; the rows, the turns (for the record) and the round's counts.
 
-    `entity_swaps`: beside each row, up to that many copies with the entities of the task's company renamed."""
+    `entity_swaps`: beside each row, up to that many copies with the entities of the task's company renamed.
+    `entity_weight`: the loss weight of the teacher's tokens that spell such an entity (the others weigh 1)."""
     from env0_posttrain.train.entity_swap import swapper_for_company
 
 
@@ -223,9 +237,11 @@ def relabel_rows(episodes: Sequence[Episode], tasks: dict[str, Any], endpoint: A
             if row is None:
                 stats.rows_not_rendered += 1
                 continue
-            copies = swapped_rows(ep, item, tokenizer, swapper_for_company(tasks[ep.task_id].recipe.seed),
-                                  entity_swaps, swap_seed) if entity_swaps else []
+            swapper = swapper_for_company(tasks[ep.task_id].recipe.seed) if entity_swaps or entity_weight != 1 else None
+            copies = swapped_rows(ep, item, tokenizer, swapper, entity_swaps, swap_seed) if entity_swaps else []
             for r in (row, *copies):
+                if entity_weight != 1:
+                    stats.entity_tokens += weigh_entity_tokens(r, swapper, tokenizer, entity_weight)
                 rows.append(r)
                 stats.completion_tokens += sum(r["completion_mask"])
             stats.rows += 1

@@ -71,17 +71,30 @@ def _token_row(row: dict[str, Any], where: str) -> dict[str, Any]:
     ids = row["input_ids"]
     if not isinstance(ids, list) or not ids or not all(isinstance(i, int) for i in ids):
         raise RowError(f"{where}.input_ids: a non-empty list of ints is required")
-    weight = row.get("weight", 1.0)
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight > 0:
-        raise RowError(f"{where}.weight: a positive number is required, got {weight!r}")
+    weight = _weight(row.get("weight", 1.0), len(ids), where)
     if "labels" in row:
         if len(row["labels"]) != len(ids):
             raise RowError(f"{where}.labels: length {len(row['labels'])} != input_ids length {len(ids)}")
-        return {"input_ids": ids, "labels": row["labels"], "weight": float(weight)}
+        return {"input_ids": ids, "labels": row["labels"], "weight": weight}
     mask = row.get("completion_mask") or row.get("assistant_masks")
     if mask is None or len(mask) != len(ids):
         raise RowError(f"{where}.completion_mask: required, same length as input_ids")
-    return {"input_ids": ids, "labels": [t if m else -100 for t, m in zip(ids, mask)], "weight": float(weight)}
+    return {"input_ids": ids, "labels": [t if m else -100 for t, m in zip(ids, mask)], "weight": weight}
+
+
+def _positive(w: Any) -> bool:
+    return not isinstance(w, bool) and isinstance(w, (int, float)) and w > 0 and w != float("inf")
+
+
+def _weight(weight: Any, n: int, where: str) -> float | list[float]:
+    """A row's loss weight: one number for all its tokens, or one per token (as long as input_ids)."""
+    if isinstance(weight, list):
+        if len(weight) != n or not all(_positive(w) for w in weight):
+            raise RowError(f"{where}.weight: a per-token weight list needs {n} positive numbers (one per input id)")
+        return [float(w) for w in weight]
+    if not _positive(weight):
+        raise RowError(f"{where}.weight: a positive number is required, got {weight!r}")
+    return float(weight)
 
 
 def rows_to_dataset(rows: Sequence[dict[str, Any]], source: str = "rows"):
@@ -96,7 +109,11 @@ def rows_to_dataset(rows: Sequence[dict[str, Any]], source: str = "rows"):
         raise RowError(f"{source}: mixes message rows and token (TITO) rows")
     if "input_ids" in norm[0]:
         features = {"input_ids": Seq(Value("int64")), "labels": Seq(Value("int64"))}
-        if any(r["weight"] != 1.0 for r in norm):  # unweighted rows train through TRL's own loss, unchanged
+        if any(isinstance(r["weight"], list) for r in norm):  # per-token weights: every row as a list
+            features["weight"] = Seq(Value("float64"))
+            norm = [r if isinstance(r["weight"], list) else {**r, "weight": [r["weight"]] * len(r["input_ids"])}
+                    for r in norm]
+        elif any(r["weight"] != 1.0 for r in norm):  # unweighted rows train through TRL's own loss, unchanged
             features["weight"] = Value("float64")
         else:
             norm = [{k: v for k, v in r.items() if k != "weight"} for r in norm]

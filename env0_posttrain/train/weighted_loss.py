@@ -1,9 +1,10 @@
-"""Per-turn loss weights for TITO rows: first-turn upweighting without repeating rows.
+"""Loss weights for token rows: first-turn upweighting without repeating rows, and per-token weights.
 
 TRL's SFTTrainer trains pre-tokenised `input_ids`/`labels` rows but has no per-row weight. A row's
-`weight` (TitoRow.weight, from `sft.upweight_mode: weight`) is spread over its tokens by the
-collator, and the loss is the token sum of `weight x cross-entropy` over the same denominator TRL
-uses (the batch's trained tokens), so weight w counts like w copies of the row in the step.
+`weight` (TitoRow.weight, from `sft.upweight_mode: weight`; or a list, one per input id, as the on-policy
+stage's `entity_weight` writes) is spread over its tokens by the collator, and the loss is the token sum of
+`weight x cross-entropy` over the same denominator TRL uses (the batch's trained tokens), so weight w counts like w
+copies of the row (or of the token) in the step.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ class WeightedCollator:
         self.inner = inner
 
     def __call__(self, examples: list[dict[str, Any]]) -> dict[str, Any]:
-        weights = [float(e.get(WEIGHT_COLUMN, 1.0)) for e in examples]
+        weights = [e.get(WEIGHT_COLUMN, 1.0) for e in examples]
         batch = self.inner([{k: v for k, v in e.items() if k != WEIGHT_COLUMN} for e in examples])
         labels = batch["labels"]
-        per_row = [torch.full((len(e["input_ids"]),), w) for e, w in zip(examples, weights)]
+        per_row = [torch.tensor(w, dtype=torch.float32)[: len(e["input_ids"])] if isinstance(w, list)
+                   else torch.full((len(e["input_ids"]),), float(w)) for e, w in zip(examples, weights)]
         if labels.shape[0] == 1 and len(examples) > 1:  # padding-free: one flattened sequence
             per_row = [torch.cat(per_row)]
         out = torch.zeros(labels.shape, dtype=torch.float32)

@@ -313,8 +313,9 @@ def onpolicy_stage(spec: RunSpec, env) -> Any:
         seen.append(("play", [t.id for t in tasks], trials, endpoint.temperature, settings.max_steps))
 
     def relabel_rows(episodes, tasks, endpoint, settings, run_id, tokenizer, concurrency, drop_agreeing=False,
-                     entity_swaps=0, **kw):
-        seen.append(("relabel", endpoint.model, endpoint.extra, concurrency, drop_agreeing, entity_swaps))
+                     entity_swaps=0, entity_weight=1.0, **kw):
+        seen.append(("relabel", endpoint.model, endpoint.extra, concurrency, drop_agreeing, entity_swaps,
+                     entity_weight))
         return [{"input_ids": [1, 2], "completion_mask": [0, 1]}], [], relabel.RelabelStats(turns=1, rows=1)
 
     def train(rows, lora, base, init_adapter, out_dir, tokenizer, on_log=None, **kw):
@@ -445,7 +446,7 @@ for path, value in {"rounds": 3, "tasks_per_round": 2, "trials_per_round": 2, "t
                     "max_steps_per_episode": 2, "learning_rate": 0.5, "steps_per_round": 7, "per_device_batch_size": 3,
                     "logging_steps": 3, "report_to": [], "seed": 9, "teacher_model": "env0-oracle/oracle@0.5",
                     "teacher_concurrency": 3, "keep_sft_rows": True, "agreeing_turns": "drop",
-                    "entity_swaps": 3}.items():
+                    "entity_swaps": 3, "entity_weight": 4.0}.items():
     P[f"onpolicy.{path}"] = (value, onpolicy_stage, {"onpolicy": {"tasks_per_round": 1}})
 P["onpolicy.fresh_tasks"] = (2, onpolicy_stage, {"onpolicy": {}})  # every task plays: two more, new ones
 for path, value in {"timeout_s": 5.0, "max_timeout_s": 30.0, "output_cap": 500, "max_processes": 32,

@@ -77,8 +77,10 @@ def test_fresh_tasks_are_refused_for_a_corpus_and_drawn_past_the_runs_stored_tas
         parse_spec({"run_id": "x", "tasks": {"source": "/corpus"}, "onpolicy": {"fresh_tasks": 5}})
     with pytest.raises(SpecError, match="onpolicy.relabel.fresh_tasks"):
         parse_spec({"run_id": "x", "onpolicy": {"fresh_tasks": -1}})
-    with pytest.raises(SpecError, match=r"onpolicy.entity_swaps \(2\) renames the generated company's entities"):
+    with pytest.raises(SpecError, match=r"onpolicy.entity_swaps \(2\) works on the generated company's entities"):
         parse_spec({"run_id": "x", "tasks": {"source": "/corpus"}, "onpolicy": {"entity_swaps": 2}})
+    with pytest.raises(SpecError, match=r"onpolicy.entity_weight \(4.0\) works on the generated company's entities"):
+        parse_spec({"run_id": "x", "tasks": {"source": "/corpus"}, "onpolicy": {"entity_weight": 4}})
     with pytest.raises(SpecError, match="onpolicy.relabel.entity_swaps"):
         parse_spec({"run_id": "x", "onpolicy": {"entity_swaps": 65}})
     spec = parse_spec({"run_id": "fr", "tasks": {"families": ["mail", "auth"], "n_train": 10, "n_eval": 4, "seed": 5},

@@ -123,3 +123,19 @@ def test_relabelled_rows_gain_renamed_copies_whose_call_copies_the_renamed_reque
     again, _, _ = relabel_rows(episodes, tasks, oracle_endpoint(1.0, seed=2), settings, "r", tokenizer, 4,
                                entity_swaps=3, swap_seed=7)
     assert again == rows
+
+
+def test_entity_weight_weighs_the_teachers_entity_tokens_only(tokenizer):
+    task = next(template_stream(TEMPLATES["mail_send_note"], 4))
+    settings = AgentSettings(max_steps=4, backoff_base_s=0, concurrency=4)
+    episode = asyncio.run(run_episode(task, oracle_endpoint(1.0, seed=1), settings, "onpolicy", 0, "r"))
+    rows, _, stats = relabel_rows([episode], {task.id: task}, oracle_endpoint(1.0, seed=2), settings, "r", tokenizer,
+                                  4, entity_weight=5.0)
+    weighted = [r for r in rows if "weight" in r]
+    assert len(weighted) == 1 and stats.entity_tokens > 0  # the call; the final "Done." names no entity
+    row = weighted[0]
+    n = row["completion_mask"].index(1)
+    heavy = [tokenizer.decode([t]) for t, w in zip(row["input_ids"], row["weight"]) if w == 5.0]
+    assert set(row["weight"][:n]) == {1.0} and len(heavy) == stats.entity_tokens
+    args = dict(re.findall(r"<parameter=(\w+)>\n(.*?)\n</parameter>", tokenizer.decode(row["input_ids"][n:])))
+    assert "".join(heavy) == "".join(args[k] for k in sorted(args))  # to, subject and body, nothing else

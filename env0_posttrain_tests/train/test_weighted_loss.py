@@ -63,6 +63,24 @@ def test_collator_spreads_each_rows_weight_over_its_tokens_padded_and_padding_fr
     assert padded["loss_weights"].tolist() == [[4.0, 4.0, 4.0], [1.0, 1.0, 0.0]]
     flat = WeightedCollator(DataCollatorForLanguageModeling(pad_token_id=0, padding_free=True))(rows)
     assert flat["loss_weights"].tolist() == [[4.0, 4.0, 4.0, 1.0, 1.0]]
+    per_token = [{**rows[0], "weight": [1.0, 1.0, 5.0]}, rows[1]]
+    padded = WeightedCollator(DataCollatorForLanguageModeling(pad_token_id=0))(per_token)
+    assert padded["loss_weights"].tolist() == [[1.0, 1.0, 5.0], [1.0, 1.0, 0.0]]
+    flat = WeightedCollator(DataCollatorForLanguageModeling(pad_token_id=0, padding_free=True))(per_token)
+    assert flat["loss_weights"].tolist() == [[1.0, 1.0, 5.0, 1.0, 1.0]]
+
+
+def test_per_token_weights_are_kept_per_token_and_checked(base):
+    rows = _rows(base, None)
+    n = len(rows[0]["input_ids"])
+    listed = [{**rows[0], "weight": [1.0] * (n - 1) + [6.0]}, rows[1]]
+    ds = rows_to_dataset(listed)
+    assert ds[0]["weight"] == [1.0] * (n - 1) + [6.0]
+    assert ds[1]["weight"] == [1.0] * len(rows[1]["input_ids"])  # a scalar row beside them: one weight per token
+    with pytest.raises(RowError, match=rf"rows\[0\]\.weight: a per-token weight list needs {n} positive numbers"):
+        rows_to_dataset([{**rows[0], "weight": [1.0] * (n - 1)}])
+    with pytest.raises(RowError, match=r"rows\[1\]\.weight: a per-token"):
+        rows_to_dataset([rows[0], {**rows[1], "weight": [0.0] * len(rows[1]["input_ids"])}])
 
 
 def test_a_rows_weight_scales_its_training_loss(base, tmp_path):
@@ -72,6 +90,9 @@ def test_a_rows_weight_scales_its_training_loss(base, tmp_path):
     tripled = train_lora(_rows(base, 3.0), [], spec, base, tmp_path / "tripled")
     assert plain.first_train_loss and tripled.first_train_loss
     assert tripled.first_train_loss == pytest.approx(3 * plain.first_train_loss, rel=1e-3)
+    per_token = [{**r, "weight": [3.0] * len(r["input_ids"])} for r in _rows(base, None)]
+    listed = train_lora(per_token, [], spec, base, tmp_path / "listed")
+    assert listed.first_train_loss == pytest.approx(tripled.first_train_loss, rel=1e-6)
 
 
 def test_the_sanity_probe_reads_token_rows_from_their_prompt_ids(base, tmp_path):
