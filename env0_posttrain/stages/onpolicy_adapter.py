@@ -88,8 +88,8 @@ def _relabel_step(ctx: StageContext, inputs: RoundInputs, base: Path, tokenizer:
             inputs.state["sft_rows"] = sft_token_rows(ctx.store.load_sft_rows(ctx.run_id), tokenizer)
         train_rows += inputs.state["sft_rows"]
     metrics = {"teacher_agreement": stats.agreement, "teacher_errors": stats.teacher_errors, "turns": stats.turns,
-               "rows_new": stats.rows, "rows_swapped_new": stats.rows_swapped,
-               "entity_tokens_new": stats.entity_tokens, "rows_trained": len(train_rows), "rows_not_rendered": stats.rows_not_rendered,
+               "rows_new": stats.rows, "rows_swapped_new": stats.rows_swapped, "entity_tokens_new": stats.entity_tokens,
+               "rows_trained": len(train_rows), "rows_not_rendered": stats.rows_not_rendered,
                "teacher_tokens_new": stats.completion_tokens,
                "teacher_error_kinds": dict(stats.errors)}
     if not train_rows:

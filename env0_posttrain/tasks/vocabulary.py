@@ -77,6 +77,10 @@ def entity_classes(ws: Any) -> dict[str, list[str]]:
     return {k: sorted(set(g)) for k, g in groups.items() if len(set(g)) > 1}
 
 
+# entity_classes' classes that linked_entities builds with their linked strings, or leaves out (meeting days).
+_LINKED_OR_DERIVED = frozenset({"full_name", "first_name", "person_email", "org_unit", "department", "day"})
+
+
 def linked_entities(ws: Any) -> dict[str, list[tuple[str, ...]]]:
     """Classes of interchangeable entities, each member the tuple of every string that names it, one role per
     position ("" where a member has no such string).
@@ -94,18 +98,6 @@ def linked_entities(ws: Any) -> dict[str, list[tuple[str, ...]]]:
         lasts[p.last] = lasts.get(p.last, 0) + 1
     people = [(p.name, p.first if firsts[p.first] == 1 else "", p.last if lasts[p.last] == 1 else "", p.email, p.handle)
               for p in ws.directory]
-    singles = {
-        "group_email": [g.email for g in ws.admin.db.groups.values()],
-        "channel": [f"#{c.name}" for c in ws.slack.db.channels.values() if c.name],
-        "phrase": list(pools.PHRASES),
-        "subject": [*pools.SUBJECTS, *pools.NOTE_SUBJECTS],
-        "label": list(pools.LABELS),
-        "file_title": list(pools.FILE_TITLES),
-        "folder": list(pools.FOLDER_NAMES),
-        "doc_title": list(pools.DOC_TITLES),
-        "event_title": list(pools.EVENT_TITLES),
-        "location": list(pools.LOCATIONS),
-    }
-    out = {"person": people, "department": [(d, f"/{d}") for d in DEPARTMENTS]}
-    out.update({k: [(s,) for s in sorted(set(v))] for k, v in singles.items()})
+    singles = {k: [(s,) for s in v] for k, v in entity_classes(ws).items() if k not in _LINKED_OR_DERIVED}
+    out = {"person": people, "department": [(d, f"/{d}") for d in DEPARTMENTS], **singles}
     return {k: v for k, v in out.items() if len(v) > 1}

@@ -15,7 +15,6 @@ classes (a label and a department both called "Finance") are never renamed, nor 
 from __future__ import annotations
 
 import copy
-import json
 import random
 import re
 from collections import Counter
@@ -74,15 +73,10 @@ class EntitySwapper:
             start = end
         return marked
 
-    def mentions(self, messages: Sequence[dict[str, Any]]) -> bool:
-        """Whether any non-system message names a renameable entity."""
-        return self.pattern is not None and any(
-            self.pattern.search(json.dumps(m, ensure_ascii=False)) for m in messages if m.get("role") != "system")
-
     def swap(self, messages: Sequence[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]] | None:
         """A renamed copy of `messages` (harness form: arguments as JSON text or dicts), or None when it names no
         entity or the permutation drawn left every entity it names in place."""
-        if not self.mentions(messages):
+        if self.pattern is None:
             return None
         mapping = self.mapping(rng)
         out = [m if m.get("role") == "system" else _renamed(copy.deepcopy(m), lambda s: self.rename(s, mapping))

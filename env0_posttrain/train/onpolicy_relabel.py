@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -158,11 +159,9 @@ def swapped_rows(episode: Episode, item: Relabelled, tokenizer: Any, swapper: An
                  seed: int) -> list[dict[str, Any]]:
     """Up to `copies` rows of the same state and teacher message with the world's entities renamed
     (train/entity_swap.py), rendered with the student's template (the prompt ids were captured for the original only)."""
-    import random
-
     out = []
+    key = f"{episode.task_id}:{episode.trial}:{item.turn}"
     for k in range(copies):
-        key = f"{episode.task_id}:{episode.trial}:{item.turn}"
         renamed = swapper.swap([*episode.messages[: item.request_len], item.teacher],
                                random.Random(f"{seed}:{key}:{k}"))
         if renamed is None:
