@@ -148,11 +148,15 @@ async def relabel_episode(episode: Episode, task: Any, endpoint: Any, settings: 
     return list(await asyncio.gather(*(one(i, ex) for i, ex in turns)))
 
 
+def _turn_key(episode: Episode, item: Relabelled) -> str:
+    return f"{episode.task_id}:{episode.trial}:{item.turn}"
+
+
 def relabel_row(episode: Episode, item: Relabelled, tokenizer: Any) -> dict[str, Any] | None:
     """A token row: the state's prompt ids, then the teacher's message as the student's template renders it (the
     only trained tokens). None when the template does not render the teacher's turn after that prompt."""
     return _token_row(episode.messages[: item.request_len], item.teacher, episode.tools, tokenizer,
-                      item.prompt_ids, f"{episode.task_id}:{episode.trial}:{item.turn}")
+                      item.prompt_ids, _turn_key(episode, item))
 
 
 def swapped_rows(episode: Episode, item: Relabelled, tokenizer: Any, swapper: Any, copies: int,
@@ -160,7 +164,7 @@ def swapped_rows(episode: Episode, item: Relabelled, tokenizer: Any, swapper: An
     """Up to `copies` rows of the same state and teacher message with the world's entities renamed
     (train/entity_swap.py), rendered with the student's template (the prompt ids were captured for the original only)."""
     out = []
-    key = f"{episode.task_id}:{episode.trial}:{item.turn}"
+    key = _turn_key(episode, item)
     for k in range(copies):
         renamed = swapper.swap([*episode.messages[: item.request_len], item.teacher],
                                random.Random(f"{seed}:{key}:{k}"))
@@ -221,6 +225,7 @@ def relabel_rows(episodes: Sequence[Episode], tasks: dict[str, Any], endpoint: A
 
     stats, rows, items = RelabelStats(), [], []
     for ep, turns in zip(episodes, asyncio.run(every()), strict=True):
+        swapper = swapper_for_company(tasks[ep.task_id].recipe.seed) if entity_swaps or entity_weight != 1 else None
         for item in turns:
             items.append(item)
             stats.turns += 1
@@ -236,7 +241,6 @@ def relabel_rows(episodes: Sequence[Episode], tasks: dict[str, Any], endpoint: A
             if row is None:
                 stats.rows_not_rendered += 1
                 continue
-            swapper = swapper_for_company(tasks[ep.task_id].recipe.seed) if entity_swaps or entity_weight != 1 else None
             copies = swapped_rows(ep, item, tokenizer, swapper, entity_swaps, swap_seed) if entity_swaps else []
             for r in (row, *copies):
                 if entity_weight != 1:
